@@ -1,0 +1,126 @@
+// Sluice native C++ API: point-to-point messaging with MPI matching semantics.
+//
+//   sluice::Session s;                       // init; finalize when it goes out of scope
+//   std::vector<int> v(100);
+//   if (s.rank() == 0) s.send(std::as_bytes(std::span(v)), 1, /*tag=*/7);
+//   else               s.recv(std::as_writable_bytes(std::span(v)), 0, 7);
+//
+// Data-path calls never throw: they return an Errc or carry it in a Status. Only Session's
+// constructor throws (std::runtime_error) when the process cannot join its job.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace sluice {
+
+enum class Errc : int {
+  ok = 0,
+  truncated,         // receive buffer shorter than the message; Status::size has the real size
+  peer_dead,         // the peer this operation involves has failed
+  invalid_argument,  // bad rank, tag, buffer or request
+  no_memory,
+  cancelled,
+  internal,
+};
+
+std::string_view to_string(Errc e);
+
+inline constexpr int any_source = -1;
+inline constexpr int any_tag = -1;
+// Tags a user may pass are 0..max_tag; negative tags are reserved (wildcard and internal).
+inline constexpr int max_tag = 0x3fffffff;
+
+// Outcome of a completed receive (or probe): who sent it, with which tag, how many bytes
+// it carried (the full message size even when truncated) and whether it succeeded.
+struct Status {
+  int source = -1;
+  int tag = -1;
+  std::size_t size = 0;
+  Errc error = Errc::ok;
+  bool cancelled = false;
+};
+
+namespace detail {
+struct RequestImpl;
+class Engine;
+}  // namespace detail
+
+// A nonblocking operation in flight. Move-only. Destroying a request that has not
+// completed detaches it (like MPI_Request_free): the operation still completes, the
+// buffer must stay valid until then.
+class Request {
+ public:
+  Request() = default;
+  Request(Request&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
+  Request& operator=(Request&& o) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request();
+
+  bool valid() const { return impl_ != nullptr; }
+
+ private:
+  friend class Session;
+  friend class detail::Engine;
+  explicit Request(detail::RequestImpl* impl) : impl_(impl) {}
+  detail::RequestImpl* impl_ = nullptr;
+};
+
+// Communication context id: messages only match receives with the same id. 0 is the
+// world; the MPI layer allocates one per communicator.
+using ContextId = std::uint32_t;
+
+class Session {
+ public:
+  // Joins the job described by the launcher's environment (sluicerun), or runs as a
+  // single-rank job when started without a launcher.
+  Session();
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  int rank() const;
+  int size() const;
+
+  Request isend(std::span<const std::byte> buf, int dest, int tag, ContextId ctx = 0);
+  // Synchronous send: completes only once the receiver has matched it.
+  Request issend(std::span<const std::byte> buf, int dest, int tag, ContextId ctx = 0);
+  Request irecv(std::span<std::byte> buf, int source, int tag, ContextId ctx = 0);
+
+  Errc send(std::span<const std::byte> buf, int dest, int tag, ContextId ctx = 0);
+  Errc recv(std::span<std::byte> buf, int source, int tag, Status* status = nullptr,
+            ContextId ctx = 0);
+
+  // Probe: is a matching message waiting? Fills status (size = full message size).
+  bool iprobe(int source, int tag, Status* status, ContextId ctx = 0);
+  Errc probe(int source, int tag, Status* status, ContextId ctx = 0);
+
+  // Completion. wait/test release the request (it becomes !valid()).
+  Errc wait(Request& req, Status* status = nullptr);
+  bool test(Request& req, Status* status = nullptr);
+  // Returns the first error among the requests (Errc::ok if none); statuses may be empty.
+  Errc waitall(std::span<Request> reqs, std::span<Status> statuses = {});
+  // Index of a completed request, or -1 when none is valid.
+  int waitany(std::span<Request> reqs, Status* status = nullptr);
+  bool cancel(Request& req);
+
+  Errc barrier();
+
+  // Drive communication without waiting (useful while computing).
+  void progress();
+
+  // Name of the driver that serves `peer` ("self", "shm", ...).
+  std::string_view driver_name(int peer) const;
+  // Human-readable counters (per driver and protocol).
+  std::string stats_report() const;
+
+ private:
+  detail::Engine* engine_;
+};
+
+}  // namespace sluice

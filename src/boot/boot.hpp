@@ -1,0 +1,48 @@
+// Bootstrap client: how a rank learns its place in the job and exchanges addresses.
+// (INTERFACE FIXED by the core; the implementer may add private members.)
+//
+// The launcher (sluicerun) sets, for every rank it starts:
+//   SLUICE_RANK, SLUICE_SIZE, SLUICE_LOCAL_RANK, SLUICE_LOCAL_SIZE,
+//   SLUICE_JOB_ID (unique per job), SLUICE_BOOT_ADDR (path of the launcher's Unix socket)
+// These are launcher variables, not configuration keys: the config layer must not report
+// them as unknown (see is_launcher_variable()).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sluice/sluice.hpp"
+
+namespace sluice::detail {
+
+bool is_launcher_variable(std::string_view name_without_prefix);
+
+class BootClient {
+ public:
+  // Connects to the launcher named in the environment. Without SLUICE_BOOT_ADDR the job
+  // is a singleton (rank 0 of 1) and put/fence/get work locally. On failure returns
+  // nullptr and sets `error`.
+  static std::unique_ptr<BootClient> from_environment(std::string& error);
+  virtual ~BootClient() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+  virtual std::string job_id() const = 0;
+
+  // Key-value store. put() values become visible to every rank after the next fence()
+  // (a collective over all ranks). get() returns false if the key is unknown.
+  virtual Errc put(std::string_view key, std::string_view value) = 0;
+  virtual Errc fence() = 0;
+  virtual bool get(std::string_view key, std::string& value) = 0;
+
+  // Tell the launcher this rank reached finalize (a rank that exits without it is
+  // treated as failed). Then the connection is closed.
+  virtual Errc finalize() = 0;
+  // Ask the launcher to end the whole job with `code` and print `reason`.
+  virtual void abort(int code, std::string_view reason) = 0;
+};
+
+}  // namespace sluice::detail

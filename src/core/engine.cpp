@@ -1,0 +1,415 @@
+#include "core/engine.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "drivers/self/self_driver.hpp"
+#include "drivers/shm/shm_driver.hpp"
+#include "util/log.hpp"
+
+namespace sluice::detail {
+
+namespace {
+
+// Reserved context ids (the MPI layer allocates from 0 upwards).
+constexpr uint32_t kBarrierContext = 0xfffffffeu;
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Host identity: set by a multi-host launcher (network namespaces share the hostname and
+// /dev/shm, so the hostname alone cannot tell hosts apart), else hostname + boot id.
+std::string host_identity() {
+  if (const char* h = std::getenv("SLUICE_HOST_ID")) return h;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  std::string id = name;
+  std::ifstream boot_id("/proc/sys/kernel/random/boot_id");
+  std::string b;
+  if (boot_id >> b) id += "/" + b;
+  return id;
+}
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("sluice: " + what); }
+
+}  // namespace
+
+Engine::Engine() {
+  std::vector<std::string> problems;
+  config_ = Config::from_environment(problems);
+  for (const auto& p : problems) std::fprintf(stderr, "sluice: warning: %s\n", p.c_str());
+
+  std::string err;
+  boot_ = BootClient::from_environment(err);
+  if (!boot_) fail("cannot join the job: " + err);
+  rank_ = boot_->rank();
+  size_ = boot_->size();
+  util::log_state().rank = rank_;
+  const std::string level = config_.get_string("LOG_LEVEL");
+  util::log_state().level = level == "error"  ? util::LogLevel::error
+                            : level == "info" ? util::LogLevel::info
+                            : level == "debug" ? util::LogLevel::debug
+                                               : util::LogLevel::warn;
+  spin_ns_ = static_cast<uint64_t>(config_.get_seconds("SPIN_TIME") * 1e9);
+  max_sleep_ns_ = std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("BACKOFF_MAX") * 1e9));
+  print_stats_ = config_.get_bool("STATS");
+
+  proto::Thresholds th;
+  th.eager_limit = config_.get_size("EAGER_LIMIT");
+  th.get_threshold = config_.get_size("SHM_CMA_THRESHOLD");
+  const std::string rndv = config_.get_string("SHM_RNDV");
+  th.rndv = rndv == "cma"        ? proto::Thresholds::RndvMode::get
+            : rndv == "pipeline" ? proto::Thresholds::RndvMode::pipeline
+                                 : proto::Thresholds::RndvMode::automatic;
+
+  // Which drivers, and who is on this host.
+  bool want_shm = false;
+  for (const auto& d : split_list(config_.get_string("DRIVERS"))) {
+    if (d == "shm")
+      want_shm = true;
+    else if (d != "self")
+      fail("unknown driver '" + d + "' in SLUICE_DRIVERS (available: shm)");
+  }
+  const std::string me = host_identity();
+  if (boot_->put("host/" + std::to_string(rank_), me) != Errc::ok || boot_->fence() != Errc::ok)
+    fail("bootstrap exchange failed");
+  std::vector<int> local;
+  for (int r = 0; r < size_; ++r) {
+    std::string h;
+    if (r == rank_)
+      h = me;
+    else if (!boot_->get("host/" + std::to_string(r), h))
+      fail("bootstrap: no host identity for rank " + std::to_string(r));
+    if (h == me) local.push_back(r);
+  }
+
+  p2p_ = std::make_unique<proto::PointToPoint>(*this, th);
+  auto self = std::make_unique<drivers::SelfDriver>(rank_);
+  for (int r = 0; r < size_; ++r) p2p_->set_route(r, nullptr);
+  p2p_->set_route(rank_, self.get());
+  drivers_.push_back(std::move(self));
+
+  // Shared memory: create our segment, fence, map the peers', fence, unlink our name.
+  // Every rank runs the same fences, whether or not it has local peers.
+  std::unique_ptr<drivers::ShmDriver> shm;
+  if (want_shm && local.size() > 1) {
+    drivers::ShmParams sp;
+    sp.cell_size = config_.get_size("SHM_CELL_SIZE");
+    sp.ring_cells = static_cast<std::size_t>(config_.get_int("SHM_RING_CELLS"));
+    sp.bulk_slot_size = config_.get_size("SHM_PIPE_CHUNK");
+    sp.bulk_slots = static_cast<std::size_t>(config_.get_int("SHM_PIPE_SLOTS"));
+    shm = std::make_unique<drivers::ShmDriver>(rank_, local, sp);
+    err = shm->create(boot_->job_id());
+    if (!err.empty()) fail(err);
+  }
+  if (boot_->fence() != Errc::ok) fail("bootstrap fence failed");
+  if (shm) {
+    err = shm->attach(boot_->job_id());
+    if (!err.empty()) fail(err);
+  }
+  if (boot_->fence() != Errc::ok) fail("bootstrap fence failed");
+  if (shm) {
+    shm->unlink_name();
+    if (!shm->cma_available() && th.rndv == proto::Thresholds::RndvMode::get)
+      util::log(util::LogLevel::warn,
+                "SLUICE_SHM_RNDV=cma but process_vm_readv is not permitted here; "
+                "using the pipelined copy");
+    for (int r : local)
+      if (r != rank_) p2p_->set_route(r, shm.get());
+    drivers_.push_back(std::move(shm));
+  }
+  for (int r = 0; r < size_; ++r)
+    if (!p2p_->route(r))
+      fail("no driver reaches rank " + std::to_string(r) + " (SLUICE_DRIVERS=" +
+           config_.get_string("DRIVERS") + ")");
+}
+
+Engine::~Engine() { finalize(); }
+
+void Engine::finalize() {
+  // Sends the user detached must still reach their peers; then agree that everyone is
+  // done before the segments go away.
+  auto bo = make_backoff();
+  while (active_sends_ > 0 || p2p_->has_outbound()) {
+    if (progress())
+      bo.reset();
+    else
+      bo.pause();
+  }
+  barrier();
+  if (print_stats_) std::fprintf(stderr, "%s", stats_report().c_str());
+  boot_->finalize();
+  while (unexpected_list_) {
+    unexpected_.remove(unexpected_list_->match);
+    delete take_stored(&unexpected_list_->match);
+  }
+}
+
+UnexpectedMsg* Engine::take_stored(MatchEntry* e) {
+  auto* u = static_cast<UnexpectedMsg*>(e->owner);
+  if (u->prev) u->prev->next = u->next;
+  else unexpected_list_ = u->next;
+  if (u->next) u->next->prev = u->prev;
+  return u;
+}
+
+Errc Engine::check_peer(int peer, bool allow_any) const {
+  if (allow_any && peer == any_source) return Errc::ok;
+  return peer >= 0 && peer < size_ ? Errc::ok : Errc::invalid_argument;
+}
+
+Errc Engine::check_tag(int tag, bool allow_any) {
+  if (allow_any && tag == any_tag) return Errc::ok;
+  return tag >= 0 ? Errc::ok : Errc::invalid_argument;
+}
+
+RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
+                           bool sync, Errc& err) {
+  err = check_peer(dest, false);
+  if (err == Errc::ok) err = check_tag(tag, false);
+  if (err != Errc::ok) return failed_request(err);
+  RequestImpl* r = pool_.get();
+  proto::Transfer& t = r->xfer;
+  t.peer = dest;
+  t.ctx = ctx;
+  t.tag = tag;
+  t.sync = sync;
+  t.buf = const_cast<std::byte*>(buf.data());  // sends only read it
+  t.len = buf.size();
+  ++active_sends_;
+  p2p_->start_send(t);
+  return r;
+}
+
+Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx) {
+  Errc err = check_peer(dest, false);
+  if (err == Errc::ok) err = check_tag(tag, false);
+  if (err != Errc::ok) return err;
+  // A request on the stack: an eager send that finds room completes inside start_send.
+  RequestImpl local;
+  local.state = RequestState::active;
+  proto::Transfer& t = local.xfer;
+  t.peer = dest;
+  t.ctx = ctx;
+  t.tag = tag;
+  t.buf = const_cast<std::byte*>(buf.data());
+  t.len = buf.size();
+  ++active_sends_;
+  p2p_->start_send(t);
+  if (local.state != RequestState::complete) {
+    auto bo = make_backoff();
+    while (local.state != RequestState::complete) {
+      if (progress())
+        bo.reset();
+      else
+        bo.pause();
+    }
+  }
+  return local.status.error;
+}
+
+RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx,
+                           Errc& err) {
+  err = check_peer(src, true);
+  if (err == Errc::ok) err = check_tag(tag, true);
+  if (err != Errc::ok) return failed_request(err);
+  RequestImpl* r = pool_.get();
+  proto::Transfer& t = r->xfer;
+  t.role = proto::Transfer::Role::recv;
+  t.buf = buf.data();
+  t.len = buf.size();
+  if (!unexpected_.empty()) {
+    if (MatchEntry* e = unexpected_.take(ctx, src, tag)) {
+      UnexpectedMsg* u = take_stored(e);
+      r->status.source = u->info.src;
+      r->status.tag = u->info.tag;
+      r->status.size = u->info.size;
+      p2p_->deliver(t, u->info);
+      delete u;
+      return r;
+    }
+  }
+  r->match.ctx = ctx;
+  r->match.src = src;
+  r->match.tag = tag;
+  r->match.owner = r;
+  r->posted = true;
+  posted_.push(r->match);
+  return r;
+}
+
+void Engine::on_incoming(const proto::Incoming& msg) {
+  if (!posted_.empty()) {
+    if (MatchEntry* e = posted_.take(msg.ctx, msg.src, msg.tag)) {
+      ++stats_.expected;
+      auto* r = static_cast<RequestImpl*>(e->owner);
+      r->posted = false;
+      r->status.source = msg.src;
+      r->status.tag = msg.tag;
+      r->status.size = msg.size;
+      p2p_->deliver(r->xfer, msg);
+      return;
+    }
+  }
+  ++stats_.unexpected;
+  auto* u = new UnexpectedMsg;
+  u->info = msg;
+  if (!msg.payload.empty()) u->data.assign(msg.payload.begin(), msg.payload.end());
+  u->info.payload = u->data;
+  u->match.ctx = msg.ctx;
+  u->match.src = msg.src;
+  u->match.tag = msg.tag;
+  u->match.owner = u;
+  u->next = unexpected_list_;
+  if (unexpected_list_) unexpected_list_->prev = u;
+  unexpected_list_ = u;
+  unexpected_.push(u->match);
+  stats_.max_unexpected = std::max<uint64_t>(stats_.max_unexpected, unexpected_.size());
+}
+
+RequestImpl* Engine::failed_request(Errc err) {
+  // Bad arguments still give the caller a request, already complete with the error, so
+  // the error surfaces at wait/test like any other.
+  RequestImpl* r = pool_.get();
+  r->xfer.role = proto::Transfer::Role::recv;
+  complete_request(r, err);
+  return r;
+}
+
+void Engine::transfer_complete(proto::Transfer& t, Errc err) {
+  // Transfer is the first member of RequestImpl.
+  complete_request(reinterpret_cast<RequestImpl*>(&t), err);
+}
+
+void Engine::complete_request(RequestImpl* r, Errc err) {
+  if (r->xfer.role == proto::Transfer::Role::send) --active_sends_;
+  r->status.error = err;
+  r->state = RequestState::complete;
+  if (r->detached) pool_.put(r);
+}
+
+bool Engine::iprobe(int src, int tag, uint32_t ctx, Status* st) {
+  progress();
+  if (unexpected_.empty()) return false;
+  MatchEntry* e = unexpected_.find(ctx, src, tag);
+  if (!e) return false;
+  if (st) {
+    auto* u = static_cast<UnexpectedMsg*>(e->owner);
+    st->source = u->info.src;
+    st->tag = u->info.tag;
+    st->size = u->info.size;
+    st->error = Errc::ok;
+    st->cancelled = false;
+  }
+  return true;
+}
+
+bool Engine::progress() {
+  ++stats_.polls;
+  int n = 0;
+  for (auto& d : drivers_) n += d->poll(*p2p_, 64);
+  if (p2p_->has_outbound()) n += p2p_->progress_outbound() ? 1 : 0;
+  return n > 0;
+}
+
+Errc Engine::wait(RequestImpl* r, Status* st) {
+  if (r->state != RequestState::complete) {
+    auto bo = make_backoff();
+    while (r->state != RequestState::complete) {
+      if (progress())
+        bo.reset();
+      else
+        bo.pause();
+    }
+  }
+  if (st) *st = r->status;
+  Errc e = r->status.error;
+  pool_.put(r);
+  return e;
+}
+
+bool Engine::test(RequestImpl* r, Status* st) {
+  if (r->state != RequestState::complete) progress();
+  if (r->state != RequestState::complete) return false;
+  if (st) *st = r->status;
+  pool_.put(r);
+  return true;
+}
+
+bool Engine::cancel(RequestImpl* r) {
+  if (r->state != RequestState::active || !r->posted) return false;
+  posted_.remove(r->match);
+  r->posted = false;
+  r->status.cancelled = true;
+  r->status.source = any_source;
+  r->status.tag = any_tag;
+  r->status.size = 0;
+  complete_request(r, Errc::ok);
+  return true;
+}
+
+void Engine::release(RequestImpl* r) {
+  if (r->state == RequestState::complete)
+    pool_.put(r);
+  else
+    r->detached = true;
+}
+
+Errc Engine::barrier() {
+  // Dissemination barrier (Hensgen, Finkel, Manber): ceil(log2 P) rounds of zero-byte
+  // messages; works for any P.
+  Errc result = Errc::ok;
+  int round = 0;
+  for (int k = 1; k < size_; k <<= 1, ++round) {
+    int to = (rank_ + k) % size_;
+    int from = (rank_ - k + size_) % size_;
+    Errc e1;
+    RequestImpl* rr = irecv({}, from, round, kBarrierContext, e1);
+    Errc e2 = send({}, to, round, kBarrierContext);
+    Errc e3 = rr ? wait(rr, nullptr) : e1;
+    if (result == Errc::ok) result = e2 != Errc::ok ? e2 : e3;
+  }
+  ++barrier_epoch_;
+  return result;
+}
+
+std::string_view Engine::driver_name(int peer) const {
+  if (peer < 0 || peer >= size_) return "none";
+  return p2p_->route(peer)->name();
+}
+
+std::string Engine::stats_report() const {
+  const proto::ProtoStats& ps = p2p_->stats();
+  std::ostringstream o;
+  o << "sluice rank " << rank_ << " statistics\n";
+  for (const auto& d : drivers_) o << "  driver " << d->name() << ": " << d->stats_text() << "\n";
+  const proto::Thresholds& th = p2p_->thresholds();
+  o << "  thresholds: eager <= " << th.eager_limit << " B, rendezvous by get >= "
+    << th.get_threshold << " B (SLUICE_SHM_RNDV=" << config_.get_string("SHM_RNDV") << ")\n";
+  for (proto::Protocol p : {proto::Protocol::eager, proto::Protocol::rndv_get,
+                            proto::Protocol::rndv_pipeline}) {
+    int i = static_cast<int>(p);
+    o << "  protocol " << proto::protocol_name(p) << ": sent " << ps.sent[i] << " msgs / "
+      << ps.sent_bytes[i] << " B, received " << ps.received[i] << " msgs\n";
+  }
+  o << "  pipelined fragments sent: " << ps.fragments << ", bytes pulled by get: "
+    << ps.get_bytes << ", sends queued on a full driver: " << ps.driver_full << "\n";
+  o << "  matching: " << stats_.expected << " expected, " << stats_.unexpected
+    << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated "
+    << ps.truncated << "\n";
+  return o.str();
+}
+
+}  // namespace sluice::detail

@@ -1,0 +1,100 @@
+// The Engine is the one Context of a process: it owns the bootstrap connection, the
+// drivers, the protocol layer, the matching queues and the request pool, and it drives
+// progress. The public Session is a thin handle to it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "boot/boot.hpp"
+#include "core/config.hpp"
+#include "core/matching.hpp"
+#include "core/request.hpp"
+#include "drivers/driver.hpp"
+#include "proto/p2p.hpp"
+#include "util/backoff.hpp"
+
+namespace sluice::detail {
+
+// A message that arrived before its receive was posted.
+struct UnexpectedMsg {
+  MatchEntry match;
+  proto::Incoming info;            // payload span points into `data`
+  std::vector<std::byte> data;     // eager payload copy
+  UnexpectedMsg* prev = nullptr;   // list of every stored message, to free at finalize
+  UnexpectedMsg* next = nullptr;
+};
+
+struct EngineStats {
+  uint64_t unexpected = 0;        // match packets that found no posted receive
+  uint64_t expected = 0;          // ... that found one
+  uint64_t max_unexpected = 0;    // high-water mark of the unexpected queue
+  uint64_t polls = 0;
+};
+
+class Engine final : public proto::Upcalls {
+ public:
+  // Throws std::runtime_error when the job cannot be joined.
+  Engine();
+  ~Engine();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  RequestImpl* isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
+                     bool sync, Errc& err);
+  // Blocking send of a message that may complete at once; no request unless it must wait.
+  Errc send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx);
+  RequestImpl* irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err);
+  bool iprobe(int src, int tag, uint32_t ctx, Status* st);
+
+  Errc wait(RequestImpl* r, Status* st);
+  bool test(RequestImpl* r, Status* st);
+  bool cancel(RequestImpl* r);
+  void release(RequestImpl* r);  // the user dropped the handle
+  Errc barrier();
+
+  // One pass over every driver and the outbound queues; true if anything happened.
+  bool progress();
+  util::Backoff make_backoff() const { return util::Backoff(spin_ns_, max_sleep_ns_); }
+
+  std::string_view driver_name(int peer) const;
+  std::string stats_report() const;
+  const Config& config() const { return config_; }
+  const proto::PointToPoint& p2p() const { return *p2p_; }
+
+  // proto::Upcalls
+  void on_incoming(const proto::Incoming& msg) override;
+  void transfer_complete(proto::Transfer& t, Errc err) override;
+
+ private:
+  void finalize();
+  Errc check_peer(int peer, bool allow_any) const;
+  static Errc check_tag(int tag, bool allow_any);
+  void complete_request(RequestImpl* r, Errc err);
+
+  Config config_;
+  std::unique_ptr<BootClient> boot_;
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<std::unique_ptr<drivers::Driver>> drivers_;
+  std::unique_ptr<proto::PointToPoint> p2p_;
+  PostedQueue posted_;
+  UnexpectedQueue unexpected_;
+  RequestPool pool_;
+  EngineStats stats_;
+  uint64_t spin_ns_ = 50000;
+  uint64_t max_sleep_ns_ = 1000000;
+  bool print_stats_ = false;
+  uint32_t barrier_epoch_ = 0;
+  int64_t active_sends_ = 0;        // sends not yet complete (finalize drains them)
+  UnexpectedMsg* unexpected_list_ = nullptr;
+  UnexpectedMsg* take_stored(MatchEntry* e);
+  RequestImpl* failed_request(Errc err);
+};
+
+// The process's Engine while a Session exists, else nullptr (for tools and the MPI layer).
+Engine* current_engine();
+
+}  // namespace sluice::detail

@@ -1,0 +1,67 @@
+// Requests: one per nonblocking operation, pooled (no allocation per message once warm).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/matching.hpp"
+#include "proto/p2p.hpp"
+#include "sluice/sluice.hpp"
+
+namespace sluice::detail {
+
+enum class RequestState : uint8_t {
+  free,      // in the pool
+  active,    // posted / in flight
+  complete,  // finished; status valid
+};
+
+struct RequestImpl {
+  proto::Transfer xfer;  // first member: the protocol's id maps back to the request
+  MatchEntry match;      // posted receives only
+  RequestState state = RequestState::free;
+  bool detached = false;  // the user dropped the handle; release on completion
+  bool posted = false;    // in the posted-receive queue
+  Status status;
+  RequestImpl* next_free = nullptr;
+};
+
+class RequestPool {
+ public:
+  RequestImpl* get() {
+    if (!free_) grow();
+    RequestImpl* r = free_;
+    free_ = r->next_free;
+    r->xfer = proto::Transfer{};
+    r->state = RequestState::active;
+    r->detached = false;
+    r->posted = false;
+    r->status = Status{};
+    ++in_use_;
+    return r;
+  }
+  void put(RequestImpl* r) {
+    r->state = RequestState::free;
+    r->next_free = free_;
+    free_ = r;
+    --in_use_;
+  }
+  std::size_t in_use() const { return in_use_; }
+
+ private:
+  void grow() {
+    constexpr std::size_t kChunk = 256;
+    chunks_.push_back(std::make_unique<RequestImpl[]>(kChunk));
+    RequestImpl* c = chunks_.back().get();
+    for (std::size_t i = 0; i < kChunk; ++i) {
+      c[i].next_free = free_;
+      free_ = &c[i];
+    }
+  }
+  std::vector<std::unique_ptr<RequestImpl[]>> chunks_;
+  RequestImpl* free_ = nullptr;
+  std::size_t in_use_ = 0;
+};
+
+}  // namespace sluice::detail

@@ -1,0 +1,136 @@
+// The public Session/Request API: thin handles over the process's one Engine.
+#include <stdexcept>
+
+#include "core/engine.hpp"
+#include "sluice/sluice.hpp"
+
+namespace sluice {
+
+namespace {
+// The one Context of the process (Request handles reach it through here).
+detail::Engine* the_engine = nullptr;
+}  // namespace
+
+namespace detail {
+Engine* current_engine() { return the_engine; }
+}  // namespace detail
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    if (impl_ && the_engine) the_engine->release(impl_);
+    impl_ = o.impl_;
+    o.impl_ = nullptr;
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (impl_ && the_engine) the_engine->release(impl_);
+}
+
+Session::Session() {
+  if (the_engine) throw std::runtime_error("sluice: only one Session per process");
+  engine_ = new detail::Engine();
+  the_engine = engine_;
+}
+
+Session::~Session() {
+  delete engine_;
+  the_engine = nullptr;
+}
+
+int Session::rank() const { return engine_->rank(); }
+int Session::size() const { return engine_->size(); }
+
+Request Session::isend(std::span<const std::byte> buf, int dest, int tag, ContextId ctx) {
+  Errc err;
+  return Request(engine_->isend(buf, dest, tag, ctx, false, err));
+}
+
+Request Session::issend(std::span<const std::byte> buf, int dest, int tag, ContextId ctx) {
+  Errc err;
+  return Request(engine_->isend(buf, dest, tag, ctx, true, err));
+}
+
+Request Session::irecv(std::span<std::byte> buf, int source, int tag, ContextId ctx) {
+  Errc err;
+  return Request(engine_->irecv(buf, source, tag, ctx, err));
+}
+
+Errc Session::send(std::span<const std::byte> buf, int dest, int tag, ContextId ctx) {
+  return engine_->send(buf, dest, tag, ctx);
+}
+
+Errc Session::recv(std::span<std::byte> buf, int source, int tag, Status* status,
+                   ContextId ctx) {
+  Errc err;
+  detail::RequestImpl* r = engine_->irecv(buf, source, tag, ctx, err);
+  if (!r) return err;
+  return engine_->wait(r, status);
+}
+
+bool Session::iprobe(int source, int tag, Status* status, ContextId ctx) {
+  return engine_->iprobe(source, tag, ctx, status);
+}
+
+Errc Session::probe(int source, int tag, Status* status, ContextId ctx) {
+  if ((source != any_source && (source < 0 || source >= size())) ||
+      (tag != any_tag && tag < 0))
+    return Errc::invalid_argument;
+  auto bo = engine_->make_backoff();
+  while (!engine_->iprobe(source, tag, ctx, status)) bo.pause();
+  return Errc::ok;
+}
+
+Errc Session::wait(Request& req, Status* status) {
+  if (!req.impl_) return Errc::invalid_argument;
+  Errc e = engine_->wait(req.impl_, status);
+  req.impl_ = nullptr;
+  return e;
+}
+
+bool Session::test(Request& req, Status* status) {
+  if (!req.impl_) return false;
+  if (!engine_->test(req.impl_, status)) return false;
+  req.impl_ = nullptr;
+  return true;
+}
+
+Errc Session::waitall(std::span<Request> reqs, std::span<Status> statuses) {
+  Errc first = Errc::ok;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    Status st;
+    Errc e = reqs[i].impl_ ? wait(reqs[i], &st) : Errc::ok;
+    if (i < statuses.size()) statuses[i] = st;
+    if (first == Errc::ok && e != Errc::ok) first = e;
+  }
+  return first;
+}
+
+int Session::waitany(std::span<Request> reqs, Status* status) {
+  bool any_valid = false;
+  for (auto& r : reqs) any_valid |= r.valid();
+  if (!any_valid) return -1;
+  auto bo = engine_->make_backoff();
+  for (;;) {
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      if (reqs[i].impl_ && reqs[i].impl_->state == detail::RequestState::complete) {
+        wait(reqs[i], status);
+        return static_cast<int>(i);
+      }
+    }
+    if (engine_->progress())
+      bo.reset();
+    else
+      bo.pause();
+  }
+}
+
+bool Session::cancel(Request& req) { return req.impl_ && engine_->cancel(req.impl_); }
+
+Errc Session::barrier() { return engine_->barrier(); }
+void Session::progress() { engine_->progress(); }
+std::string_view Session::driver_name(int peer) const { return engine_->driver_name(peer); }
+std::string Session::stats_report() const { return engine_->stats_report(); }
+
+}  // namespace sluice

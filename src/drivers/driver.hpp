@@ -1,0 +1,66 @@
+// The driver contract: a driver moves opaque packets between processes and, when it can,
+// reads a peer's memory directly (one-sided get). It never parses protocol headers.
+//
+// A packet is a (header, payload) pair. The driver keeps the split: the receiver's sink
+// gets exactly the header bytes the sender gave, and the payload separately, so a
+// protocol can send a fragment of user data without first gluing it to its header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sluice/sluice.hpp"
+
+namespace sluice::drivers {
+
+struct DriverCaps {
+  std::size_t max_header = 0;   // largest header a packet may carry
+  std::size_t max_packet = 0;   // largest payload in one packet
+  std::size_t inline_payload = 0;  // payload bytes that travel with the header in one slot
+  bool reliable = false;        // packets are never lost, duplicated or corrupted
+  bool ordered = false;         // packets to one peer arrive in the order sent
+  bool rdma_get = false;        // get() reads remote memory without the peer's help
+  bool needs_registration = false;
+};
+
+enum class IoStatus {
+  done,    // the packet is on its way; the caller's buffers may be reused
+  again,   // no room right now (ring or slots full): retry after progress
+  failed,  // the peer is unreachable
+};
+
+// Receives the packets a driver polls in.
+class PacketSink {
+ public:
+  virtual void on_packet(int src, std::span<const std::byte> header,
+                         std::span<const std::byte> payload) = 0;
+
+ protected:
+  ~PacketSink() = default;
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  virtual std::string_view name() const = 0;
+  virtual const DriverCaps& caps() const = 0;
+  // Whether this driver can reach `peer` (world rank).
+  virtual bool reaches(int peer) const = 0;
+
+  virtual IoStatus send(int peer, std::span<const std::byte> header,
+                        std::span<const std::byte> payload) = 0;
+  // Deliver up to `budget` arrived packets to `sink`; returns how many.
+  virtual int poll(PacketSink& sink, int budget) = 0;
+
+  // One-sided read of `local.size()` bytes at `remote_addr` in `peer`'s address space.
+  virtual Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) {
+    return Errc::invalid_argument;
+  }
+  // One line of counters for statistics reports.
+  virtual std::string stats_text() const { return {}; }
+};
+
+}  // namespace sluice::drivers

@@ -1,0 +1,286 @@
+#include "drivers/shm/shm_driver.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace sluice::drivers {
+
+namespace {
+
+constexpr uint64_t kSegmentMagic = 0x534c5549434553ull;  // "SLUICES"
+constexpr std::size_t kSegmentHeaderBytes = 4096;
+constexpr uint32_t kBulkFlag = 0x80000000u;
+constexpr uint32_t kHeaderLenMask = 0xffffu;
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint64_t owner_pid;
+  uint64_t owner_addr;  // where the owner maps this header: probed with CMA by peers
+  uint64_t cell_size, ring_cells, bulk_slot_size, bulk_slots, nchannels;
+};
+
+std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+SharedMapping& SharedMapping::operator=(SharedMapping&& o) noexcept {
+  if (this != &o) {
+    if (addr_) munmap(addr_, len_);
+    addr_ = o.addr_;
+    len_ = o.len_;
+    o.addr_ = nullptr;
+  }
+  return *this;
+}
+
+SharedMapping::~SharedMapping() {
+  if (addr_) munmap(addr_, len_);
+}
+
+ShmDriver::ShmDriver(int my_rank, std::vector<int> local_ranks, const ShmParams& params)
+    : rank_(my_rank), local_ranks_(std::move(local_ranks)), params_(params) {
+  params_.cell_size = round_up(std::max<std::size_t>(params_.cell_size, 256), 64);
+  std::size_t cells = 2;
+  while (cells < params_.ring_cells) cells <<= 1;
+  params_.ring_cells = cells;
+  params_.bulk_slot_size = round_up(std::max(params_.bulk_slot_size, params_.cell_size), 64);
+  params_.bulk_slots = std::max<std::size_t>(params_.bulk_slots, 1);
+
+  int max_rank = local_ranks_.empty() ? 0 : local_ranks_.back();
+  local_index_of_.assign(static_cast<std::size_t>(std::max(max_rank, my_rank)) + 1, -1);
+  for (std::size_t i = 0; i < local_ranks_.size(); ++i) {
+    local_index_of_[static_cast<std::size_t>(local_ranks_[i])] = static_cast<int>(i);
+    if (local_ranks_[i] == my_rank) my_local_ = static_cast<int>(i);
+  }
+  caps_.max_header = 128;
+  caps_.inline_payload = params_.cell_size - util::SpscRing::kCellHeader - caps_.max_header;
+  caps_.max_packet = params_.bulk_slot_size;
+  caps_.reliable = true;
+  caps_.ordered = true;
+  caps_.rdma_get = false;  // set once CMA is probed
+  segment_bytes_ = kSegmentHeaderBytes + local_ranks_.size() * channel_bytes();
+}
+
+ShmDriver::~ShmDriver() { unlink_name(); }
+
+std::size_t ShmDriver::channel_bytes() const {
+  return util::kCacheLine + params_.ring_cells * params_.cell_size +
+         params_.bulk_slots * params_.bulk_slot_size;
+}
+
+std::byte* ShmDriver::channel_base(std::byte* segment, int local_index) const {
+  return segment + kSegmentHeaderBytes + static_cast<std::size_t>(local_index) * channel_bytes();
+}
+
+std::string ShmDriver::segment_name(const std::string& job_id, int rank) {
+  return "/sluice-" + job_id + "-" + std::to_string(rank);
+}
+
+std::string ShmDriver::create(const std::string& job_id) {
+  my_name_ = segment_name(job_id, rank_);
+  int fd = shm_open(my_name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return "shm_open(" + my_name_ + "): " + std::strerror(errno);
+  name_linked_ = true;
+  if (ftruncate(fd, static_cast<off_t>(segment_bytes_)) != 0) {
+    std::string err = std::string("ftruncate of shared segment: ") + std::strerror(errno);
+    close(fd);
+    return err;
+  }
+  void* addr = mmap(nullptr, segment_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (addr == MAP_FAILED) return std::string("mmap of shared segment: ") + std::strerror(errno);
+  own_ = SharedMapping(addr, segment_bytes_);
+
+  auto* hdr = reinterpret_cast<SegmentHeader*>(own_.data());
+  hdr->owner_pid = static_cast<uint64_t>(getpid());
+  hdr->owner_addr = reinterpret_cast<uint64_t>(own_.data());
+  hdr->cell_size = params_.cell_size;
+  hdr->ring_cells = params_.ring_cells;
+  hdr->bulk_slot_size = params_.bulk_slot_size;
+  hdr->bulk_slots = params_.bulk_slots;
+  hdr->nchannels = local_ranks_.size();
+  for (std::size_t i = 0; i < local_ranks_.size(); ++i) {
+    if (static_cast<int>(i) == my_local_) continue;
+    std::byte* ch = channel_base(own_.data(), static_cast<int>(i));
+    new (ch) std::atomic<uint64_t>(0);
+    util::SpscRing::format(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
+    Inbound in;
+    in.ring = util::SpscRing(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
+    in.bulk = ch + util::kCacheLine + params_.ring_cells * params_.cell_size;
+    in.bulk_released = std::launder(reinterpret_cast<std::atomic<uint64_t>*>(ch));
+    in.peer = local_ranks_[i];
+    in_.push_back(in);
+  }
+  // Publish the magic last: a peer that sees it sees a formatted segment.
+  std::atomic_thread_fence(std::memory_order_release);
+  hdr->magic = kSegmentMagic;
+  return {};
+}
+
+std::string ShmDriver::attach(const std::string& job_id) {
+  peers_.resize(local_ranks_.size());
+  out_.resize(local_ranks_.size());
+  cma_ok_ = true;
+  for (std::size_t i = 0; i < local_ranks_.size(); ++i) {
+    if (static_cast<int>(i) == my_local_) continue;
+    std::string name = segment_name(job_id, local_ranks_[i]);
+    int fd = shm_open(name.c_str(), O_RDWR, 0);
+    if (fd < 0) return "shm_open(" + name + "): " + std::strerror(errno);
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != segment_bytes_) {
+      close(fd);
+      return "shared segment " + name + " has an unexpected size (mismatched SLUICE_SHM_* settings?)";
+    }
+    void* addr = mmap(nullptr, segment_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (addr == MAP_FAILED) return std::string("mmap of peer segment: ") + std::strerror(errno);
+    peers_[i] = SharedMapping(addr, segment_bytes_);
+    auto* hdr = reinterpret_cast<const SegmentHeader*>(peers_[i].data());
+    if (hdr->magic != kSegmentMagic || hdr->cell_size != params_.cell_size ||
+        hdr->ring_cells != params_.ring_cells || hdr->bulk_slots != params_.bulk_slots ||
+        hdr->bulk_slot_size != params_.bulk_slot_size)
+      return "shared segment " + name + " was made with different SLUICE_SHM_* settings";
+
+    std::byte* ch = channel_base(peers_[i].data(), my_local_);
+    Outbound& o = out_[i];
+    o.ring = util::SpscRing(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
+    o.bulk = ch + util::kCacheLine + params_.ring_cells * params_.cell_size;
+    o.bulk_released = std::launder(reinterpret_cast<std::atomic<uint64_t>*>(ch));
+    o.pid = static_cast<pid_t>(hdr->owner_pid);
+
+    // Probe CMA: read the peer's own view of its header magic.
+    uint64_t probe = 0;
+    iovec local{&probe, sizeof probe};
+    iovec remote{reinterpret_cast<void*>(hdr->owner_addr), sizeof probe};
+    if (process_vm_readv(o.pid, &local, 1, &remote, 1, 0) != sizeof probe ||
+        probe != kSegmentMagic)
+      cma_ok_ = false;
+  }
+  caps_.rdma_get = cma_ok_;
+  return {};
+}
+
+void ShmDriver::unlink_name() {
+  if (name_linked_) {
+    shm_unlink(my_name_.c_str());
+    name_linked_ = false;
+  }
+}
+
+bool ShmDriver::reaches(int peer) const {
+  return peer >= 0 && static_cast<std::size_t>(peer) < local_index_of_.size() &&
+         local_index_of_[static_cast<std::size_t>(peer)] >= 0 && peer != rank_;
+}
+
+IoStatus ShmDriver::send(int peer, std::span<const std::byte> header,
+                         std::span<const std::byte> payload) {
+  Outbound& o = out_[static_cast<std::size_t>(local_index_of_[static_cast<std::size_t>(peer)])];
+  std::byte* cell = o.ring.try_reserve();
+  if (!cell) {
+    ++count_.ring_full;
+    return IoStatus::again;
+  }
+  ++count_.sent;
+  count_.sent_bytes += payload.size();
+  const std::size_t hlen = header.size();
+  if (hlen + payload.size() <= o.ring.payload_capacity()) {
+    std::memcpy(cell, header.data(), hlen);
+    if (!payload.empty()) std::memcpy(cell + hlen, payload.data(), payload.size());
+    o.ring.commit(static_cast<uint32_t>(hlen + payload.size()), static_cast<uint32_t>(hlen));
+    return IoStatus::done;
+  }
+  // Bulk: the payload goes to the next slot in FIFO order, if the receiver freed it.
+  if (payload.size() > params_.bulk_slot_size) return IoStatus::failed;
+  if (o.bulk_used - o.bulk_released->load(std::memory_order_acquire) >= params_.bulk_slots) {
+    --count_.sent;
+    count_.sent_bytes -= payload.size();
+    ++count_.bulk_full;
+    return IoStatus::again;
+  }
+  ++count_.bulk_sent;
+  std::byte* slot = o.bulk + (o.bulk_used % params_.bulk_slots) * params_.bulk_slot_size;
+  std::memcpy(slot, payload.data(), payload.size());
+  ++o.bulk_used;
+  uint32_t plen = static_cast<uint32_t>(payload.size());
+  std::memcpy(cell, &plen, 4);
+  std::memcpy(cell + 4, header.data(), hlen);
+  o.ring.commit(static_cast<uint32_t>(hlen + 4), static_cast<uint32_t>(hlen) | kBulkFlag);
+  return IoStatus::done;
+}
+
+int ShmDriver::poll(PacketSink& sink, int budget) {
+  int delivered = 0;
+  const std::size_t n = in_.size();
+  for (std::size_t k = 0; k < n && delivered < budget; ++k) {
+    // Rotate the starting ring so a busy sender cannot starve the others.
+    std::size_t idx = poll_start_ + k;
+    if (idx >= n) idx -= n;
+    Inbound& in = in_[idx];
+    uint32_t len, user;
+    while (delivered < budget) {
+      const std::byte* cell = in.ring.peek(len, user);
+      if (!cell) break;
+      const std::size_t hlen = user & kHeaderLenMask;
+      if (user & kBulkFlag) {
+        uint32_t plen;
+        std::memcpy(&plen, cell, 4);
+        const std::byte* slot =
+            in.bulk + (in.bulk_consumed % params_.bulk_slots) * params_.bulk_slot_size;
+        sink.on_packet(in.peer, {cell + 4, hlen}, {slot, plen});
+        ++in.bulk_consumed;
+        in.bulk_released->store(in.bulk_consumed, std::memory_order_release);
+      } else {
+        sink.on_packet(in.peer, {cell, hlen}, {cell + hlen, len - hlen});
+      }
+      in.ring.release();
+      ++delivered;
+    }
+  }
+  if (++poll_start_ >= n) poll_start_ = 0;
+  count_.received += static_cast<uint64_t>(delivered);
+  return delivered;
+}
+
+Errc ShmDriver::get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) {
+  const Outbound& o = out_[static_cast<std::size_t>(local_index_of_[static_cast<std::size_t>(peer)])];
+  ++count_.cma_reads;
+  count_.cma_bytes += local.size();
+  std::size_t done = 0;
+  while (done < local.size()) {
+    iovec l{local.data() + done, local.size() - done};
+    iovec r{reinterpret_cast<void*>(remote_addr + done), local.size() - done};
+    ssize_t got = process_vm_readv(o.pid, &l, 1, &r, 1, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return errno == ESRCH ? Errc::peer_dead : Errc::internal;
+    }
+    if (got == 0) return Errc::internal;
+    done += static_cast<std::size_t>(got);
+  }
+  return Errc::ok;
+}
+
+}  // namespace sluice::drivers
+
+namespace sluice::drivers {
+
+std::string ShmDriver::stats_text() const {
+  return std::to_string(count_.sent) + " packets sent (" + std::to_string(count_.sent_bytes) +
+         " B payload, " + std::to_string(count_.bulk_sent) + " through bulk slots), " +
+         std::to_string(count_.received) + " received; ring full " +
+         std::to_string(count_.ring_full) + "x, bulk slots full " +
+         std::to_string(count_.bulk_full) + "x; CMA " + std::to_string(count_.cma_reads) +
+         " reads / " + std::to_string(count_.cma_bytes) + " B (" +
+         (cma_ok_ ? "available" : "not permitted") + "); " +
+         std::to_string(local_ranks_.size()) + " local ranks, segment " +
+         std::to_string(segment_bytes_ >> 10) + " KiB";
+}
+
+}  // namespace sluice::drivers

@@ -1,0 +1,134 @@
+// Point-to-point protocols over any reliable, ordered driver: eager copy, rendezvous by
+// one-sided get (single copy, when the driver can read peer memory), and rendezvous by
+// pipelined fragments (when it cannot, or below the get threshold). The strategy that
+// picks one per message lives in choose(); its reasons are counted in ProtoStats.
+//
+// The protocol layer knows nothing of tag matching: it hands every arriving match packet
+// (eager, rts) up through Upcalls::on_incoming, and the core calls deliver() once it has
+// found (or later posts) the receive that matches.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "drivers/driver.hpp"
+#include "proto/wire.hpp"
+
+namespace sluice::proto {
+
+enum class Protocol : uint8_t { none, eager, rndv_get, rndv_pipeline };
+const char* protocol_name(Protocol p);
+
+// Protocol state of one message, embedded in the core's request.
+struct Transfer {
+  enum class Role : uint8_t { send, recv };
+  Role role = Role::send;
+  Protocol protocol = Protocol::none;
+  bool sync = false;    // send completes only once matched (MPI_Ssend)
+  bool queued = false;  // first packet still waiting for room in the driver
+  int peer = -1;
+  uint32_t ctx = 0;
+  int32_t tag = 0;
+  std::byte* buf = nullptr;  // user buffer (read-only for sends)
+  std::size_t len = 0;       // buffer length (send: message size)
+  uint64_t remote_id = 0;    // the other side's Transfer address
+  std::size_t offset = 0;    // pipeline: bytes sent / received so far
+  std::size_t length = 0;    // pipeline: bytes to move (after truncation)
+};
+
+// A match packet that arrived (eager or rts), as the core stores and matches it.
+struct Incoming {
+  int src = -1;
+  uint32_t ctx = 0;
+  int32_t tag = 0;
+  PacketType type = PacketType::eager;
+  std::size_t size = 0;        // full message size
+  std::span<const std::byte> payload;  // eager data (valid during on_incoming only)
+  uint64_t sender_req = 0;     // rts
+  uint64_t sender_addr = 0;    // rts
+  RndvPath path = RndvPath::pipeline;
+  bool sync = false;
+};
+
+struct ProtoStats {
+  uint64_t sent[4] = {};       // messages sent, by Protocol
+  uint64_t sent_bytes[4] = {};
+  uint64_t received[4] = {};   // messages delivered into a receive, by Protocol
+  uint64_t fragments = 0;      // pipelined data packets sent
+  uint64_t driver_full = 0;    // sends that found the driver full and queued
+  uint64_t get_bytes = 0;      // bytes pulled by one-sided get
+  uint64_t truncated = 0;
+};
+
+struct Thresholds {
+  std::size_t eager_limit = 4096;
+  std::size_t get_threshold = 32768;  // rendezvous at or above this uses get (if possible)
+  enum class RndvMode : uint8_t { automatic, get, pipeline } rndv = RndvMode::automatic;
+};
+
+class Upcalls {
+ public:
+  virtual void on_incoming(const Incoming& msg) = 0;
+  virtual void transfer_complete(Transfer& t, Errc err) = 0;
+
+ protected:
+  ~Upcalls() = default;
+};
+
+class PointToPoint final : public drivers::PacketSink {
+ public:
+  PointToPoint(Upcalls& up, const Thresholds& th) : up_(up), th_(th) {}
+
+  // Routes: which driver serves each world rank.
+  void set_route(int peer, drivers::Driver* d);
+  drivers::Driver* route(int peer) const { return routes_[static_cast<std::size_t>(peer)]; }
+
+  // Which protocol a message of `size` bytes to `peer` uses.
+  Protocol choose(int peer, std::size_t size) const;
+
+  // Start a send. Completion comes through Upcalls::transfer_complete (possibly at once,
+  // from inside this call, for an eager message that found room).
+  void start_send(Transfer& t);
+  // Feed a matched receive with the message it matched.
+  void deliver(Transfer& recv, const Incoming& msg);
+
+  // Retry what the drivers had no room for; true if anything moved.
+  bool progress_outbound();
+  bool has_outbound() const { return !active_peers_.empty(); }
+
+  // PacketSink
+  void on_packet(int src, std::span<const std::byte> header,
+                 std::span<const std::byte> payload) override;
+
+  const ProtoStats& stats() const { return stats_; }
+  const Thresholds& thresholds() const { return th_; }
+
+ private:
+  struct Control {  // a small protocol packet that found no room
+    std::byte bytes[sizeof(CtsHeader)];
+    uint8_t len;
+  };
+  struct PeerQueue {
+    std::deque<Control> control;
+    std::deque<Transfer*> waiting;    // sends whose first packet is not out yet (in order)
+    std::deque<Transfer*> streaming;  // pipelined sends with fragments left
+    bool active = false;
+  };
+
+  drivers::IoStatus send_first_packet(Transfer& t);
+  void send_control(int peer, const void* hdr, std::size_t len);
+  bool push_fragments(Transfer& t);  // true when every fragment is out
+  void mark_active(int peer);
+  void fail_peer(int peer);
+
+  Upcalls& up_;
+  Thresholds th_;
+  std::vector<drivers::Driver*> routes_;
+  std::vector<PeerQueue> queues_;
+  std::vector<int> active_peers_;
+  ProtoStats stats_;
+};
+
+}  // namespace sluice::proto

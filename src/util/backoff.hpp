@@ -1,0 +1,63 @@
+// Waiting policy for a blocked call: poll hot for a while, then yield, then sleep with
+// growing intervals. Ranks may outnumber cores (4 ranks on 2 cores is a tested case), and
+// a rank that spins forever starves the very peer it is waiting for.
+#pragma once
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "util/cpu.hpp"
+
+namespace sluice::util {
+
+class Backoff {
+ public:
+  Backoff(uint64_t spin_ns, uint64_t max_sleep_ns)
+      : spin_ns_(spin_ns), max_sleep_ns_(max_sleep_ns) {}
+
+  // Call after each unsuccessful poll. Cheap while spinning (reads the clock every 64
+  // calls only).
+  void pause() {
+    ++calls_;
+    if (phase_ == Phase::spin) {
+      cpu_relax();
+      if ((calls_ & 63) != 0) return;
+      uint64_t now = now_ns();
+      if (start_ == 0) start_ = now;
+      if (now - start_ < spin_ns_) return;
+      phase_ = Phase::yield;
+      calls_ = 0;
+    }
+    if (phase_ == Phase::yield) {
+      sched_yield();
+      // Yielding is enough while the peer is runnable; after a few hundred fruitless
+      // yields the wait is long, so stop burning the core.
+      if (calls_ < 200) return;
+      phase_ = Phase::sleep;
+      sleep_ns_ = 1000;
+    }
+    timespec ts{0, static_cast<long>(sleep_ns_)};
+    nanosleep(&ts, nullptr);
+    sleep_ns_ = std::min(sleep_ns_ * 2, max_sleep_ns_);
+  }
+
+  void reset() {
+    phase_ = Phase::spin;
+    calls_ = 0;
+    start_ = 0;
+  }
+
+ private:
+  enum class Phase { spin, yield, sleep };
+  uint64_t spin_ns_;
+  uint64_t max_sleep_ns_;
+  Phase phase_ = Phase::spin;
+  uint64_t calls_ = 0;
+  uint64_t start_ = 0;
+  uint64_t sleep_ns_ = 1000;
+};
+
+}  // namespace sluice::util

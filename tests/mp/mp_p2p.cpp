@@ -1,0 +1,325 @@
+// Multi-process point-to-point tests, run under sluicerun with 1..8 ranks:
+//   mp_p2p <case>   (ordering | wildcards | outstanding | integrity | truncation | probe |
+//                    ssend | self | badargs | all)
+// Each case checks its results and exits non-zero on the first mismatch, naming it.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sluice/sluice.hpp"
+
+using sluice::Errc;
+using sluice::Request;
+using sluice::Session;
+using sluice::Status;
+
+namespace {
+
+int g_rank = -1;
+
+#define CHECK(cond, ...)                                                        \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      std::fprintf(stderr, "rank %d: CHECK failed at %s:%d: %s: ", g_rank,      \
+                   __FILE__, __LINE__, #cond);                                  \
+      std::fprintf(stderr, __VA_ARGS__);                                        \
+      std::fprintf(stderr, "\n");                                               \
+      std::exit(1);                                                             \
+    }                                                                           \
+  } while (0)
+
+std::span<const std::byte> cbytes(const void* p, std::size_t n) {
+  return {static_cast<const std::byte*>(p), n};
+}
+std::span<std::byte> wbytes(void* p, std::size_t n) { return {static_cast<std::byte*>(p), n}; }
+
+// Deterministic content: byte i of the message (src, dst, id) — detects misplaced,
+// stale or swapped data, not just wrong length.
+uint8_t pattern(int src, int dst, int id, std::size_t i) {
+  uint64_t x = (static_cast<uint64_t>(src) << 40) ^ (static_cast<uint64_t>(dst) << 32) ^
+               static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ull ^ i * 0x100000001b3ull;
+  x ^= x >> 29;
+  return static_cast<uint8_t>(x * 0xbf58476d1ce4e5b9ull >> 56);
+}
+void fill(std::vector<uint8_t>& b, int src, int dst, int id) {
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = pattern(src, dst, id, i);
+}
+std::size_t first_mismatch(const std::vector<uint8_t>& b, std::size_t n, int src, int dst, int id) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (b[i] != pattern(src, dst, id, i)) return i;
+  return SIZE_MAX;
+}
+
+// Messages from one source on one tag must arrive in send order, whatever protocol each
+// uses (eager messages overtaking a rendezvous would be a bug).
+void test_ordering(Session& s) {
+  const int n = s.size(), me = s.rank();
+  const std::vector<std::size_t> sizes = {8, 100, 5000, 70000, 0, 3, 200000, 16};
+  const int per_peer = 64;
+  std::vector<std::vector<uint8_t>> sbuf;
+  std::vector<Request> reqs;
+  for (int peer = 0; peer < n; ++peer) {
+    for (int k = 0; k < per_peer; ++k) {
+      std::vector<uint8_t> b(sizes[k % sizes.size()] + sizeof(int));
+      fill(b, me, peer, k);
+      std::memcpy(b.data(), &k, sizeof k);
+      sbuf.push_back(std::move(b));
+    }
+  }
+  std::size_t idx = 0;
+  for (int peer = 0; peer < n; ++peer)
+    for (int k = 0; k < per_peer; ++k, ++idx)
+      reqs.push_back(s.isend(cbytes(sbuf[idx].data(), sbuf[idx].size()), peer, 5));
+  for (int peer = 0; peer < n; ++peer) {
+    for (int k = 0; k < per_peer; ++k) {
+      std::vector<uint8_t> b(200000 + sizeof(int));
+      Status st;
+      CHECK(s.recv(wbytes(b.data(), b.size()), peer, 5, &st) == Errc::ok, "recv");
+      int got;
+      std::memcpy(&got, b.data(), sizeof got);
+      CHECK(got == k, "from %d expected message %d first, got %d", peer, k, got);
+      CHECK(st.size == sizes[k % sizes.size()] + sizeof(int), "size");
+      CHECK(st.source == peer && st.tag == 5, "status");
+    }
+  }
+  CHECK(s.waitall(reqs) == Errc::ok, "waitall");
+}
+
+void test_wildcards(Session& s) {
+  const int n = s.size(), me = s.rank();
+  // Everyone sends rank 0 two messages: tag = 100 + rank, then tag 7.
+  if (me != 0) {
+    int v = me;
+    CHECK(s.send(cbytes(&v, sizeof v), 0, 100 + me) == Errc::ok, "send");
+    v = 1000 + me;
+    CHECK(s.send(cbytes(&v, sizeof v), 0, 7) == Errc::ok, "send");
+  } else {
+    // any_source, specific tag 7: n-1 messages, each sender once.
+    std::vector<int> seen(n, 0);
+    for (int i = 1; i < n; ++i) {
+      int v;
+      Status st;
+      CHECK(s.recv(wbytes(&v, sizeof v), sluice::any_source, 7, &st) == Errc::ok, "recv");
+      CHECK(st.tag == 7 && v == 1000 + st.source, "any_source payload %d from %d", v, st.source);
+      ++seen[st.source];
+    }
+    // any_tag from a specific source must give that source's first message (tag 100+src):
+    // they were sent before tag 7, and non-overtaking holds for wildcards too.
+    for (int src = 1; src < n; ++src) {
+      int v;
+      Status st;
+      CHECK(s.recv(wbytes(&v, sizeof v), src, sluice::any_tag, &st) == Errc::ok, "recv");
+      CHECK(st.tag == 100 + src && v == src, "any_tag got tag %d value %d", st.tag, v);
+      CHECK(seen[src] == 1, "each sender seen once");
+    }
+  }
+  s.barrier();
+  // any_source + any_tag, posted before the messages exist.
+  if (me == 0) {
+    std::vector<int> vals(n);
+    std::vector<Request> r;
+    for (int i = 1; i < n; ++i)
+      r.push_back(s.irecv(wbytes(&vals[i], sizeof(int)), sluice::any_source, sluice::any_tag));
+    s.barrier();
+    std::vector<Status> st(r.size());
+    CHECK(s.waitall(r, st) == Errc::ok, "waitall");
+    std::vector<int> seen(n, 0);
+    for (std::size_t i = 0; i < st.size(); ++i) {
+      CHECK(st[i].tag == 300 + st[i].source, "tag");
+      ++seen[st[i].source];
+    }
+    for (int i = 1; i < n; ++i) CHECK(seen[i] == 1, "source %d seen %d times", i, seen[i]);
+  } else {
+    s.barrier();
+    int v = me;
+    CHECK(s.send(cbytes(&v, sizeof v), 0, 300 + me) == Errc::ok, "send");
+  }
+}
+
+// 10 000 outstanding requests per rank: receives posted in one order, sends in another.
+void test_outstanding(Session& s) {
+  const int n = s.size(), me = s.rank();
+  if (n < 2) return;
+  const int count = 10000;
+  const int to = (me + 1) % n, from = (me - 1 + n) % n;
+  std::vector<int> in(count, -1), out(count);
+  std::vector<Request> r;
+  r.reserve(2 * count);
+  for (int i = 0; i < count; ++i) r.push_back(s.irecv(wbytes(&in[i], sizeof(int)), from, i));
+  for (int i = count - 1; i >= 0; --i) {
+    out[i] = i * 7 + me;
+    r.push_back(s.isend(cbytes(&out[i], sizeof(int)), to, i));
+  }
+  CHECK(s.waitall(r) == Errc::ok, "waitall");
+  for (int i = 0; i < count; ++i)
+    CHECK(in[i] == i * 7 + from, "tag %d got %d", i, in[i]);
+}
+
+// Sizes from 1 B to 64 MiB, across every protocol; contents verified byte by byte.
+void test_integrity(Session& s) {
+  const int n = s.size(), me = s.rank();
+  std::vector<std::size_t> sizes;
+  for (std::size_t sz = 1; sz <= (64u << 20); sz *= 4) {
+    sizes.push_back(sz);
+    if (sz > 1) sizes.push_back(sz - 1);
+    sizes.push_back(sz + 13);
+  }
+  sizes.push_back(64u << 20);
+  const int to = (me + 1) % n, from = (me - 1 + n) % n;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::size_t sz = sizes[k];
+    if (sz > (64u << 20)) continue;
+    std::vector<uint8_t> sb(sz), rb(sz + 64, 0xEE);
+    fill(sb, me, to, static_cast<int>(k));
+    Request rr = s.irecv(wbytes(rb.data(), rb.size()), from, static_cast<int>(k));
+    Request sr = s.isend(cbytes(sb.data(), sb.size()), to, static_cast<int>(k));
+    Status st;
+    CHECK(s.wait(rr, &st) == Errc::ok, "recv %zu", sz);
+    CHECK(s.wait(sr) == Errc::ok, "send %zu", sz);
+    CHECK(st.size == sz && st.source == from, "status size %zu expected %zu", st.size, sz);
+    std::size_t bad = first_mismatch(rb, sz, from, me, static_cast<int>(k));
+    CHECK(bad == SIZE_MAX, "size %zu: byte %zu corrupted", sz, bad);
+    CHECK(rb[sz] == 0xEE, "size %zu: wrote past the message", sz);
+  }
+}
+
+// A receive buffer shorter than the message: Errc::truncated, real size in the status,
+// and the bytes that fit are delivered (eager, and both rendezvous paths).
+void test_truncation(Session& s) {
+  const int n = s.size(), me = s.rank();
+  if (n < 2) return;
+  const std::vector<std::size_t> sizes = {100, 6000, 50000, 1u << 20};
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::size_t sz = sizes[k];
+    if (me == 0) {
+      std::vector<uint8_t> sb(sz);
+      fill(sb, 0, 1, static_cast<int>(k));
+      CHECK(s.send(cbytes(sb.data(), sz), 1, 9) == Errc::ok, "send of a truncated message");
+    } else if (me == 1) {
+      std::vector<uint8_t> rb(sz / 2 + 64, 0xEE);
+      Status st;
+      Errc e = s.recv(wbytes(rb.data(), sz / 2), 0, 9, &st);
+      CHECK(e == Errc::truncated, "size %zu: expected truncated, got %s", sz,
+            std::string(sluice::to_string(e)).c_str());
+      CHECK(st.size == sz, "truncated status carries the real size: %zu vs %zu", st.size, sz);
+      CHECK(st.error == Errc::truncated, "status error");
+      CHECK(first_mismatch(rb, sz / 2, 0, 1, static_cast<int>(k)) == SIZE_MAX, "prefix");
+      CHECK(rb[sz / 2] == 0xEE, "no write past the buffer");
+    }
+    s.barrier();
+  }
+}
+
+void test_probe(Session& s) {
+  const int n = s.size(), me = s.rank();
+  if (n < 2) return;
+  if (me == 1) {
+    std::vector<uint8_t> a(1234), b(100000);
+    fill(a, 1, 0, 1);
+    fill(b, 1, 0, 2);
+    CHECK(s.send(cbytes(a.data(), a.size()), 0, 11) == Errc::ok, "send");
+    CHECK(s.send(cbytes(b.data(), b.size()), 0, 12) == Errc::ok, "send");
+  } else if (me == 0) {
+    Status st;
+    CHECK(s.probe(1, 12, &st) == Errc::ok, "probe");
+    CHECK(st.size == 100000 && st.tag == 12 && st.source == 1, "probe status %zu", st.size);
+    CHECK(s.probe(sluice::any_source, sluice::any_tag, &st) == Errc::ok, "probe any");
+    CHECK(st.tag == 11 && st.size == 1234, "earliest first: tag %d", st.tag);
+    Status none;
+    CHECK(!s.iprobe(1, 13, &none), "iprobe finds no tag 13");
+    std::vector<uint8_t> rb(st.size);
+    CHECK(s.recv(wbytes(rb.data(), rb.size()), 1, 11, &st) == Errc::ok, "recv");
+    CHECK(first_mismatch(rb, rb.size(), 1, 0, 1) == SIZE_MAX, "probe then recv content");
+    rb.resize(100000);
+    CHECK(s.recv(wbytes(rb.data(), rb.size()), 1, 12, &st) == Errc::ok, "recv");
+    CHECK(first_mismatch(rb, rb.size(), 1, 0, 2) == SIZE_MAX, "probe then recv content");
+  }
+  s.barrier();
+}
+
+// A synchronous send completes only after the receive matched it.
+void test_ssend(Session& s) {
+  const int n = s.size(), me = s.rank();
+  if (n < 2) return;
+  for (std::size_t sz : {8u, 100000u}) {
+    if (me == 0) {
+      std::vector<uint8_t> b(sz, 1);
+      Request r = s.issend(cbytes(b.data(), sz), 1, 21);
+      // The receiver posts only after the barrier, so the send cannot be done yet.
+      for (int i = 0; i < 2000; ++i) CHECK(!s.test(r), "ssend completed before the match");
+      s.barrier();
+      CHECK(s.wait(r) == Errc::ok, "ssend");
+    } else {
+      s.barrier();
+      if (me == 1) {
+        std::vector<uint8_t> b(sz);
+        CHECK(s.recv(wbytes(b.data(), sz), 0, 21) == Errc::ok, "recv");
+      }
+    }
+    s.barrier();
+  }
+}
+
+void test_self(Session& s) {
+  const int me = s.rank();
+  for (std::size_t sz : {0u, 8u, 5000u, 1u << 20}) {
+    std::vector<uint8_t> a(sz), b(sz);
+    fill(a, me, me, 3);
+    Request r = s.irecv(wbytes(b.data(), sz), me, 31);
+    CHECK(s.send(cbytes(a.data(), sz), me, 31) == Errc::ok, "self send");
+    CHECK(s.wait(r) == Errc::ok, "self recv");
+    CHECK(a == b, "self data %zu", sz);
+  }
+}
+
+void test_badargs(Session& s) {
+  int v = 0;
+  Request r = s.isend(cbytes(&v, sizeof v), s.size(), 0);
+  CHECK(s.wait(r) == Errc::invalid_argument, "send to rank == size");
+  r = s.isend(cbytes(&v, sizeof v), 0, -5);
+  CHECK(s.wait(r) == Errc::invalid_argument, "negative tag");
+  CHECK(s.recv(wbytes(&v, sizeof v), -7, 0) == Errc::invalid_argument, "bad source");
+  Request c = s.irecv(wbytes(&v, sizeof v), 0, 999);
+  CHECK(s.cancel(c), "cancel a posted receive");
+  Status st;
+  CHECK(s.wait(c, &st) == Errc::ok && st.cancelled, "cancelled status");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string which = argc > 1 ? argv[1] : "all";
+  Session s;
+  g_rank = s.rank();
+  const std::vector<std::pair<std::string, std::function<void(Session&)>>> cases = {
+      {"ordering", test_ordering},       {"wildcards", test_wildcards},
+      {"outstanding", test_outstanding}, {"integrity", test_integrity},
+      {"truncation", test_truncation},   {"probe", test_probe},
+      {"ssend", test_ssend},             {"self", test_self},
+      {"badargs", test_badargs}};
+  int passed = 0;
+  bool found = false;
+  for (const auto& [name, fn] : cases) {
+    if (which != "all" && which != name) continue;
+    found = true;
+    fn(s);
+    CHECK(s.barrier() == Errc::ok, "barrier after %s", name.c_str());
+    ++passed;
+    if (s.rank() == 0) std::printf("mp_p2p %s: ok (%d ranks)\n", name.c_str(), s.size());
+  }
+  if (!found) {
+    std::fprintf(stderr, "mp_p2p: unknown case '%s'\n", which.c_str());
+    return 2;
+  }
+  if (std::getenv("SLUICE_TEST_PRINT_STATS") && s.rank() == 0)
+    std::fprintf(stderr, "%s", s.stats_report().c_str());
+  return 0;
+}
