@@ -1,0 +1,340 @@
+// Bootstrap client: the launcher's key-value store over a Unix socket (see boot_wire.hpp
+// for the protocol), or a local store when the process runs as a singleton.
+#include "boot/boot.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <unordered_map>
+
+#include "boot/boot_wire.hpp"
+
+namespace sluice::detail {
+
+namespace {
+
+using bootwire::Frame;
+using bootwire::FrameReader;
+using bootwire::MsgType;
+
+// Exit status for abort(): its low byte, but never 0, so an aborted job never looks
+// successful to the shell.
+int abort_exit_status(int code) {
+  int status = code & 0xff;
+  return status == 0 ? 1 : status;
+}
+
+bool parse_int(const char* text, int& out) {
+  if (text == nullptr || *text == '\0') return false;
+  const char* end = text + std::strlen(text);
+  auto [ptr, ec] = std::from_chars(text, end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+// Reads SLUICE_<name> as an integer >= min_value, or explains why it cannot.
+bool read_int_variable(const char* name, int min_value, int& out, std::string& error) {
+  std::string full = std::string("SLUICE_") + name;
+  const char* text = std::getenv(full.c_str());
+  if (text == nullptr) {
+    error = full + " is not set (it is set by sluicerun for every rank)";
+    return false;
+  }
+  if (!parse_int(text, out) || out < min_value) {
+    error = full + "='" + text + "' is not a valid value";
+    return false;
+  }
+  return true;
+}
+
+class SingletonClient final : public BootClient {
+ public:
+  SingletonClient() {
+    std::random_device random;
+    char id[64];
+    std::snprintf(id, sizeof id, "singleton-%ld-%08x", static_cast<long>(getpid()), random());
+    job_id_ = id;
+  }
+
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  std::string job_id() const override { return job_id_; }
+
+  // Alone in the job, a put is visible at once and fence has nobody to wait for.
+  Errc put(std::string_view key, std::string_view value) override {
+    if (key.empty() || key.size() > bootwire::max_key_size ||
+        value.size() > bootwire::max_value_size)
+      return Errc::invalid_argument;
+    std::lock_guard lock(mutex_);
+    store_[std::string(key)] = std::string(value);
+    return Errc::ok;
+  }
+  Errc fence() override { return Errc::ok; }
+  bool get(std::string_view key, std::string& value) override {
+    std::lock_guard lock(mutex_);
+    auto it = store_.find(std::string(key));
+    if (it == store_.end()) return false;
+    value = it->second;
+    return true;
+  }
+  Errc finalize() override { return Errc::ok; }
+  void abort(int code, std::string_view reason) override {
+    std::fprintf(stderr, "sluice: abort (code %d): %.*s\n", code, static_cast<int>(reason.size()),
+                 reason.data());
+    std::fflush(nullptr);
+    std::_Exit(abort_exit_status(code));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string job_id_;
+  std::unordered_map<std::string, std::string> store_;
+};
+
+class LauncherClient final : public BootClient {
+ public:
+  LauncherClient(int socket_fd, int rank, int size, int local_rank, int local_size,
+                 std::string job_id)
+      : rank_(rank),
+        size_(size),
+        local_rank_(local_rank),
+        local_size_(local_size),
+        job_id_(std::move(job_id)),
+        socket_fd_(socket_fd) {}
+
+  // Closing without finalize() is how the launcher learns that this rank failed.
+  ~LauncherClient() override { close_socket(); }
+
+  // Sends hello and waits for the launcher's verdict.
+  bool handshake(std::string& error) {
+    std::string payload;
+    bootwire::append_u32(payload, static_cast<std::uint32_t>(rank_));
+    payload += job_id_;
+    Frame reply;
+    if (request(MsgType::hello, payload, reply) != Errc::ok) {
+      error = "the launcher closed the bootstrap connection during the handshake";
+      return false;
+    }
+    if (reply.type == MsgType::hello_ok) return true;
+    error = reply.type == MsgType::reject ? "the launcher rejected this rank: " + reply.payload
+                                          : "unexpected reply from the launcher";
+    return false;
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  std::string job_id() const override { return job_id_; }
+
+  Errc put(std::string_view key, std::string_view value) override {
+    if (key.empty() || key.size() > bootwire::max_key_size ||
+        value.size() > bootwire::max_value_size)
+      return Errc::invalid_argument;
+    std::string payload;
+    payload.reserve(4 + key.size() + value.size());
+    bootwire::append_u32(payload, static_cast<std::uint32_t>(key.size()));
+    payload.append(key);
+    payload.append(value);
+    std::lock_guard lock(mutex_);
+    return send_frame(bootwire::make_frame(MsgType::put, payload));
+  }
+
+  Errc fence() override {
+    std::lock_guard lock(mutex_);
+    Frame reply;
+    if (Errc e = request(MsgType::fence, {}, reply); e != Errc::ok) return e;
+    if (reply.type != MsgType::fence_ok) return Errc::peer_dead;  // fence_failed
+    cache_.clear();  // values may have been replaced by this fence
+    return Errc::ok;
+  }
+
+  bool get(std::string_view key, std::string& value) override {
+    if (key.empty() || key.size() > bootwire::max_key_size) return false;
+    std::lock_guard lock(mutex_);
+    std::string key_text(key);
+    if (auto it = cache_.find(key_text); it != cache_.end()) {
+      value = it->second;
+      return true;
+    }
+    Frame reply;
+    if (request(MsgType::get, key, reply) != Errc::ok) return false;
+    if (reply.type != MsgType::get_found) return false;
+    value = reply.payload;
+    cache_.emplace(std::move(key_text), std::move(reply.payload));
+    return true;
+  }
+
+  Errc finalize() override {
+    std::lock_guard lock(mutex_);
+    if (finalized_) return Errc::ok;
+    Frame reply;
+    Errc e = request(MsgType::finalize, {}, reply);
+    if (e == Errc::ok && reply.type != MsgType::finalize_ok) e = Errc::internal;
+    finalized_ = true;
+    close_socket();
+    return e;
+  }
+
+  void abort(int code, std::string_view reason) override {
+    {
+      std::lock_guard lock(mutex_);
+      std::string payload;
+      bootwire::append_u32(payload, static_cast<std::uint32_t>(code));
+      payload.append(reason);
+      Frame reply;
+      // Wait (bounded) until the launcher has recorded the abort, so the job reports it
+      // rather than this process's exit.
+      if (send_frame(bootwire::make_frame(MsgType::abort, payload)) != Errc::ok ||
+          receive_frame(reply, 5000) != Errc::ok) {
+        std::fprintf(stderr, "sluice: rank %d abort (code %d): %.*s\n", rank_, code,
+                     static_cast<int>(reason.size()), reason.data());
+      }
+    }
+    std::fflush(nullptr);
+    std::_Exit(abort_exit_status(code));
+  }
+
+ private:
+  void close_socket() {
+    if (socket_fd_ >= 0) ::close(socket_fd_);
+    socket_fd_ = -1;
+  }
+
+  // A broken connection stays broken: every later call reports peer_dead at once.
+  Errc mark_broken() {
+    close_socket();
+    return Errc::peer_dead;
+  }
+
+  Errc send_frame(const std::string& frame) {
+    if (socket_fd_ < 0) return Errc::peer_dead;
+    std::size_t sent = 0;
+    while (sent < frame.size()) {
+      ssize_t n = ::send(socket_fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return mark_broken();
+      sent += static_cast<std::size_t>(n);
+    }
+    return Errc::ok;
+  }
+
+  // Blocks in poll (no spinning) until a whole frame arrives; timeout_ms < 0 waits forever.
+  Errc receive_frame(Frame& frame, int timeout_ms = -1) {
+    for (;;) {
+      if (socket_fd_ < 0) return Errc::peer_dead;
+      switch (reader_.next(frame)) {
+        case FrameReader::Status::frame:
+          return Errc::ok;
+        case FrameReader::Status::oversized:
+          return mark_broken();
+        case FrameReader::Status::incomplete:
+          break;
+      }
+      pollfd p{socket_fd_, POLLIN, 0};
+      int ready = ::poll(&p, 1, timeout_ms);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) return Errc::cancelled;
+      if (ready < 0) return mark_broken();
+      char buffer[65536];
+      ssize_t n = ::recv(socket_fd_, buffer, sizeof buffer, 0);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) return mark_broken();
+      reader_.feed(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+  Errc request(MsgType type, std::string_view payload, Frame& reply) {
+    if (Errc e = send_frame(bootwire::make_frame(type, payload)); e != Errc::ok) return e;
+    return receive_frame(reply);
+  }
+
+  const int rank_, size_, local_rank_, local_size_;
+  const std::string job_id_;
+  std::mutex mutex_;  // one request in flight on the socket at a time
+  int socket_fd_;
+  FrameReader reader_;
+  bool finalized_ = false;
+  // Values fetched since the last fence; they cannot change until the next one.
+  std::unordered_map<std::string, std::string> cache_;
+};
+
+int connect_unix_socket(const std::string& path, std::string& error) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) {
+    error = "SLUICE_BOOT_ADDR is too long for a Unix socket path: " + path;
+    return -1;
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = std::string("cannot create a socket: ") + std::strerror(errno);
+    return -1;
+  }
+  while (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    if (errno == EINTR) continue;
+    error = "cannot connect to the launcher at " + path + ": " + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool is_launcher_variable(std::string_view name) {
+  return name == "RANK" || name == "SIZE" || name == "LOCAL_RANK" || name == "LOCAL_SIZE" ||
+         name == "JOB_ID" || name == "BOOT_ADDR";
+}
+
+std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
+  const char* address = std::getenv("SLUICE_BOOT_ADDR");
+  if (address == nullptr || *address == '\0') {
+    // A size > 1 without an address means a broken launch, not a singleton.
+    const char* size_text = std::getenv("SLUICE_SIZE");
+    int size = 1;
+    if (size_text != nullptr && (!parse_int(size_text, size) || size != 1)) {
+      error = std::string("SLUICE_SIZE=") + size_text +
+              " but SLUICE_BOOT_ADDR is not set: start the job with sluicerun";
+      return nullptr;
+    }
+    return std::make_unique<SingletonClient>();
+  }
+
+  int rank = 0, size = 0, local_rank = 0, local_size = 0;
+  if (!read_int_variable("SIZE", 1, size, error) || !read_int_variable("RANK", 0, rank, error) ||
+      !read_int_variable("LOCAL_SIZE", 1, local_size, error) ||
+      !read_int_variable("LOCAL_RANK", 0, local_rank, error))
+    return nullptr;
+  if (rank >= size || local_rank >= local_size || local_size > size) {
+    error = "inconsistent launcher variables: SLUICE_RANK=" + std::to_string(rank) +
+            " SLUICE_SIZE=" + std::to_string(size) +
+            " SLUICE_LOCAL_RANK=" + std::to_string(local_rank) +
+            " SLUICE_LOCAL_SIZE=" + std::to_string(local_size);
+    return nullptr;
+  }
+  const char* job_id = std::getenv("SLUICE_JOB_ID");
+  if (job_id == nullptr || *job_id == '\0') {
+    error = "SLUICE_JOB_ID is not set (it is set by sluicerun for every rank)";
+    return nullptr;
+  }
+
+  int fd = connect_unix_socket(address, error);
+  if (fd < 0) return nullptr;
+  auto client = std::make_unique<LauncherClient>(fd, rank, size, local_rank, local_size, job_id);
+  if (!client->handshake(error)) return nullptr;
+  return client;
+}
+
+}  // namespace sluice::detail

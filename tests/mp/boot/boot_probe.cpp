@@ -1,0 +1,173 @@
+// boot_probe: a rank program for sluicerun's tests. It links only the bootstrap client.
+//
+//   boot_probe MODE      (run under sluicerun -n N)
+//
+// Every mode first exchanges a value with every rank (put / fence / get). Then:
+//   ok              a second round that replaces the values, checks, finalizes, exits 0
+//   exit-early      the victim rank exit(3)s without finalize; the others wait in a fence
+//   return-early    the victim returns 0 from main without finalize; the others wait
+//   sigkill         the victim SIGKILLs itself; the others wait in a fence
+//   abort           the victim calls abort(7, ...); the others wait in a fence
+//   early-finalize  the victim finalizes and exits 0; the others' fence must fail
+//   hang            every rank prints its pid and sleeps forever (for --timeout / signals)
+//   output          every rank writes lines in pieces (for line-buffered forwarding)
+//   bind            prints how many CPUs the rank may run on; with "one", requires 1
+// The victim is rank 1 (rank 0 in a one-rank job).
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "boot/boot.hpp"
+
+using sluice::Errc;
+using sluice::detail::BootClient;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (ok) return;
+  std::fprintf(stderr, "boot_probe: CHECK FAILED: %s\n", what.c_str());
+  ++failures;
+}
+
+// Arbitrary bytes (newlines and NULs included); rank 0's value is 64 KiB.
+std::string value_for(int rank, int round) {
+  std::size_t length = rank == 0 ? 65536 : 100 + 37 * static_cast<std::size_t>(rank);
+  std::string value(length, '\0');
+  for (std::size_t i = 0; i < length; ++i)
+    value[i] = static_cast<char>((i * 31 + static_cast<std::size_t>(rank) * 7 + round) & 0xff);
+  value[0] = '\n';
+  return value;
+}
+
+std::string key_for(int rank) {
+  return "probe/" + std::to_string(rank);
+}
+
+void exchange(BootClient& boot, int round) {
+  const int size = boot.size();
+  check(boot.put(key_for(boot.rank()), value_for(boot.rank(), round)) == Errc::ok, "put");
+  if (round > 0) {
+    // Not published before the fence: a get still sees the previous round's value.
+    std::string value;
+    check(boot.get(key_for(boot.rank()), value) && value == value_for(boot.rank(), round - 1),
+          "value before fence is the old one");
+  }
+  check(boot.fence() == Errc::ok, "fence");
+  for (int r = 0; r < size; ++r) {
+    std::string value;
+    bool found = boot.get(key_for(r), value);
+    check(found && value == value_for(r, round),
+          "value of rank " + std::to_string(r) + " in round " + std::to_string(round));
+  }
+  std::string value;
+  check(!boot.get("probe/missing", value), "a missing key is reported missing");
+}
+
+// Blocks in a fence that can only end when the job is torn down.
+int wait_for_teardown(BootClient& boot) {
+  Errc e = boot.fence();
+  std::fprintf(stderr, "boot_probe: rank %d: fence returned %s instead of waiting\n", boot.rank(),
+               std::string(sluice::to_string(e)).c_str());
+  return 4;
+}
+
+void write_out(const std::string& text) {
+  (void)!write(STDOUT_FILENO, text.data(), text.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "ok";
+  std::string error;
+  auto boot = BootClient::from_environment(error);
+  if (!boot) {
+    std::fprintf(stderr, "boot_probe: cannot join the job: %s\n", error.c_str());
+    return 2;
+  }
+  const int rank = boot->rank(), size = boot->size();
+  const int victim = size > 1 ? 1 : 0;
+  check(boot->local_rank() == rank && boot->local_size() == size, "local rank and size");
+
+  exchange(*boot, 0);
+
+  if (mode == "ok") {
+    // Every rank must see the same job id.
+    check(boot->put("probe/job/" + std::to_string(rank), boot->job_id()) == Errc::ok, "put id");
+    exchange(*boot, 1);
+    for (int r = 0; r < size; ++r) {
+      std::string id;
+      check(boot->get("probe/job/" + std::to_string(r), id) && id == boot->job_id(), "job id");
+    }
+    const char* marker = std::getenv("BOOT_PROBE_MARKER");
+    if (rank == 0) std::printf("boot_probe: marker=%s\n", marker ? marker : "(unset)");
+    check(boot->finalize() == Errc::ok, "finalize");
+    std::printf("boot_probe: rank %d of %d %s\n", rank, size, failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+  }
+  if (mode == "exit-early") {
+    if (rank == victim) std::exit(3);
+    return wait_for_teardown(*boot);
+  }
+  if (mode == "return-early") {
+    if (rank == victim) return 0;
+    return wait_for_teardown(*boot);
+  }
+  if (mode == "sigkill") {
+    if (rank == victim) kill(getpid(), SIGKILL);
+    return wait_for_teardown(*boot);
+  }
+  if (mode == "abort") {
+    if (rank == victim) boot->abort(7, "probe requested abort");
+    return wait_for_teardown(*boot);
+  }
+  if (mode == "early-finalize") {
+    if (rank != victim) {
+      Errc e = boot->fence();
+      check(e == Errc::peer_dead, "fence fails when a rank has finalized");
+      if (e == Errc::peer_dead)
+        std::printf("boot_probe: rank %d: fence failed as expected\n", rank);
+    }
+    check(boot->finalize() == Errc::ok, "finalize");
+    return failures ? 1 : 0;
+  }
+  if (mode == "hang") {
+    std::printf("boot_probe: rank %d pid %ld addr %s hanging\n", rank, static_cast<long>(getpid()),
+                std::getenv("SLUICE_BOOT_ADDR"));
+    std::fflush(stdout);
+    for (;;) pause();
+  }
+  if (mode == "output") {
+    // Each line goes out in two writes with a pause between: only line-buffered
+    // forwarding keeps other ranks' lines from landing inside it.
+    for (int i = 0; i < 20; ++i) {
+      write_out("rank " + std::to_string(rank) + " line " + std::to_string(i) + ": ");
+      timespec pause_time{0, 2'000'000};
+      nanosleep(&pause_time, nullptr);
+      write_out("payload-" + std::to_string(rank) + "-" + std::to_string(i) + "\n");
+    }
+    std::fprintf(stderr, "rank %d says goodbye on stderr\n", rank);
+    check(boot->finalize() == Errc::ok, "finalize");
+    return failures ? 1 : 0;
+  }
+  if (mode == "bind") {
+    cpu_set_t cpus;
+    check(sched_getaffinity(0, sizeof cpus, &cpus) == 0, "sched_getaffinity");
+    int count = CPU_COUNT(&cpus);
+    std::printf("boot_probe: rank %d may run on %d cpus\n", rank, count);
+    if (argc > 2 && std::strcmp(argv[2], "one") == 0) check(count == 1, "bound to one CPU");
+    check(boot->finalize() == Errc::ok, "finalize");
+    return failures ? 1 : 0;
+  }
+  std::fprintf(stderr, "boot_probe: unknown mode '%s'\n", mode.c_str());
+  return 2;
+}

@@ -1,0 +1,812 @@
+#include "launcher.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "boot/boot.hpp"
+#include "boot/boot_wire.hpp"
+#include "output_forwarder.hpp"
+#include "posix.hpp"
+
+extern char** environ;
+
+namespace sluicerun {
+
+namespace {
+
+namespace wire = sluice::detail::bootwire;
+using Clock = std::chrono::steady_clock;
+
+// Between SIGTERM and SIGKILL when ending a job: short, so a failed job is gone in < 2 s.
+constexpr auto kill_grace = std::chrono::milliseconds(1000);
+// A rank whose connection closed without finalize but which has not exited yet gets this
+// long to exit (so its real fate, e.g. a signal, is what gets reported).
+constexpr auto disconnect_grace = std::chrono::milliseconds(1000);
+constexpr int startup_failure_status = 1;
+
+void report(const std::string& message) {
+  write_all(STDERR_FILENO, "sluicerun: " + message + "\n");
+}
+
+std::string job_id_for_this_run() {
+  std::uint64_t random = 0;
+  if (getrandom(&random, sizeof random, 0) != sizeof random)
+    random = static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  char id[80];
+  std::snprintf(id, sizeof id, "%ld-%llx-%016llx", static_cast<long>(getpid()),
+                static_cast<unsigned long long>(now_ms), static_cast<unsigned long long>(random));
+  return id;
+}
+
+// A private (0700) temporary directory holding the launcher's socket; both are removed
+// when this object goes away.
+class BootDirectory {
+ public:
+  BootDirectory() = default;
+  BootDirectory(const BootDirectory&) = delete;
+  BootDirectory& operator=(const BootDirectory&) = delete;
+  ~BootDirectory() {
+    if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
+    if (!directory_.empty()) ::rmdir(directory_.c_str());
+  }
+
+  bool create(std::string& error) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::vector<std::string> bases;
+    if (tmpdir != nullptr && *tmpdir == '/') bases.push_back(tmpdir);
+    bases.push_back("/tmp");
+    for (const std::string& base : bases) {
+      std::string candidate = base + "/sluicerun-XXXXXX";
+      // The socket path must fit sun_path; a long TMPDIR falls back to /tmp.
+      if (candidate.size() + 16 >= sizeof(sockaddr_un::sun_path)) continue;
+      if (::mkdtemp(candidate.data()) == nullptr) {
+        error = "cannot create a temporary directory in " + base + ": " + std::strerror(errno);
+        continue;
+      }
+      directory_ = candidate;
+      socket_path_ = directory_ + "/boot.sock";
+      return true;
+    }
+    if (error.empty()) error = "no temporary directory with a short enough path";
+    return false;
+  }
+
+  const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  std::string directory_;
+  std::string socket_path_;
+};
+
+UniqueFd listen_on(const std::string& path, std::string& error) {
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!listener.valid()) {
+    error = std::string("cannot create the bootstrap socket: ") + std::strerror(errno);
+    return {};
+  }
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  // Created 0600 from the start (umask), not chmod-ed after a window of exposure.
+  mode_t old_mask = ::umask(0177);
+  int bound = ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::umask(old_mask);
+  if (bound != 0 || ::listen(listener.get(), SOMAXCONN) != 0) {
+    error = "cannot listen on " + path + ": " + std::strerror(errno);
+    return {};
+  }
+  return listener;
+}
+
+// Where an epoll event comes from: the kind in the high half, an id in the low half.
+enum class Source : std::uint32_t { listener, signals, rank_stdout, rank_stderr, connection };
+
+std::uint64_t event_tag(Source source, std::uint64_t id) {
+  return (static_cast<std::uint64_t>(source) << 32) | (id & 0xffffffffu);
+}
+
+struct RankProcess {
+  RankProcess(int rank_index, std::string prefix)
+      : rank(rank_index),
+        stdout_forwarder(STDOUT_FILENO, prefix),
+        stderr_forwarder(STDERR_FILENO, prefix) {}
+
+  std::string who() const {
+    return "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ")";
+  }
+
+  int rank;
+  pid_t pid = -1;
+  bool reaped = false;
+  bool joined = false;  // sent hello: it is a Sluice process, so it must finalize
+  bool finalized = false;
+  bool in_fence = false;
+  std::optional<std::uint32_t> connection_id;
+  std::optional<Clock::time_point> disconnect_deadline;
+  UniqueFd stdout_pipe, stderr_pipe;
+  OutputForwarder stdout_forwarder, stderr_forwarder;
+};
+
+struct Connection {
+  UniqueFd socket;
+  int rank = -1;  // -1 until hello
+  wire::FrameReader reader;
+  std::string outbox;  // reply bytes the socket could not take yet
+  bool close_after_flush = false;
+};
+
+class Launcher {
+ public:
+  explicit Launcher(const Options& options) : options_(options) {}
+
+  int run() {
+    std::string error;
+    if (!set_up(error)) {
+      report(error);
+      return startup_failure_status;
+    }
+    for (int r = 0; r < options_.nranks && !terminating_; ++r) start_rank(r);
+    if (options_.timeout_seconds)
+      job_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(*options_.timeout_seconds));
+    while (unreaped_ranks_ > 0) {
+      wait_and_dispatch();
+      check_deadlines();
+    }
+    for (RankProcess& rank : ranks_) {
+      drain_output(rank);
+      rank.stdout_forwarder.finish();
+      rank.stderr_forwarder.finish();
+    }
+    return exit_status_.value_or(0);
+  }
+
+  ~Launcher() {
+    // Only reached early on a setup failure; never leave ranks behind.
+    for (RankProcess& rank : ranks_)
+      if (rank.pid > 0 && !rank.reaped) ::kill(rank.pid, SIGKILL);
+    sigprocmask(SIG_SETMASK, &original_signal_mask_, nullptr);
+  }
+
+ private:
+  // ---- setup ----
+
+  bool set_up(std::string& error) {
+    job_id_ = job_id_for_this_run();
+    if (!boot_directory_.create(error)) return false;
+    listener_ = listen_on(boot_directory_.socket_path(), error);
+    if (!listener_.valid()) return false;
+
+    // Signals arrive through a signalfd, so the loop handles them like any other event.
+    sigset_t handled;
+    sigemptyset(&handled);
+    for (int signo : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+      sigaddset(&handled, signo);
+    sigprocmask(SIG_BLOCK, &handled, &original_signal_mask_);
+    signal_fd_.reset(::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signal_fd_.valid()) {
+      error = std::string("signalfd: ") + std::strerror(errno);
+      return false;
+    }
+    // A reader that went away must not kill the launcher; ranks get the default back.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &original_sigpipe_action_);
+
+    epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_.valid()) {
+      error = std::string("epoll_create1: ") + std::strerror(errno);
+      return false;
+    }
+    watch(listener_.get(), EPOLLIN, event_tag(Source::listener, 0));
+    watch(signal_fd_.get(), EPOLLIN, event_tag(Source::signals, 0));
+
+    if (options_.bind == BindPolicy::core) {
+      cpu_set_t allowed;
+      if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+          if (CPU_ISSET(cpu, &allowed)) bind_cpus_.push_back(cpu);
+      if (bind_cpus_.empty()) report("warning: cannot read the CPU set; --bind core ignored");
+    }
+
+    for (const std::string& arg : options_.command) rank_argv_storage_.push_back(arg);
+    for (std::string& arg : rank_argv_storage_) rank_argv_.push_back(arg.data());
+    rank_argv_.push_back(nullptr);
+
+    ranks_.reserve(options_.nranks);
+    for (int r = 0; r < options_.nranks; ++r)
+      ranks_.emplace_back(r, options_.tag_output ? "[" + std::to_string(r) + "] " : "");
+    return true;
+  }
+
+  void watch(int fd, std::uint32_t events, std::uint64_t tag) {
+    epoll_event event{};
+    event.events = events;
+    event.data.u64 = tag;
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event);
+  }
+
+  void rewatch(int fd, std::uint32_t events, std::uint64_t tag) {
+    epoll_event event{};
+    event.events = events;
+    event.data.u64 = tag;
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &event);
+  }
+
+  void unwatch(int fd) { ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }
+
+  // Every variable passes through except stale launcher variables, which are replaced.
+  std::vector<std::string> environment_for(int rank) const {
+    std::vector<std::string> env;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      std::string_view text(*entry);
+      std::string_view name = text.substr(0, text.find('='));
+      if (name.starts_with("SLUICE_") &&
+          sluice::detail::is_launcher_variable(name.substr(std::strlen("SLUICE_"))))
+        continue;
+      env.emplace_back(text);
+    }
+    std::string size = std::to_string(options_.nranks);
+    env.push_back("SLUICE_RANK=" + std::to_string(rank));
+    env.push_back("SLUICE_SIZE=" + size);
+    env.push_back("SLUICE_LOCAL_RANK=" + std::to_string(rank));  // every rank is on this host
+    env.push_back("SLUICE_LOCAL_SIZE=" + size);
+    env.push_back("SLUICE_JOB_ID=" + job_id_);
+    env.push_back("SLUICE_BOOT_ADDR=" + boot_directory_.socket_path());
+    return env;
+  }
+
+  // ---- starting ranks ----
+
+  void start_rank(int r) {
+    RankProcess& rank = ranks_[r];
+    std::vector<std::string> env_storage = environment_for(r);
+    std::vector<char*> envp;
+    for (std::string& entry : env_storage) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+
+    int out_pipe[2], err_pipe[2], exec_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+        ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+      fail_job(startup_failure_status, std::string("cannot create pipes: ") + std::strerror(errno) +
+                                           "; terminating the job");
+      return;
+    }
+    UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
+    UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+    UniqueFd exec_read(exec_pipe[0]), exec_write(exec_pipe[1]);
+    const pid_t launcher_pid = ::getpid();
+
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      fail_job(startup_failure_status,
+               std::string("cannot fork: ") + std::strerror(errno) + "; terminating the job");
+      return;
+    }
+    if (pid == 0) {
+      exec_rank(r, out_write.get(), err_write.get(), exec_write.get(), launcher_pid, envp.data());
+    }
+
+    // The exec pipe closes (read returns 0) when exec succeeds; else it carries errno.
+    exec_write.reset();
+    int exec_errno = 0;
+    ssize_t n;
+    do n = ::read(exec_read.get(), &exec_errno, sizeof exec_errno);
+    while (n < 0 && errno == EINTR);
+    rank.pid = pid;
+    pid_to_rank_[pid] = r;
+    ++unreaped_ranks_;
+
+    set_nonblocking(out_read.get());
+    set_nonblocking(err_read.get());
+    rank.stdout_pipe = std::move(out_read);
+    rank.stderr_pipe = std::move(err_read);
+    watch(rank.stdout_pipe.get(), EPOLLIN, event_tag(Source::rank_stdout, r));
+    watch(rank.stderr_pipe.get(), EPOLLIN, event_tag(Source::rank_stderr, r));
+
+    if (n == sizeof exec_errno) {
+      // The child exits 127 right away; its exit is then expected, not reported again.
+      fail_job(exec_errno == ENOENT ? 127 : 126,
+               "cannot execute '" + options_.command[0] + "': " + std::strerror(exec_errno));
+    }
+  }
+
+  // In the child between fork and exec: only async-signal-safe calls.
+  [[noreturn]] void exec_rank(int r, int out_fd, int err_fd, int exec_fd, pid_t launcher_pid,
+                              char** envp) {
+    auto give_to = [](int fd, int target) {
+      if (fd == target)
+        ::fcntl(fd, F_SETFD, 0);  // dup2 onto itself would keep FD_CLOEXEC
+      else
+        ::dup2(fd, target);
+    };
+    give_to(out_fd, STDOUT_FILENO);
+    give_to(err_fd, STDERR_FILENO);
+    // Like mpirun: rank 0 reads the launcher's stdin, the others read nothing.
+    if (r != 0) {
+      int null_fd = ::open("/dev/null", O_RDONLY);
+      if (null_fd >= 0) give_to(null_fd, STDIN_FILENO);
+    }
+    ::sigaction(SIGPIPE, &original_sigpipe_action_, nullptr);
+    ::sigprocmask(SIG_SETMASK, &original_signal_mask_, nullptr);
+    // If the launcher dies (even by SIGKILL), its ranks must not live on.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != launcher_pid) ::_exit(startup_failure_status);
+    if (!bind_cpus_.empty()) {
+      cpu_set_t one_cpu;
+      CPU_ZERO(&one_cpu);
+      CPU_SET(bind_cpus_[r % bind_cpus_.size()], &one_cpu);
+      ::sched_setaffinity(0, sizeof one_cpu, &one_cpu);
+    }
+    ::execvpe(rank_argv_[0], rank_argv_.data(), envp);
+    int exec_errno = errno;
+    (void)!::write(exec_fd, &exec_errno, sizeof exec_errno);
+    ::_exit(127);
+  }
+
+  // ---- event loop ----
+
+  void wait_and_dispatch() {
+    epoll_event events[64];
+    int count = ::epoll_wait(epoll_.get(), events, 64, milliseconds_to_next_deadline());
+    if (count < 0) {
+      if (errno == EINTR) return;
+      report(std::string("epoll_wait: ") + std::strerror(errno));
+      std::abort();
+    }
+    for (int i = 0; i < count; ++i) {
+      auto source = static_cast<Source>(events[i].data.u64 >> 32);
+      auto id = static_cast<std::uint32_t>(events[i].data.u64);
+      switch (source) {
+        case Source::listener:
+          accept_connections();
+          break;
+        case Source::signals:
+          handle_signals();
+          break;
+        case Source::rank_stdout:
+          read_output(ranks_[id], false);
+          break;
+        case Source::rank_stderr:
+          read_output(ranks_[id], true);
+          break;
+        case Source::connection:
+          if (events[i].events & EPOLLOUT) flush_outbox(id);
+          if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_connection(id, false);
+          break;
+      }
+    }
+  }
+
+  int milliseconds_to_next_deadline() const {
+    std::optional<Clock::time_point> next;
+    auto consider = [&](const std::optional<Clock::time_point>& deadline) {
+      if (deadline && (!next || *deadline < *next)) next = deadline;
+    };
+    if (!terminating_) consider(job_deadline_);
+    consider(kill_deadline_);
+    for (const RankProcess& rank : ranks_)
+      if (!rank.reaped) consider(rank.disconnect_deadline);
+    if (!next) return -1;
+    auto wait = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
+    return wait < 0 ? 0 : static_cast<int>(wait);
+  }
+
+  void check_deadlines() {
+    auto now = Clock::now();
+    if (job_deadline_ && now >= *job_deadline_ && !terminating_) {
+      job_deadline_.reset();
+      begin_termination(124,
+                        "job timed out after " + options_.timeout_text + " s; killing " +
+                            std::to_string(unreaped_ranks_) + " ranks",
+                        SIGTERM);
+    }
+    if (kill_deadline_ && now >= *kill_deadline_) {
+      kill_deadline_.reset();
+      signal_ranks(SIGKILL);
+    }
+    for (RankProcess& rank : ranks_) {
+      if (rank.disconnect_deadline && now >= *rank.disconnect_deadline) {
+        rank.disconnect_deadline.reset();
+        if (!rank.reaped)
+          fail_job(1, rank.who() +
+                          " closed its bootstrap connection without calling finalize; "
+                          "terminating the job");
+      }
+    }
+  }
+
+  // ---- signals and child exits ----
+
+  void handle_signals() {
+    signalfd_siginfo info;
+    while (::read(signal_fd_.get(), &info, sizeof info) == sizeof info) {
+      int signo = static_cast<int>(info.ssi_signo);
+      if (signo == SIGCHLD) {
+        reap_children();
+      } else if (signo == SIGUSR1 || signo == SIGUSR2) {
+        signal_ranks(signo);  // user signals are for the ranks, like mpirun does
+      } else if (terminating_) {
+        signal_ranks(SIGKILL);  // asked again while ending: stop waiting
+      } else {
+        begin_termination(128 + signo,
+                          "received signal " + std::to_string(signo) + " (" + signal_name(signo) +
+                              "); terminating " + std::to_string(unreaped_ranks_) + " ranks",
+                          signo);
+      }
+    }
+  }
+
+  void reap_children() {
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      auto it = pid_to_rank_.find(pid);
+      if (it != pid_to_rank_.end()) on_rank_exit(ranks_[it->second], status);
+    }
+  }
+
+  void on_rank_exit(RankProcess& rank, int status) {
+    rank.reaped = true;
+    rank.disconnect_deadline.reset();
+    --unreaped_ranks_;
+    // Whatever the rank sent before it died is queued already: read it before judging
+    // (a finalize or abort just before exit must count), and show its last output first.
+    if (rank.connection_id) read_connection(*rank.connection_id, true);
+    drain_output(rank);
+    if (terminating_) return;
+
+    if (WIFSIGNALED(status)) {
+      int signo = WTERMSIG(status);
+      fail_job(128 + signo, rank.who() + " was killed by signal " + std::to_string(signo) + " (" +
+                                signal_name(signo) + "); terminating the job");
+      return;
+    }
+    int code = WEXITSTATUS(status);
+    std::string code_text = std::to_string(code);
+    if (rank.finalized) {
+      if (code != 0) {
+        // After finalize the others may finish their work: record, don't kill.
+        report(rank.who() + " exited with status " + code_text + " after finalize");
+        if (!exit_status_) exit_status_ = code;
+      }
+    } else if (rank.joined) {
+      fail_job(code != 0 ? code : 1, rank.who() + " exited with status " + code_text +
+                                         " before calling finalize; terminating the job");
+    } else if (code != 0) {
+      fail_job(code, rank.who() + " exited with status " + code_text + "; terminating the job");
+    }
+    if (!terminating_) fail_fence_if_stuck();
+  }
+
+  // Ends the job because of `message`; the first failure decides the exit status.
+  void fail_job(int status, const std::string& message) {
+    begin_termination(status, message, SIGTERM);
+  }
+
+  void begin_termination(int status, const std::string& message, int signo) {
+    if (terminating_) return;
+    terminating_ = true;
+    exit_status_ = status;
+    report(message);
+    signal_ranks(signo);
+    kill_deadline_ = Clock::now() + kill_grace;
+  }
+
+  void signal_ranks(int signo) {
+    for (RankProcess& rank : ranks_)
+      if (rank.pid > 0 && !rank.reaped) ::kill(rank.pid, signo);
+  }
+
+  // ---- output ----
+
+  void read_output(RankProcess& rank, bool is_stderr) {
+    UniqueFd& pipe = is_stderr ? rank.stderr_pipe : rank.stdout_pipe;
+    OutputForwarder& forwarder = is_stderr ? rank.stderr_forwarder : rank.stdout_forwarder;
+    if (!pipe.valid()) return;
+    char buffer[65536];
+    ssize_t n = ::read(pipe.get(), buffer, sizeof buffer);
+    if (n > 0) {
+      forwarder.consume(std::string_view(buffer, static_cast<std::size_t>(n)));
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      forwarder.finish();
+      unwatch(pipe.get());
+      pipe.reset();
+    }
+  }
+
+  // Reads what the rank's pipes hold now, without waiting for end of file (a grandchild
+  // may still hold them open).
+  void drain_output(RankProcess& rank) {
+    for (bool is_stderr : {false, true}) {
+      UniqueFd& pipe = is_stderr ? rank.stderr_pipe : rank.stdout_pipe;
+      OutputForwarder& forwarder = is_stderr ? rank.stderr_forwarder : rank.stdout_forwarder;
+      char buffer[65536];
+      ssize_t n;
+      while (pipe.valid() && (n = ::read(pipe.get(), buffer, sizeof buffer)) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        forwarder.consume(std::string_view(buffer, static_cast<std::size_t>(n)));
+      }
+      if (pipe.valid() && n == 0) {
+        forwarder.finish();
+        unwatch(pipe.get());
+        pipe.reset();
+      }
+    }
+  }
+
+  // ---- bootstrap connections ----
+
+  void accept_connections() {
+    for (;;) {
+      int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EINTR) continue;
+        return;  // EAGAIN, or a transient error (EMFILE) that the next event retries
+      }
+      std::uint32_t id = next_connection_id_++;
+      Connection& connection = connections_[id];
+      connection.socket.reset(fd);
+      watch(fd, EPOLLIN, event_tag(Source::connection, id));
+    }
+  }
+
+  // Reads and handles frames. Normally a bounded batch (level-triggered epoll calls again);
+  // `until_closed` reads everything a dead rank left behind.
+  void read_connection(std::uint32_t id, bool until_closed) {
+    char buffer[65536];
+    for (int batch = 0; until_closed || batch < 16; ++batch) {
+      auto it = connections_.find(id);
+      if (it == connections_.end()) return;
+      ssize_t n = ::recv(it->second.socket.get(), buffer, sizeof buffer, 0);
+      if (n < 0 && errno == EINTR) continue;
+      // Nothing more for now (for a dead rank: a forked child may still hold the socket).
+      if (n < 0 && errno == EAGAIN) return;
+      if (n <= 0) {
+        on_disconnect(id);
+        return;
+      }
+      it->second.reader.feed(buffer, static_cast<std::size_t>(n));
+      wire::Frame frame;
+      for (;;) {
+        auto found = connections_.find(id);  // a handler may close the connection
+        if (found == connections_.end()) return;
+        auto status = found->second.reader.next(frame);
+        if (status == wire::FrameReader::Status::incomplete) break;
+        if (status == wire::FrameReader::Status::oversized) {
+          protocol_error(id, "message too large");
+          return;
+        }
+        handle_frame(id, frame);
+      }
+    }
+  }
+
+  void handle_frame(std::uint32_t id, wire::Frame& frame) {
+    Connection& connection = connections_.at(id);
+    if (connection.rank < 0) {
+      if (frame.type != wire::MsgType::hello) return protocol_error(id, "expected hello");
+      return handle_hello(id, frame.payload);
+    }
+    RankProcess& rank = ranks_[connection.rank];
+    std::string_view payload(frame.payload);
+    switch (frame.type) {
+      case wire::MsgType::put: {
+        std::uint32_t key_size = 0;
+        if (!wire::take_u32(payload, key_size) || key_size > payload.size() || key_size == 0)
+          return protocol_error(id, "malformed put");
+        pending_puts_.emplace_back(std::string(payload.substr(0, key_size)),
+                                   std::string(payload.substr(key_size)));
+        return;
+      }
+      case wire::MsgType::fence: {
+        if (rank.in_fence) return protocol_error(id, "fence while already in a fence");
+        rank.in_fence = true;
+        if (++ranks_in_fence_ == options_.nranks)
+          complete_fence();
+        else
+          fail_fence_if_stuck();
+        return;
+      }
+      case wire::MsgType::get: {
+        auto it = store_.find(frame.payload);
+        if (it == store_.end())
+          send_frame(id, wire::make_frame(wire::MsgType::get_missing));
+        else
+          send_frame(id, wire::make_frame(wire::MsgType::get_found, it->second));
+        return;
+      }
+      case wire::MsgType::finalize:
+        rank.finalized = true;
+        send_frame(id, wire::make_frame(wire::MsgType::finalize_ok));
+        fail_fence_if_stuck();
+        return;
+      case wire::MsgType::abort: {
+        std::uint32_t code = 0;
+        if (!wire::take_u32(payload, code)) return protocol_error(id, "malformed abort");
+        int signed_code = static_cast<int>(code);
+        send_frame(id, wire::make_frame(wire::MsgType::abort_ok));
+        int status = signed_code & 0xff;
+        fail_job(status == 0 ? 1 : status,
+                 "rank " + std::to_string(rank.rank) + " called abort (code " +
+                     std::to_string(signed_code) + "): " + std::string(payload));
+        return;
+      }
+      default:
+        return protocol_error(id, "unknown message type");
+    }
+  }
+
+  void handle_hello(std::uint32_t id, std::string_view payload) {
+    std::uint32_t rank_index = 0;
+    if (!wire::take_u32(payload, rank_index)) return protocol_error(id, "malformed hello");
+    std::string problem;
+    if (payload != job_id_)
+      problem = "job id " + std::string(payload) + " is not this job's (" + job_id_ + ")";
+    else if (rank_index >= static_cast<std::uint32_t>(options_.nranks))
+      problem = "rank " + std::to_string(rank_index) + " is out of range";
+    else if (ranks_[rank_index].joined)
+      problem = "rank " + std::to_string(rank_index) + " has already connected once";
+    if (!problem.empty()) {
+      report("rejected a bootstrap connection: " + problem);
+      Connection& connection = connections_.at(id);
+      send_frame(id, wire::make_frame(wire::MsgType::reject, problem));
+      connection.close_after_flush = true;
+      if (connection.outbox.empty()) close_connection(id);
+      return;
+    }
+    RankProcess& rank = ranks_[rank_index];
+    connections_.at(id).rank = static_cast<int>(rank_index);
+    rank.joined = true;
+    rank.connection_id = id;
+    send_frame(id, wire::make_frame(wire::MsgType::hello_ok));
+  }
+
+  void complete_fence() {
+    for (auto& [key, value] : pending_puts_) store_[std::move(key)] = std::move(value);
+    pending_puts_.clear();
+    ranks_in_fence_ = 0;
+    for (RankProcess& rank : ranks_) {
+      rank.in_fence = false;
+      if (rank.connection_id)
+        send_frame(*rank.connection_id, wire::make_frame(wire::MsgType::fence_ok));
+    }
+  }
+
+  // A fence needs every rank; one that finalized or exited will never come. Fail the fence
+  // (the waiting ranks' fence() returns an error) rather than let them hang.
+  void fail_fence_if_stuck() {
+    if (ranks_in_fence_ == 0) return;
+    const RankProcess* missing = nullptr;
+    for (const RankProcess& rank : ranks_)
+      if (!rank.in_fence && (rank.finalized || rank.reaped)) missing = &rank;
+    if (missing == nullptr) return;
+    std::string reason = missing->who() + (missing->finalized ? " finalized" : " exited") +
+                         " while other ranks wait in a fence, so the fence can never complete";
+    report(reason);
+    ranks_in_fence_ = 0;
+    for (RankProcess& rank : ranks_) {
+      if (!rank.in_fence) continue;
+      rank.in_fence = false;
+      if (rank.connection_id)
+        send_frame(*rank.connection_id, wire::make_frame(wire::MsgType::fence_failed, reason));
+    }
+  }
+
+  void send_frame(std::uint32_t id, const std::string& frame) {
+    Connection& connection = connections_.at(id);
+    std::string_view rest(frame);
+    if (connection.outbox.empty()) {
+      ssize_t n =
+          ::send(connection.socket.get(), frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) return;  // gone: the read side sees EOF
+      if (n > 0) rest.remove_prefix(static_cast<std::size_t>(n));
+      if (rest.empty()) return;
+      rewatch(connection.socket.get(), EPOLLIN | EPOLLOUT, event_tag(Source::connection, id));
+    }
+    connection.outbox.append(rest);
+  }
+
+  void flush_outbox(std::uint32_t id) {
+    auto it = connections_.find(id);
+    if (it == connections_.end()) return;
+    Connection& connection = it->second;
+    while (!connection.outbox.empty()) {
+      ssize_t n = ::send(connection.socket.get(), connection.outbox.data(),
+                         connection.outbox.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      if (n < 0) {
+        connection.outbox.clear();
+        break;
+      }
+      connection.outbox.erase(0, static_cast<std::size_t>(n));
+    }
+    if (connection.close_after_flush) return close_connection(id);
+    rewatch(connection.socket.get(), EPOLLIN, event_tag(Source::connection, id));
+  }
+
+  void protocol_error(std::uint32_t id, const std::string& what) {
+    int rank = connections_.at(id).rank;
+    report("protocol error on the bootstrap connection of " +
+           (rank >= 0 ? "rank " + std::to_string(rank) : std::string("an unidentified process")) +
+           ": " + what + "; closing it");
+    on_disconnect(id);
+  }
+
+  void on_disconnect(std::uint32_t id) {
+    int rank_index = connections_.at(id).rank;
+    close_connection(id);
+    if (rank_index < 0) return;
+    RankProcess& rank = ranks_[rank_index];
+    rank.connection_id.reset();
+    if (!rank.finalized && !rank.reaped && !terminating_)
+      rank.disconnect_deadline = Clock::now() + disconnect_grace;
+  }
+
+  void close_connection(std::uint32_t id) {
+    auto it = connections_.find(id);
+    if (it == connections_.end()) return;
+    unwatch(it->second.socket.get());
+    if (it->second.rank >= 0) ranks_[it->second.rank].connection_id.reset();
+    connections_.erase(it);
+  }
+
+  const Options& options_;
+  std::string job_id_;
+  BootDirectory boot_directory_;
+  UniqueFd listener_, signal_fd_, epoll_;
+  sigset_t original_signal_mask_{};
+  struct sigaction original_sigpipe_action_ {};
+  std::vector<int> bind_cpus_;  // CPUs ranks are bound to, round robin (empty: no binding)
+  std::vector<std::string> rank_argv_storage_;
+  std::vector<char*> rank_argv_;
+
+  std::vector<RankProcess> ranks_;
+  std::unordered_map<pid_t, int> pid_to_rank_;
+  int unreaped_ranks_ = 0;
+  std::unordered_map<std::uint32_t, Connection> connections_;
+  std::uint32_t next_connection_id_ = 0;
+
+  // The key-value store: puts wait in pending_puts_ until the fence that publishes them.
+  std::unordered_map<std::string, std::string> store_;
+  std::vector<std::pair<std::string, std::string>> pending_puts_;
+  int ranks_in_fence_ = 0;
+
+  bool terminating_ = false;
+  std::optional<int> exit_status_;
+  std::optional<Clock::time_point> job_deadline_, kill_deadline_;
+};
+
+}  // namespace
+
+int run_job(const Options& options) {
+  Launcher launcher(options);
+  return launcher.run();
+}
+
+}  // namespace sluicerun

@@ -1,0 +1,33 @@
+// Command line of sluicerun.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluicerun {
+
+enum class BindPolicy { none, core };
+
+struct Options {
+  int nranks = 0;
+  BindPolicy bind = BindPolicy::none;
+  bool tag_output = false;
+  std::optional<double> timeout_seconds;
+  std::string timeout_text;          // as the user wrote it, for messages
+  std::vector<std::string> command;  // program and its arguments
+};
+
+// What parse_options decided: run with `options`, or print `message` and exit with
+// `exit_status` (help, version, usage error).
+struct ParseResult {
+  std::optional<Options> options;
+  std::string message;
+  int exit_status = 0;
+};
+
+ParseResult parse_options(int argc, char** argv);
+
+std::string usage_text();
+
+}  // namespace sluicerun
