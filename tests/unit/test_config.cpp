@@ -1,0 +1,209 @@
+// Unit tests for the typed configuration table: defaults, parsers, problems reported.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+
+namespace sluice::detail {
+
+// This target links config.cpp alone; the real definition lives in src/boot/boot.cpp.
+bool is_launcher_variable(std::string_view n) {
+  return n == "RANK" || n == "SIZE" || n == "LOCAL_RANK" || n == "LOCAL_SIZE" || n == "JOB_ID" ||
+         n == "BOOT_ADDR";
+}
+
+namespace {
+
+Config parse(std::vector<std::string> env, std::vector<std::string>& problems) {
+  return Config::from_strings(env, problems);
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
+  std::set<std::string_view> names;
+  for (const ConfigKey& k : config_table()) {
+    EXPECT_TRUE(names.insert(k.name).second) << "duplicate " << k.name;
+    EXPECT_FALSE(k.help.empty()) << k.name;
+    EXPECT_EQ(k.help.find('\n'), std::string_view::npos) << k.name;
+    EXPECT_EQ(k.type == ConfigType::choice, !k.choices.empty()) << k.name;
+    for (char c : k.name) EXPECT_TRUE((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+    // A default given as the value of its own variable must be accepted silently.
+    std::vector<std::string> problems;
+    Config c =
+        parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
+    EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
+  }
+  EXPECT_EQ(names.size(), 13u);
+}
+
+TEST(ConfigDefaults, TypedValues) {
+  Config c;
+  EXPECT_EQ(c.get_string("DRIVERS"), "shm");
+  EXPECT_EQ(c.get_size("SHM_CELL_SIZE"), 8192u);
+  EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
+  EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
+  EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
+  EXPECT_EQ(c.get_size("SHM_CMA_THRESHOLD"), 32768u);
+  EXPECT_EQ(c.get_size("SHM_PIPE_CHUNK"), 65536u);
+  EXPECT_EQ(c.get_int("SHM_PIPE_SLOTS"), 8);
+  EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
+  EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 1e-3);
+  EXPECT_FALSE(c.get_bool("STATS"));
+  EXPECT_EQ(c.get_string("LOG_LEVEL"), "warn");
+  EXPECT_DOUBLE_EQ(c.get_seconds("PEER_TIMEOUT"), 60.0);
+  EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
+  EXPECT_EQ(c.value_text("EAGER_LIMIT"), "4K");
+}
+
+TEST(ConfigParse, Sizes) {
+  uint64_t v = 0;
+  const std::pair<const char*, uint64_t> good[] = {
+      {"4096", 4096},  {"4K", 4096},      {"4KiB", 4096},     {"4k", 4096},       {"4KB", 4096},
+      {"1M", 1 << 20}, {"1MiB", 1 << 20}, {"2G", 2ull << 30}, {"1.5M", 3 << 19},  {" 64K ", 65536},
+      {"0", 0},        {"16 KiB", 16384}, {"12B", 12},        {"1T", 1ull << 40},
+  };
+  for (auto [text, want] : good) {
+    EXPECT_TRUE(parse_size(text, v)) << text;
+    EXPECT_EQ(v, want) << text;
+  }
+  for (const char* bad : {"", "K", "-4K", "4X", "4KiBB", "1.5", "four", "4K4", ".5K", "1e3",
+                          "99999999999999999999", "20000000000G"})
+    EXPECT_FALSE(parse_size(bad, v)) << bad;
+}
+
+TEST(ConfigParse, Durations) {
+  double s = 0;
+  const std::pair<const char*, double> good[] = {
+      {"50us", 50e-6}, {"1ms", 1e-3},  {"2s", 2.0},     {"1.5s", 1.5}, {"100ns", 100e-9},
+      {"3", 3.0},      {"0.25", 0.25}, {"10 MS", 1e-2}, {"0", 0.0},
+  };
+  for (auto [text, want] : good) {
+    EXPECT_TRUE(parse_duration(text, s)) << text;
+    EXPECT_DOUBLE_EQ(s, want) << text;
+  }
+  for (const char* bad : {"", "s", "-1s", "5min", "1.s", "fast", "1h", "1 2s"})
+    EXPECT_FALSE(parse_duration(bad, s)) << bad;
+}
+
+TEST(ConfigParse, Booleans) {
+  bool b = false;
+  for (const char* t : {"1", "yes", "on", "true", "TRUE", "Yes", "On"}) {
+    EXPECT_TRUE(parse_bool(t, b)) << t;
+    EXPECT_TRUE(b) << t;
+  }
+  for (const char* f : {"0", "no", "off", "false", "FALSE", "No"}) {
+    EXPECT_TRUE(parse_bool(f, b)) << f;
+    EXPECT_FALSE(b) << f;
+  }
+  for (const char* bad : {"", "2", "y", "enable", "truee"}) EXPECT_FALSE(parse_bool(bad, b)) << bad;
+}
+
+TEST(ConfigEnv, GoodValuesOfEachType) {
+  std::vector<std::string> problems;
+  Config c = parse(
+      {"SLUICE_DRIVERS=shm,tcp", "SLUICE_EAGER_LIMIT=16384", "SLUICE_SHM_RING_CELLS=128",
+       "SLUICE_SPIN_TIME=1ms", "SLUICE_STATS=yes", "SLUICE_SHM_RNDV=CMA", "SLUICE_LOG_LEVEL=Debug"},
+      problems);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(c.get_string("DRIVERS"), "shm,tcp");
+  EXPECT_EQ(c.get_size("EAGER_LIMIT"), 16384u);
+  EXPECT_TRUE(c.is_set("EAGER_LIMIT"));
+  EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 128);
+  EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 1e-3);
+  EXPECT_TRUE(c.get_bool("STATS"));
+  EXPECT_EQ(c.get_string("SHM_RNDV"), "cma");  // choices are stored lower-case
+  EXPECT_EQ(c.get_string("LOG_LEVEL"), "debug");
+  EXPECT_FALSE(c.is_set("PEER_TIMEOUT"));
+}
+
+TEST(ConfigEnv, LaterSettingWins) {
+  std::vector<std::string> problems;
+  Config c = parse({"SLUICE_EAGER_LIMIT=1K", "SLUICE_EAGER_LIMIT=2K"}, problems);
+  EXPECT_EQ(c.get_size("EAGER_LIMIT"), 2048u);
+}
+
+TEST(ConfigEnv, BadValuesKeepDefaultAndNameKeyValueAndForm) {
+  std::vector<std::string> problems;
+  Config c = parse({"SLUICE_EAGER_LIMIT=lots", "SLUICE_SHM_RING_CELLS=12x", "SLUICE_SPIN_TIME=5min",
+                    "SLUICE_STATS=maybe", "SLUICE_SHM_RNDV=rdma"},
+                   problems);
+  ASSERT_EQ(problems.size(), 5u);
+  EXPECT_TRUE(contains(problems[0], "SLUICE_EAGER_LIMIT")) << problems[0];
+  EXPECT_TRUE(contains(problems[0], "lots")) << problems[0];
+  EXPECT_TRUE(contains(problems[0], "size")) << problems[0];
+  EXPECT_TRUE(contains(problems[1], "integer")) << problems[1];
+  EXPECT_TRUE(contains(problems[2], "duration")) << problems[2];
+  EXPECT_TRUE(contains(problems[3], "boolean")) << problems[3];
+  EXPECT_TRUE(contains(problems[4], "auto, cma, pipeline")) << problems[4];
+  EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
+  EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
+  EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
+  EXPECT_FALSE(c.get_bool("STATS"));
+  EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
+  EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
+}
+
+TEST(ConfigEnv, UnknownKeySuggestsClosest) {
+  std::vector<std::string> problems;
+  parse({"SLUICE_EAGER_LIMT=8K"}, problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_TRUE(contains(problems[0], "SLUICE_EAGER_LIMT")) << problems[0];
+  EXPECT_TRUE(contains(problems[0], "did you mean SLUICE_EAGER_LIMIT?")) << problems[0];
+
+  EXPECT_EQ(closest_config_key("EAGER_LIMT"), "EAGER_LIMIT");
+  EXPECT_EQ(closest_config_key("SLUICE_EAGER_LIMT"), "EAGER_LIMIT");
+  EXPECT_EQ(closest_config_key("EAGRE_LIMIT"), "EAGER_LIMIT");  // transposition
+  EXPECT_EQ(closest_config_key("eager_limit"), "EAGER_LIMIT");
+  EXPECT_EQ(closest_config_key("SHM_PIPE_SLOT"), "SHM_PIPE_SLOTS");
+  EXPECT_EQ(closest_config_key("STAT"), "STATS");
+  EXPECT_EQ(closest_config_key("FOO"), "");
+  EXPECT_EQ(closest_config_key("COMPLETELY_DIFFERENT"), "");
+}
+
+TEST(ConfigEnv, UnknownKeyWithoutCloseMatchPointsToSluiceInfo) {
+  std::vector<std::string> problems;
+  parse({"SLUICE_FOO=1"}, problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "unknown configuration key SLUICE_FOO (see sluice-info --config)");
+}
+
+TEST(ConfigEnv, LauncherVariablesAndForeignVariablesAreNotReported) {
+  std::vector<std::string> problems;
+  Config c = parse({"SLUICE_RANK=0", "SLUICE_SIZE=4", "SLUICE_LOCAL_RANK=0", "SLUICE_LOCAL_SIZE=4",
+                    "SLUICE_JOB_ID=abc", "SLUICE_BOOT_ADDR=/tmp/x.sock", "PATH=/usr/bin",
+                    "EAGER_LIMIT=1", "MY_SLUICE_X=1", "OMPI_COMM_WORLD_RANK=0"},
+                   problems);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
+}
+
+TEST(ConfigEnv, FromEnvironmentReadsProcessEnvironment) {
+  ::setenv("SLUICE_PEER_TIMEOUT", "2.5s", 1);
+  ::setenv("SLUICE_LOG_LEVL", "info", 1);
+  std::vector<std::string> problems;
+  Config c = Config::from_environment(problems);
+  ::unsetenv("SLUICE_PEER_TIMEOUT");
+  ::unsetenv("SLUICE_LOG_LEVL");
+  EXPECT_DOUBLE_EQ(c.get_seconds("PEER_TIMEOUT"), 2.5);
+  bool reported = false;
+  for (const std::string& p : problems) reported |= contains(p, "did you mean SLUICE_LOG_LEVEL?");
+  EXPECT_TRUE(reported);
+}
+
+TEST(ConfigGetterMisuseDeathTest, WrongTypeOrUnknownNameAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Config c;
+  EXPECT_DEATH(c.get_int("EAGER_LIMIT"), "wrong type");
+  EXPECT_DEATH(c.get_size("NO_SUCH_KEY"), "not in the configuration table");
+  EXPECT_DEATH(c.get_bool("DRIVERS"), "wrong type");
+}
+
+}  // namespace
+}  // namespace sluice::detail
