@@ -1,0 +1,72 @@
+// sluice-bench: options and results shared by the benchmarks and the output code.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sluice {
+class Session;
+}
+
+namespace sluice::bench {
+
+struct Options {
+  bool json = false;
+  bool progress = true;            // progress line on stderr (only if stderr is a tty)
+  std::vector<std::size_t> sizes;  // empty: the default sweep up to max_size
+  std::size_t max_size = std::size_t{16} << 20;
+  int iters = 0;  // latency iterations per size; 0 = adapt to the size
+  int reps = 0;   // bandwidth repetitions per size; 0 = adapt to the size
+  int window = 64;
+  std::string plot;  // PNG file to draw, empty = none
+};
+
+// One size of a ping-pong run. Times are half round trips in microseconds; bandwidths in
+// 10^6 bytes per second.
+struct PingpongResult {
+  std::size_t size = 0;
+  int iters = 0;
+  int reps = 0;
+  double first_us = 0;  // first ping-pong, on never-touched buffers
+  double best_us = 0;
+  double lat_us = 0;  // median
+  double avg_us = 0;
+  double bw_MBps = 0;  // windowed streaming, median over repetitions
+  double bw_best_MBps = 0;
+};
+
+// Per-size iteration counts: the full count for small sizes, fewer for large ones so a sweep
+// of 1 B .. 16 MiB finishes in about a minute. Same rule as bench/peers/mpi_pingpong.c.
+inline constexpr int default_iters = 1000;
+inline constexpr int default_reps = 100;
+inline constexpr double lat_budget_bytes = 256.0 * 1024 * 1024;
+inline constexpr double bw_budget_bytes = 1024.0 * 1024 * 1024;
+inline constexpr int lat_min_iters = 10;
+inline constexpr int bw_min_reps = 3;
+
+inline int lat_iters(std::size_t size, int fixed) {
+  if (fixed > 0) return fixed;
+  double n = lat_budget_bytes / static_cast<double>(size ? size : 1);
+  if (n > default_iters) n = default_iters;
+  if (n < lat_min_iters) n = lat_min_iters;
+  return static_cast<int>(n);
+}
+
+inline int bw_reps(std::size_t size, int window, int fixed) {
+  if (fixed > 0) return fixed;
+  double n = bw_budget_bytes / (static_cast<double>(size ? size : 1) * window);
+  if (n > default_reps) n = default_reps;
+  if (n < bw_min_reps) n = bw_min_reps;
+  return static_cast<int>(n);
+}
+
+// The benchmarks. Each runs on every rank; only rank 0 prints. Returns the exit status.
+int run_pingpong(Session& session, const Options& options);
+
+// Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
+// empty on success.
+std::string plot_pingpong(const std::vector<PingpongResult>& results, const std::string& impl,
+                          const std::string& driver, const std::string& png);
+
+}  // namespace sluice::bench

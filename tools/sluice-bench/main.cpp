@@ -1,0 +1,185 @@
+// sluice-bench: Sluice's benchmarks, written against the public C++ API only.
+//
+//   sluicerun -n 2 sluice-bench pingpong [--json] [--sizes 8,64K,1M] [--iters N]
+//                                        [--window W] [--plot FILE.png] [--no-progress]
+//
+// Only rank 0 prints. Bad usage exits with status 2, a failed run with 1.
+#include <sluice/sluice.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench.hpp"
+#include "sizes.hpp"
+
+namespace {
+
+using sluice::bench::Options;
+
+struct Benchmark {
+  std::string_view name;
+  std::string_view help;
+  int (*run)(sluice::Session&, const Options&);
+};
+
+constexpr Benchmark benchmarks[] = {
+    {"pingpong", "two ranks: first / best / median half round trip and windowed bandwidth per size",
+     sluice::bench::run_pingpong},
+};
+
+std::string usage() {
+  std::string u =
+      "usage: sluicerun -n 2 sluice-bench <benchmark> [options]\n"
+      "benchmarks:\n";
+  for (const auto& b : benchmarks)
+    u += "  " + std::string(b.name) + std::string(12 - b.name.size(), ' ') + std::string(b.help) +
+         "\n";
+  u += "options:\n"
+       "  --json            one JSON object per size and line (default: a table)\n"
+       "  --sizes LIST      comma-separated sizes in bytes, K/M/G suffixes (binary);\n"
+       "                    default: 1 B .. --max-size in 5% steps (powers of 1.05)\n"
+       "  --max-size S      largest size of the default sweep (default 16M)\n"
+       "  --iters N         latency iterations per size (default 1000, fewer for large sizes)\n"
+       "  --reps N          bandwidth repetitions per size (default 100, fewer for large sizes)\n"
+       "  --window W        messages in flight per bandwidth repetition (default 64)\n"
+       "  --plot FILE.png   draw bandwidth against size with gnuplot\n"
+       "  --no-progress     no progress line on stderr (shown only when stderr is a terminal)\n"
+       "  -h, --help        show this help\n";
+  return u;
+}
+
+struct Parsed {
+  const Benchmark* bench = nullptr;
+  Options options;
+  std::string error;  // non-empty: bad usage
+  bool help = false;
+};
+
+std::optional<int> parse_count(std::string_view s, int max) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1 || v > max) return std::nullopt;
+  return v;
+}
+
+Parsed parse(int argc, char** argv) {
+  Parsed p;
+  Options& o = p.options;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::string_view name = arg;
+    std::optional<std::string_view> inline_value;
+    if (arg.starts_with("--")) {
+      if (auto eq = arg.find('='); eq != std::string_view::npos) {
+        name = arg.substr(0, eq);
+        inline_value = arg.substr(eq + 1);
+      }
+    }
+    auto value = [&]() -> std::optional<std::string_view> {
+      if (inline_value) return inline_value;
+      if (i + 1 < argc) return std::string_view(argv[++i]);
+      return std::nullopt;
+    };
+    auto flag = [&](bool& field, bool set) {
+      if (inline_value) {
+        p.error = std::string(name) + " takes no value";
+      } else {
+        field = set;
+      }
+    };
+    if (name == "-h" || name == "--help") {
+      p.help = true;
+    } else if (name == "--json") {
+      flag(o.json, true);
+    } else if (name == "--no-progress") {
+      flag(o.progress, false);
+    } else if (name == "--sizes" || name == "--max-size" || name == "--iters" || name == "--reps" ||
+               name == "--window" || name == "--plot") {
+      auto v = value();
+      if (!v) {
+        p.error = std::string(name) + " needs a value";
+      } else if (name == "--sizes") {
+        auto list = sluice::bench::parse_size_list(*v);
+        if (!list)
+          p.error = "bad --sizes list '" + std::string(*v) + "' (e.g. 8,4K,1M)";
+        else
+          o.sizes = *list;
+      } else if (name == "--max-size") {
+        auto s = sluice::bench::parse_size(*v);
+        if (!s || *s == 0)
+          p.error = "bad --max-size '" + std::string(*v) + "'";
+        else
+          o.max_size = *s;
+      } else if (name == "--plot") {
+        if (v->empty()) p.error = "--plot needs a file name";
+        o.plot = std::string(*v);
+      } else {
+        int max = name == "--window" ? 4096 : 100000000;
+        auto n = parse_count(*v, max);
+        if (!n) {
+          p.error = "bad value for " + std::string(name) + ": '" + std::string(*v) + "' (1.." +
+                    std::to_string(max) + ")";
+        } else if (name == "--iters") {
+          o.iters = *n;
+        } else if (name == "--reps") {
+          o.reps = *n;
+        } else {
+          o.window = *n;
+        }
+      }
+    } else if (arg.starts_with("-")) {
+      p.error = "unknown option '" + std::string(arg) + "'";
+    } else if (!p.bench) {
+      for (const auto& b : benchmarks)
+        if (b.name == arg) p.bench = &b;
+      if (!p.bench) p.error = "unknown benchmark '" + std::string(arg) + "'";
+    } else {
+      p.error = "unexpected argument '" + std::string(arg) + "'";
+    }
+    if (!p.error.empty()) return p;
+  }
+  if (!p.bench && !p.help) p.error = "no benchmark given";
+  return p;
+}
+
+// Under the launcher every rank parses the same arguments; only rank 0 should talk. A usage
+// problem is found before the job is joined, so join it just to learn the rank (a process
+// that cannot join is on its own and prints).
+bool is_rank0() {
+  try {
+    sluice::Session s;
+    return s.rank() == 0;
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Parsed p = parse(argc, argv);
+  if (p.help || !p.error.empty()) {
+    bool ok = p.error.empty();
+    if (is_rank0()) {
+      if (!ok) std::fprintf(stderr, "sluice-bench: %s\n", p.error.c_str());
+      std::fputs(usage().c_str(), ok ? stdout : stderr);
+    }
+    return ok ? 0 : 2;
+  }
+  try {
+    sluice::Session session;
+    return p.bench->run(session, p.options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice-bench: %s\n", e.what());
+    return 1;
+  }
+}

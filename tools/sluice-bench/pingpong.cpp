@@ -1,0 +1,217 @@
+// sluice-bench pingpong: two-rank latency and windowed bandwidth, the same method and output
+// as the peer MPI program bench/peers/mpi_pingpong.c (see docs/PERFORMANCE.md, "Method").
+#include <sys/mman.h>
+#include <unistd.h>
+#include <sluice/sluice.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "sizes.hpp"
+
+namespace sluice::bench {
+namespace {
+
+constexpr int tag_ping = 1;
+constexpr int tag_bw = 2;
+constexpr int tag_ack = 3;
+
+double now_us() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+// A fresh anonymous mapping that nothing touches before the benchmark does: the first
+// ping-pong pays the page faults (and any registration) a new application buffer pays.
+class FreshBuffer {
+ public:
+  explicit FreshBuffer(std::size_t size) : size_(size) {
+    std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    len_ = size == 0 ? page : (size + page - 1) / page * page;
+    void* p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("cannot map " + std::to_string(size) + " bytes");
+    data_ = static_cast<std::byte*>(p);
+  }
+  ~FreshBuffer() { munmap(data_, len_); }
+  FreshBuffer(const FreshBuffer&) = delete;
+  FreshBuffer& operator=(const FreshBuffer&) = delete;
+
+  std::span<std::byte> span() { return {data_, size_}; }
+  std::span<const std::byte> cspan() const { return {data_, size_}; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t len_ = 0;
+};
+
+void check(Errc e, const char* what) {
+  if (e != Errc::ok)
+    throw std::runtime_error(std::string(what) + " failed: " + std::string(to_string(e)));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// One round trip: rank 0 sends then receives, rank 1 receives then sends. Returns the half
+// round-trip time on rank 0 (0 on rank 1).
+double round_trip(Session& s, int rank, FreshBuffer& sbuf, FreshBuffer& rbuf) {
+  int peer = 1 - rank;
+  if (rank == 0) {
+    double t0 = now_us();
+    check(s.send(sbuf.cspan(), peer, tag_ping), "send");
+    check(s.recv(rbuf.span(), peer, tag_ping), "recv");
+    return (now_us() - t0) / 2;
+  }
+  check(s.recv(rbuf.span(), peer, tag_ping), "recv");
+  check(s.send(sbuf.cspan(), peer, tag_ping), "send");
+  return 0;
+}
+
+PingpongResult measure(Session& s, int rank, std::size_t size, const Options& o) {
+  PingpongResult r;
+  r.size = size;
+  r.iters = lat_iters(size, o.iters);
+  r.reps = bw_reps(size, o.window, o.reps);
+  int peer = 1 - rank;
+  FreshBuffer sbuf(size);
+  FreshBuffer rbuf(size);
+
+  // 1. The first ping-pong, on never-touched buffers.
+  check(s.barrier(), "barrier");
+  r.first_us = round_trip(s, rank, sbuf, rbuf);
+  std::memset(sbuf.span().data(), rank + 1, size);
+
+  // 2. Warm-ups, then timed iterations, each round trip timed on its own.
+  int warm = r.iters >= 100 ? 10 : 2;
+  for (int i = 0; i < warm; ++i) round_trip(s, rank, sbuf, rbuf);
+  check(s.barrier(), "barrier");
+  std::vector<double> t(static_cast<std::size_t>(r.iters));
+  for (auto& x : t) x = round_trip(s, rank, sbuf, rbuf);
+  if (rank == 0) {
+    r.best_us = *std::min_element(t.begin(), t.end());
+    double sum = 0;
+    for (double x : t) sum += x;
+    r.avg_us = sum / r.iters;
+    r.lat_us = median(t);
+  }
+
+  // 3. Windowed bandwidth: `window` messages in flight, then a 1-byte ack.
+  std::vector<Request> reqs(static_cast<std::size_t>(o.window));
+  std::byte ack[1] = {};
+  int bw_warm = r.reps >= 10 ? 2 : 1;
+  std::vector<double> bw;
+  bw.reserve(static_cast<std::size_t>(r.reps));
+  check(s.barrier(), "barrier");
+  for (int rep = 0; rep < bw_warm + r.reps; ++rep) {
+    if (rank == 0) {
+      double t0 = now_us();
+      for (auto& q : reqs) q = s.isend(sbuf.cspan(), peer, tag_bw);
+      check(s.waitall(reqs), "waitall(isend)");
+      check(s.recv(ack, peer, tag_ack), "recv(ack)");
+      double dt = now_us() - t0;
+      if (rep >= bw_warm) bw.push_back(static_cast<double>(size) * o.window / dt);  // B/us = MB/s
+    } else {
+      for (auto& q : reqs) q = s.irecv(rbuf.span(), peer, tag_bw);
+      check(s.waitall(reqs), "waitall(irecv)");
+      check(s.send(ack, peer, tag_ack), "send(ack)");
+    }
+  }
+  if (rank == 0) {
+    r.bw_best_MBps = *std::max_element(bw.begin(), bw.end());
+    r.bw_MBps = median(bw);
+  }
+  return r;
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out;
+}
+
+void print_result(const PingpongResult& r, const Options& o, const std::string& driver) {
+  if (o.json) {
+    std::printf(
+        "{\"bench\":\"pingpong\",\"impl\":\"sluice\",\"driver\":\"%s\",\"size\":%zu,"
+        "\"iters\":%d,\"lat_us\":%.3f,\"first_us\":%.3f,\"best_us\":%.3f,\"avg_us\":%.3f,"
+        "\"bw_MBps\":%.1f,\"bw_best_MBps\":%.1f,\"window\":%d,\"reps\":%d}\n",
+        json_escape(driver).c_str(), r.size, r.iters, r.lat_us, r.first_us, r.best_us, r.avg_us,
+        r.bw_MBps, r.bw_best_MBps, o.window, r.reps);
+  } else {
+    std::printf("%12zu %7d %10.3f %10.3f %10.3f %6d %12.1f %12.1f\n", r.size, r.iters, r.lat_us,
+                r.best_us, r.first_us, r.reps, r.bw_MBps, r.bw_best_MBps);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_pingpong(Session& s, const Options& o) {
+  int rank = s.rank();
+  if (s.size() != 2) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "sluice-bench pingpong: needs exactly 2 ranks, got %d; run it as\n"
+                   "  sluicerun -n 2 sluice-bench pingpong [options]\n",
+                   s.size());
+    return 2;
+  }
+  std::vector<std::size_t> sizes = o.sizes.empty() ? sweep_sizes(o.max_size) : o.sizes;
+  std::string driver(s.driver_name(1 - rank));
+  bool progress = rank == 0 && o.progress && isatty(STDERR_FILENO) && sizes.size() > 1;
+
+  if (rank == 0 && !o.json) {
+    std::printf(
+        "# sluice-bench pingpong impl=sluice driver=%s ranks=2 window=%d "
+        "(lat: half round trip; bw: 10^6 B/s)\n",
+        driver.c_str(), o.window);
+    std::printf("%12s %7s %10s %10s %10s %6s %12s %12s\n", "size", "iters", "lat_us", "best_us",
+                "first_us", "reps", "bw_MBps", "bw_best_MBps");
+  }
+  std::vector<PingpongResult> results;
+  try {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (progress) {
+        std::fprintf(stderr, "\r[%3zu/%zu] %-12s", i + 1, sizes.size(),
+                     human_size(sizes[i]).c_str());
+        std::fflush(stderr);
+      }
+      PingpongResult r = measure(s, rank, sizes[i], o);
+      if (rank != 0) continue;
+      if (progress) std::fprintf(stderr, "\r%-30s\r", "");
+      print_result(r, o, driver);
+      results.push_back(r);
+    }
+  } catch (const std::exception& e) {
+    if (progress) std::fprintf(stderr, "\n");
+    std::fprintf(stderr, "sluice-bench pingpong: rank %d: %s\n", rank, e.what());
+    return 1;
+  }
+  if (progress) std::fprintf(stderr, "\r%-30s\r", "");
+  if (rank == 0 && !o.plot.empty()) {
+    std::string err = plot_pingpong(results, "sluice", driver, o.plot);
+    if (!err.empty()) {
+      std::fprintf(stderr, "sluice-bench pingpong: --plot: %s\n", err.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "sluice-bench: wrote %s\n", o.plot.c_str());
+  }
+  return 0;
+}
+
+}  // namespace sluice::bench

@@ -1,0 +1,113 @@
+// --plot: bandwidth against message size, drawn by gnuplot from a temporary data file.
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+
+extern char** environ;
+
+namespace sluice::bench {
+namespace {
+
+bool on_path(const std::string& prog) {
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    std::size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    if (access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// gnuplot's string syntax: single quotes, with '' for a quote.
+std::string gp_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string plot_pingpong(const std::vector<PingpongResult>& results, const std::string& impl,
+                          const std::string& driver, const std::string& png) {
+  if (results.empty()) return "no results to plot";
+  if (!on_path("gnuplot"))
+    return "gnuplot not found on PATH; install it (apt-get install -y gnuplot-nox) or drop --plot";
+
+  char dir_template[] = "/tmp/sluice-bench-plot-XXXXXX";
+  if (!mkdtemp(dir_template))
+    return std::string("cannot create a temporary directory: ") + std::strerror(errno);
+  std::filesystem::path dir(dir_template);
+  std::filesystem::path data = dir / "pingpong.dat";
+  std::filesystem::path script = dir / "pingpong.gp";
+  {
+    std::ofstream f(data);
+    f << "# size bw_MBps bw_best_MBps pingpong_best_MBps pingpong_first_MBps\n";
+    for (const auto& r : results) {
+      double size = static_cast<double>(r.size);
+      f << r.size << ' ' << r.bw_MBps << ' ' << r.bw_best_MBps << ' '
+        << (r.best_us > 0 ? size / r.best_us : 0) << ' ' << (r.first_us > 0 ? size / r.first_us : 0)
+        << '\n';
+    }
+  }
+  {
+    std::ofstream f(script);
+    f << "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+         "  set terminal pngcairo size 1000,620 enhanced font 'sans,10'\n"
+         "} else {\n"
+         "  set terminal png size 1000,620\n"
+         "}\n"
+      << "set output " << gp_quote(png) << "\n"
+      << "set title " << gp_quote("sluice-bench pingpong: " + impl + " over " + driver) << "\n"
+      << "set logscale x 2\n"
+         "set format x '%.0b%B'\n"
+         "set xlabel 'message size (bytes)'\n"
+         "set ylabel 'bandwidth (MB/s, 10^6 B/s)'\n"
+         "set grid\n"
+         "set key top left\n"
+         "set style data linespoints\n"
+         "set pointsize 0.5\n"
+      << "plot " << gp_quote(data.string())
+      << " using 1:2 title 'windowed (median)' lw 2, \\\n"
+         "     '' using 1:4 title 'ping-pong, best round trip', \\\n"
+         "     '' using 1:5 title 'ping-pong, first round trip (fresh buffers)'\n";
+  }
+
+  std::string script_path = script.string();
+  char* argv[] = {const_cast<char*>("gnuplot"), script_path.data(), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv, environ);
+  std::string err;
+  if (rc != 0) {
+    err = std::string("cannot run gnuplot: ") + std::strerror(rc);
+  } else {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      err = "gnuplot failed (script kept in " + dir.string() + ")";
+  }
+  if (err.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  return err;
+}
+
+}  // namespace sluice::bench
