@@ -10,6 +10,7 @@
 //   abort           the victim calls abort(7, ...); the others wait in a fence
 //   early-finalize  the victim finalizes and exits 0; the others' fence must fail
 //   hang            every rank prints its pid and sleeps forever (for --timeout / signals)
+//   stubborn        every rank ignores SIGTERM; the victim exit(3)s, the others sleep
 //   output          every rank writes lines in pieces (for line-buffered forwarding)
 //   bind            prints how many CPUs the rank may run on; with "one", requires 1
 // The victim is rank 1 (rank 0 in a one-rank job).
@@ -144,6 +145,13 @@ int main(int argc, char** argv) {
     std::printf("boot_probe: rank %d pid %ld addr %s hanging\n", rank, static_cast<long>(getpid()),
                 std::getenv("SLUICE_BOOT_ADDR"));
     std::fflush(stdout);
+    for (;;) pause();
+  }
+  if (mode == "stubborn") {
+    // Only the launcher's SIGKILL after its grace period can end the others.
+    signal(SIGTERM, SIG_IGN);
+    check(boot->fence() == Errc::ok, "fence");
+    if (rank == victim) std::exit(3);
     for (;;) pause();
   }
   if (mode == "output") {
