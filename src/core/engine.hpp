@@ -33,7 +33,7 @@ struct EngineStats {
   uint64_t polls = 0;
 };
 
-class Engine final : public proto::Upcalls {
+class Engine final : public proto::Upcalls, public util::Sleeper {
  public:
   // Throws std::runtime_error when the job cannot be joined.
   Engine();
@@ -57,7 +57,9 @@ class Engine final : public proto::Upcalls {
 
   // One pass over every driver and the outbound queues; true if anything happened.
   bool progress();
-  util::Backoff make_backoff() const { return util::Backoff(spin_ns_, max_sleep_ns_); }
+  util::Backoff make_backoff() { return util::Backoff(spin_ns_, max_sleep_ns_, this); }
+  // util::Sleeper: block in the driver that can (shm doorbell), else sleep.
+  void sleep_for(uint64_t ns) override;
 
   std::string_view driver_name(int peer) const;
   std::string stats_report() const;
@@ -87,6 +89,7 @@ class Engine final : public proto::Upcalls {
   uint64_t spin_ns_ = 50000;
   uint64_t max_sleep_ns_ = 1000000;
   bool print_stats_ = false;
+  drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use
   uint32_t barrier_epoch_ = 0;
   int64_t active_sends_ = 0;        // sends not yet complete (finalize drains them)
   UnexpectedMsg* unexpected_list_ = nullptr;

@@ -59,6 +59,9 @@ class Driver {
   virtual Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) {
     return Errc::invalid_argument;
   }
+  // Sleep until a peer hands us work or `timeout_ns` passes. Returns false if this driver
+  // cannot block (the caller then sleeps for a while instead).
+  virtual bool block(std::uint64_t timeout_ns) { return false; }
   // One line of counters for statistics reports.
   virtual std::string stats_text() const { return {}; }
 };

@@ -13,10 +13,20 @@
 
 namespace sluice::util {
 
+// What a long-blocked wait does instead of sleeping blindly: block until a peer signals
+// work (e.g. a futex doorbell), at most `ns`.
+class Sleeper {
+ public:
+  virtual void sleep_for(uint64_t ns) = 0;
+
+ protected:
+  ~Sleeper() = default;
+};
+
 class Backoff {
  public:
-  Backoff(uint64_t spin_ns, uint64_t max_sleep_ns)
-      : spin_ns_(spin_ns), max_sleep_ns_(max_sleep_ns) {}
+  Backoff(uint64_t spin_ns, uint64_t max_sleep_ns, Sleeper* sleeper = nullptr)
+      : spin_ns_(spin_ns), max_sleep_ns_(max_sleep_ns), sleeper_(sleeper) {}
 
   // Call after each unsuccessful poll. Cheap while spinning (reads the clock every 64
   // calls only).
@@ -39,6 +49,11 @@ class Backoff {
       phase_ = Phase::sleep;
       sleep_ns_ = 1000;
     }
+    if (sleeper_) {
+      // Woken by the peer when work arrives: the timeout is only a safety net.
+      sleeper_->sleep_for(max_sleep_ns_);
+      return;
+    }
     timespec ts{0, static_cast<long>(sleep_ns_)};
     nanosleep(&ts, nullptr);
     sleep_ns_ = std::min(sleep_ns_ * 2, max_sleep_ns_);
@@ -54,6 +69,7 @@ class Backoff {
   enum class Phase { spin, yield, sleep };
   uint64_t spin_ns_;
   uint64_t max_sleep_ns_;
+  Sleeper* sleeper_;
   Phase phase_ = Phase::spin;
   uint64_t calls_ = 0;
   uint64_t start_ = 0;

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,12 +21,26 @@ constexpr std::size_t kSegmentHeaderBytes = 4096;
 constexpr uint32_t kBulkFlag = 0x80000000u;
 constexpr uint32_t kHeaderLenMask = 0xffffu;
 
+}  // namespace
+
 struct SegmentHeader {
   uint64_t magic;
   uint64_t owner_pid;
   uint64_t owner_addr;  // where the owner maps this header: probed with CMA by peers
   uint64_t cell_size, ring_cells, bulk_slot_size, bulk_slots, nchannels;
+  // Blocking: the owner sets `sleeping` and waits on the `doorbell` futex; a peer that
+  // hands it work (a packet, a freed cell or slot) rings the doorbell. On a line of their
+  // own, written rarely, so the peers' checks hit a shared cache line.
+  alignas(64) std::atomic<uint32_t> sleeping;
+  std::atomic<uint32_t> doorbell;
 };
+static_assert(sizeof(SegmentHeader) <= kSegmentHeaderBytes);
+
+namespace {
+
+long futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, timeout, nullptr, 0);
+}
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
@@ -106,6 +122,8 @@ std::string ShmDriver::create(const std::string& job_id) {
   hdr->bulk_slot_size = params_.bulk_slot_size;
   hdr->bulk_slots = params_.bulk_slots;
   hdr->nchannels = local_ranks_.size();
+  new (&hdr->sleeping) std::atomic<uint32_t>(0);
+  new (&hdr->doorbell) std::atomic<uint32_t>(0);
   for (std::size_t i = 0; i < local_ranks_.size(); ++i) {
     if (static_cast<int>(i) == my_local_) continue;
     std::byte* ch = channel_base(own_.data(), static_cast<int>(i));
@@ -154,6 +172,9 @@ std::string ShmDriver::attach(const std::string& job_id) {
     o.bulk = ch + util::kCacheLine + params_.ring_cells * params_.cell_size;
     o.bulk_released = std::launder(reinterpret_cast<std::atomic<uint64_t>*>(ch));
     o.pid = static_cast<pid_t>(hdr->owner_pid);
+    o.header = const_cast<SegmentHeader*>(hdr);
+    for (Inbound& in : in_)
+      if (in.peer == local_ranks_[i]) in.peer_header = o.header;
 
     // Probe CMA: read the peer's own view of its header magic.
     uint64_t probe = 0;
@@ -194,6 +215,7 @@ IoStatus ShmDriver::send(int peer, std::span<const std::byte> header,
     std::memcpy(cell, header.data(), hlen);
     if (!payload.empty()) std::memcpy(cell + hlen, payload.data(), payload.size());
     o.ring.commit(static_cast<uint32_t>(hlen + payload.size()), static_cast<uint32_t>(hlen));
+    wake_if_sleeping(o.header);
     return IoStatus::done;
   }
   // Bulk: the payload goes to the next slot in FIFO order, if the receiver freed it.
@@ -212,6 +234,7 @@ IoStatus ShmDriver::send(int peer, std::span<const std::byte> header,
   std::memcpy(cell, &plen, 4);
   std::memcpy(cell + 4, header.data(), hlen);
   o.ring.commit(static_cast<uint32_t>(hlen + 4), static_cast<uint32_t>(hlen) | kBulkFlag);
+  wake_if_sleeping(o.header);
   return IoStatus::done;
 }
 
@@ -224,6 +247,7 @@ int ShmDriver::poll(PacketSink& sink, int budget) {
     if (idx >= n) idx -= n;
     Inbound& in = in_[idx];
     uint32_t len, user;
+    const int before = delivered;
     while (delivered < budget) {
       const std::byte* cell = in.ring.peek(len, user);
       if (!cell) break;
@@ -242,10 +266,40 @@ int ShmDriver::poll(PacketSink& sink, int budget) {
       in.ring.release();
       ++delivered;
     }
+    // We freed cells (and maybe slots): the sender may be blocked waiting for room.
+    if (delivered != before) wake_if_sleeping(in.peer_header);
   }
   if (++poll_start_ >= n) poll_start_ = 0;
   count_.received += static_cast<uint64_t>(delivered);
   return delivered;
+}
+
+void ShmDriver::wake_if_sleeping(SegmentHeader* peer) {
+  // Order our writes to the ring before the read of `sleeping` (pairs with the fence in
+  // block()): either the sleeper sees our packet, or we see it asleep.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (peer->sleeping.load(std::memory_order_relaxed)) {
+    peer->doorbell.fetch_add(1, std::memory_order_release);
+    futex(&peer->doorbell, FUTEX_WAKE, 1, nullptr);
+    ++count_.wakeups;
+  }
+}
+
+bool ShmDriver::block(uint64_t timeout_ns) {
+  auto* hdr = reinterpret_cast<SegmentHeader*>(own_.data());
+  const uint32_t bell = hdr->doorbell.load(std::memory_order_acquire);
+  hdr->sleeping.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  bool work = false;
+  for (const Inbound& in : in_) work |= in.ring.ready();
+  if (!work) {
+    timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
+                static_cast<long>(timeout_ns % 1000000000u)};
+    futex(&hdr->doorbell, FUTEX_WAIT, bell, &ts);
+    ++count_.sleeps;
+  }
+  hdr->sleeping.store(0, std::memory_order_relaxed);
+  return true;
 }
 
 Errc ShmDriver::get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) {
@@ -278,7 +332,9 @@ std::string ShmDriver::stats_text() const {
          std::to_string(count_.ring_full) + "x, bulk slots full " +
          std::to_string(count_.bulk_full) + "x; CMA " + std::to_string(count_.cma_reads) +
          " reads / " + std::to_string(count_.cma_bytes) + " B (" +
-         (cma_ok_ ? "available" : "not permitted") + "); " +
+         (cma_ok_ ? "available" : "not permitted") + "); slept " +
+         std::to_string(count_.sleeps) + "x, woke peers " + std::to_string(count_.wakeups) +
+         "x; " +
          std::to_string(local_ranks_.size()) + " local ranks, segment " +
          std::to_string(segment_bytes_ >> 10) + " KiB";
 }

@@ -51,6 +51,8 @@ class SharedMapping {
   std::size_t len_ = 0;
 };
 
+struct SegmentHeader;
+
 class ShmDriver final : public Driver {
  public:
   // local_ranks: world ranks on this host (including ours), sorted.
@@ -76,6 +78,7 @@ class ShmDriver final : public Driver {
 
   std::size_t segment_bytes() const { return segment_bytes_; }
   std::string stats_text() const override;
+  bool block(uint64_t timeout_ns) override;
 
  private:
   struct Outbound {  // our side of the channel into a peer's segment
@@ -84,6 +87,7 @@ class ShmDriver final : public Driver {
     std::atomic<uint64_t>* bulk_released = nullptr;
     uint64_t bulk_used = 0;
     pid_t pid = 0;
+    SegmentHeader* header = nullptr;  // the peer's, for its doorbell
   };
   struct Inbound {  // a peer's channel into our segment
     util::SpscRing ring;
@@ -91,9 +95,11 @@ class ShmDriver final : public Driver {
     std::atomic<uint64_t>* bulk_released = nullptr;
     uint64_t bulk_consumed = 0;
     int peer = -1;
+    SegmentHeader* peer_header = nullptr;  // the sender's, to wake it when we free room
   };
 
   std::size_t channel_bytes() const;
+  void wake_if_sleeping(SegmentHeader* peer);
   std::byte* channel_base(std::byte* segment, int local_index) const;
   static std::string segment_name(const std::string& job_id, int rank);
 
@@ -114,7 +120,8 @@ class ShmDriver final : public Driver {
   bool cma_ok_ = false;
   struct Counters {
     uint64_t sent = 0, sent_bytes = 0, received = 0, ring_full = 0, bulk_sent = 0,
-             bulk_full = 0, cma_reads = 0, cma_bytes = 0;
+             bulk_full = 0, cma_reads = 0, cma_bytes = 0,
+             sleeps = 0, wakeups = 0;
   } count_;
 };
 
