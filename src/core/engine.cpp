@@ -330,6 +330,8 @@ bool Engine::progress() {
   int n = 0;
   for (auto& d : drivers_) n += d->poll(*p2p_, 64);
   if (p2p_->has_outbound()) n += p2p_->progress_outbound() ? 1 : 0;
+  if (!hooks_.empty())
+    for (std::size_t i = 0; i < hooks_.size(); ++i) n += hooks_[i]->progress() ? 1 : 0;
   return n > 0;
 }
 

@@ -33,6 +33,16 @@ struct EngineStats {
   uint64_t polls = 0;
 };
 
+// Work the engine advances on every progress pass besides the drivers (collective
+// schedules, later RMA epochs). progress() returns true if it moved anything.
+class ProgressHook {
+ public:
+  virtual bool progress() = 0;
+
+ protected:
+  ~ProgressHook() = default;
+};
+
 class Engine final : public proto::Upcalls, public util::Sleeper {
  public:
   // Throws std::runtime_error when the job cannot be joined.
@@ -60,6 +70,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   util::Backoff make_backoff() { return util::Backoff(spin_ns_, max_sleep_ns_, this); }
   // util::Sleeper: block in the driver that can (shm doorbell), else sleep.
   void sleep_for(uint64_t ns) override;
+
+  void add_progress_hook(ProgressHook* h) { hooks_.push_back(h); }
+  void remove_progress_hook(ProgressHook* h) { std::erase(hooks_, h); }
 
   std::string_view driver_name(int peer) const;
   std::string stats_report() const;
@@ -93,6 +106,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   uint32_t barrier_epoch_ = 0;
   int64_t active_sends_ = 0;        // sends not yet complete (finalize drains them)
   UnexpectedMsg* unexpected_list_ = nullptr;
+  std::vector<ProgressHook*> hooks_;
   UnexpectedMsg* take_stored(MatchEntry* e);
   RequestImpl* failed_request(Errc err);
 };
