@@ -31,6 +31,7 @@
 #include <mpi.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -303,6 +304,26 @@ static void human_size(size_t s, char* buf, size_t len) {
     snprintf(buf, len, "%zu B", s);
 }
 
+/* Progress line "[ 37/300] 4.2 KiB", redrawn in place: on stderr when it is a terminal,
+ * else on /dev/tty (launchers forward a rank's stderr line by line through a pipe), else
+ * nowhere. It ends with '\r' so result lines forwarded later overwrite it. */
+static int progress_open(void) {
+  if (isatty(2)) return 2;
+  return open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+}
+
+static void progress_show(int fd, size_t index, size_t total, size_t size) {
+  char hs[32], line[96];
+  if (fd < 0) return;
+  human_size(size, hs, sizeof hs);
+  int n = snprintf(line, sizeof line, "\r\033[K[%3zu/%zu] %s\r", index + 1, total, hs);
+  if (n > 0 && write(fd, line, (size_t)n) < 0) return;
+}
+
+static void progress_clear(int fd) {
+  if (fd >= 0 && write(fd, "\r\033[K", 4) < 0) return;
+}
+
 static void report_binding(int rank) {
 #ifdef __linux__
   cpu_set_t set;
@@ -467,7 +488,7 @@ int main(int argc, char** argv) {
     report_binding(rank);
     MPI_Barrier(MPI_COMM_WORLD);
   }
-  int progress = o.progress && rank == 0 && isatty(2) && o.nsizes > 1;
+  int progress = (o.progress && rank == 0 && o.nsizes > 1) ? progress_open() : -1;
   size_t max_size = 1;
   for (size_t i = 0; i < o.nsizes; ++i)
     if (o.sizes[i] > max_size) max_size = o.sizes[i];
@@ -481,17 +502,11 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < o.nsizes; ++i) {
     size_t size = o.sizes[i];
-    if (progress) {
-      char hs[32];
-      human_size(size, hs, sizeof hs);
-      fprintf(stderr, "\r[%3zu/%zu] %-12s", i + 1, o.nsizes, hs);
-      fflush(stderr);
-    }
+    progress_show(progress, i, o.nsizes, size);
     struct result r;
     memset(&r, 0, sizeof r);
     measure(size, &o, rank, &r);
     if (rank != 0) continue;
-    if (progress) fprintf(stderr, "\r%-30s\r", "");
     if (o.json) {
       printf("{\"bench\":\"pingpong\",\"impl\":\"%s\",\"driver\":\"shm\",\"size\":%zu,"
              "\"iters\":%d,\"lat_us\":%.3f,\"first_us\":%.3f,\"best_us\":%.3f,"
@@ -505,7 +520,8 @@ int main(int argc, char** argv) {
     }
     fflush(stdout);
   }
-  if (progress) fprintf(stderr, "\r%-30s\r", "");
+  progress_clear(progress);
+  if (progress > 2) close(progress);
   free(o.sizes);
   MPI_Finalize();
   return 0;

@@ -1,5 +1,6 @@
 // sluice-bench pingpong: two-rank latency and windowed bandwidth, the same method and output
 // as the peer MPI program bench/peers/mpi_pingpong.c (see docs/PERFORMANCE.md, "Method").
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <sluice/sluice.hpp>
@@ -154,6 +155,46 @@ PingpongResult measure(Session& s, int rank, std::size_t size, const Options& o)
   return r;
 }
 
+// The "[ 37/300] 4.2 KiB" line, redrawn in place. Under the launcher a rank's stderr is a
+// pipe that is forwarded line by line, so an in-place line can only reach the user through
+// the controlling terminal: use stderr when it is a terminal, else /dev/tty when there is one,
+// else nothing (batch jobs, CI). The line ends with '\r' so that result lines forwarded later
+// overwrite it from column 0 instead of being appended to it.
+class Progress {
+ public:
+  Progress(bool enabled, std::size_t total) : total_(total) {
+    if (!enabled || total < 2) return;
+    if (isatty(STDERR_FILENO)) {
+      fd_ = STDERR_FILENO;
+    } else {
+      fd_ = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+      own_ = fd_ >= 0;
+    }
+  }
+  ~Progress() {
+    clear();
+    if (own_) close(fd_);
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void show(std::size_t index, std::size_t size) {
+    if (fd_ < 0) return;
+    char line[96];
+    int n = std::snprintf(line, sizeof line, "\r\033[K[%3zu/%zu] %s\r", index + 1, total_,
+                          human_size(size).c_str());
+    if (n > 0) (void)!write(fd_, line, static_cast<std::size_t>(n));
+  }
+  void clear() {
+    if (fd_ >= 0) (void)!write(fd_, "\r\033[K", 4);
+  }
+
+ private:
+  int fd_ = -1;
+  bool own_ = false;
+  std::size_t total_;
+};
+
 std::string json_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -193,7 +234,7 @@ int run_pingpong(Session& s, const Options& o) {
   }
   std::vector<std::size_t> sizes = o.sizes.empty() ? sweep_sizes(o.max_size) : o.sizes;
   std::string driver(s.driver_name(1 - rank));
-  bool progress = rank == 0 && o.progress && isatty(STDERR_FILENO) && sizes.size() > 1;
+  Progress progress(rank == 0 && o.progress, sizes.size());
 
   if (rank == 0 && !o.json) {
     std::printf(
@@ -208,23 +249,18 @@ int run_pingpong(Session& s, const Options& o) {
     warm_up_connection(s, rank,
                        std::max<std::size_t>(1, *std::max_element(sizes.begin(), sizes.end())));
     for (std::size_t i = 0; i < sizes.size(); ++i) {
-      if (progress) {
-        std::fprintf(stderr, "\r[%3zu/%zu] %-12s", i + 1, sizes.size(),
-                     human_size(sizes[i]).c_str());
-        std::fflush(stderr);
-      }
+      progress.show(i, sizes[i]);
       PingpongResult r = measure(s, rank, sizes[i], o);
       if (rank != 0) continue;
-      if (progress) std::fprintf(stderr, "\r%-30s\r", "");
       print_result(r, o, driver);
       results.push_back(r);
     }
   } catch (const std::exception& e) {
-    if (progress) std::fprintf(stderr, "\n");
+    progress.clear();
     std::fprintf(stderr, "sluice-bench pingpong: rank %d: %s\n", rank, e.what());
     return 1;
   }
-  if (progress) std::fprintf(stderr, "\r%-30s\r", "");
+  progress.clear();
   if (rank == 0 && !o.plot.empty()) {
     std::string err = plot_pingpong(results, "sluice", driver, o.plot);
     if (!err.empty()) {
