@@ -95,6 +95,12 @@ Engine::Engine() {
     if (h == me) local.push_back(r);
   }
 
+  // More local ranks than CPUs: a rank spinning for long holds the CPU its peer needs, so
+  // yield almost at once (unless the user chose a spin time).
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus > 0 && static_cast<long>(local.size()) > cpus && !config_.is_set("SPIN_TIME"))
+    spin_ns_ = std::min<uint64_t>(spin_ns_, 2000);
+
   p2p_ = std::make_unique<proto::PointToPoint>(*this, th);
   auto self = std::make_unique<drivers::SelfDriver>(rank_);
   for (int r = 0; r < size_; ++r) p2p_->set_route(r, nullptr);
@@ -315,6 +321,24 @@ bool Engine::iprobe(int src, int tag, uint32_t ctx, Status* st) {
     st->cancelled = false;
   }
   return true;
+}
+
+UnexpectedMsg* Engine::mprobe(int src, int tag, uint32_t ctx, Status* st) {
+  if (!iprobe(src, tag, ctx, st)) return nullptr;
+  return take_stored(unexpected_.take(ctx, src, tag));
+}
+
+RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
+  RequestImpl* r = pool_.get();
+  r->xfer.role = proto::Transfer::Role::recv;
+  r->xfer.buf = buf.data();
+  r->xfer.len = buf.size();
+  r->status.source = u->info.src;
+  r->status.tag = u->info.tag;
+  r->status.size = u->info.size;
+  p2p_->deliver(r->xfer, u->info);
+  delete u;
+  return r;
 }
 
 void Engine::sleep_for(uint64_t ns) {

@@ -224,12 +224,18 @@ class Launcher {
     watch(listener_.get(), EPOLLIN, event_tag(Source::listener, 0));
     watch(signal_fd_.get(), EPOLLIN, event_tag(Source::signals, 0));
 
-    if (options_.bind == BindPolicy::core) {
+    if (options_.bind != BindPolicy::none) {
       cpu_set_t allowed;
       if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
         for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
           if (CPU_ISSET(cpu, &allowed)) bind_cpus_.push_back(cpu);
-      if (bind_cpus_.empty()) report("warning: cannot read the CPU set; --bind core ignored");
+      if (bind_cpus_.empty() && options_.bind == BindPolicy::core)
+        report("warning: cannot read the CPU set; --bind core ignored");
+      // Unbound ranks that poll may start on one core and hand it back and forth for a
+      // whole time slice per message; with a core each, binding is always better.
+      if (options_.bind == BindPolicy::automatic &&
+          bind_cpus_.size() < static_cast<std::size_t>(options_.nranks))
+        bind_cpus_.clear();
     }
 
     for (const std::string& arg : options_.command) rank_argv_storage_.push_back(arg);

@@ -31,10 +31,11 @@ bool parse_seconds(const std::string& text, double& out) {
 }  // namespace
 
 std::string usage_text() {
-  return "usage: sluicerun -n N [--bind none|core] [--tag-output] [--timeout S] [--] prog "
+  return "usage: sluicerun -n N [--bind auto|none|core] [--tag-output] [--timeout S] [--] prog "
          "[args...]\n"
          "  -n, -np N        number of ranks to start on this host\n"
-         "  --bind none|core bind rank r to core r % ncores (default: none)\n"
+         "  --bind auto|none|core  bind rank r to core r % ncores (default auto: core when\n"
+         "                   there are at least as many cores as ranks, else none)\n"
          "  --tag-output     prefix every output line with [rank]\n"
          "  --timeout S      kill the job if it runs longer than S seconds (exit status 124)\n"
          "  -h, --help       show this help\n";
@@ -82,10 +83,12 @@ ParseResult parse_options(int argc, char** argv) {
       if (!take_value(value)) return usage_error(name + " needs none or core");
       if (value == "none") {
         options.bind = BindPolicy::none;
+      } else if (value == "auto") {
+        options.bind = BindPolicy::automatic;
       } else if (value == "core") {
         options.bind = BindPolicy::core;
       } else {
-        return usage_error("bad binding '" + value + "' (none or core)");
+        return usage_error("bad binding '" + value + "' (auto, none or core)");
       }
     } else if (name == "--tag-output") {
       options.tag_output = true;

@@ -7,11 +7,12 @@
 
 namespace sluicerun {
 
-enum class BindPolicy { none, core };
+// automatic: bind to cores when every rank gets one, otherwise leave placement to the kernel.
+enum class BindPolicy { automatic, none, core };
 
 struct Options {
   int nranks = 0;
-  BindPolicy bind = BindPolicy::none;
+  BindPolicy bind = BindPolicy::automatic;
   bool tag_output = false;
   std::optional<double> timeout_seconds;
   std::string timeout_text;          // as the user wrote it, for messages

@@ -87,7 +87,7 @@ ShmDriver::ShmDriver(int my_rank, std::vector<int> local_ranks, const ShmParams&
 ShmDriver::~ShmDriver() { unlink_name(); }
 
 std::size_t ShmDriver::channel_bytes() const {
-  return util::kCacheLine + params_.ring_cells * params_.cell_size +
+  return util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size) +
          params_.bulk_slots * params_.bulk_slot_size;
 }
 
@@ -131,7 +131,7 @@ std::string ShmDriver::create(const std::string& job_id) {
     util::SpscRing::format(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
     Inbound in;
     in.ring = util::SpscRing(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
-    in.bulk = ch + util::kCacheLine + params_.ring_cells * params_.cell_size;
+    in.bulk = ch + util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size);
     in.bulk_released = std::launder(reinterpret_cast<std::atomic<uint64_t>*>(ch));
     in.peer = local_ranks_[i];
     in_.push_back(in);
@@ -169,7 +169,7 @@ std::string ShmDriver::attach(const std::string& job_id) {
     std::byte* ch = channel_base(peers_[i].data(), my_local_);
     Outbound& o = out_[i];
     o.ring = util::SpscRing(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
-    o.bulk = ch + util::kCacheLine + params_.ring_cells * params_.cell_size;
+    o.bulk = ch + util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size);
     o.bulk_released = std::launder(reinterpret_cast<std::atomic<uint64_t>*>(ch));
     o.pid = static_cast<pid_t>(hdr->owner_pid);
     o.header = const_cast<SegmentHeader*>(hdr);
@@ -275,9 +275,10 @@ int ShmDriver::poll(PacketSink& sink, int budget) {
 }
 
 void ShmDriver::wake_if_sleeping(SegmentHeader* peer) {
-  // Order our writes to the ring before the read of `sleeping` (pairs with the fence in
-  // block()): either the sleeper sees our packet, or we see it asleep.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // A relaxed read, no fence: a seq_cst fence here would stall every send until the cell's
+  // cache line arrived at the peer (it doubled the 8-byte latency). The price is a rare
+  // lost wake-up when the peer falls asleep in the instant our packet is still in the
+  // store buffer; block() bounds that with short, growing futex timeouts.
   if (peer->sleeping.load(std::memory_order_relaxed)) {
     peer->doorbell.fetch_add(1, std::memory_order_release);
     futex(&peer->doorbell, FUTEX_WAKE, 1, nullptr);
