@@ -30,14 +30,15 @@ constexpr ConfigKey kTable[] = {
     {"EAGER_LIMIT", T::size, "4K",
      "largest message (bytes) sent eagerly on shm; larger ones use rendezvous; clamped to the "
      "cell payload"},
-    {"SHM_RNDV", T::choice, "auto",
-     "rendezvous data path: cma = single copy (process_vm_readv), pipeline = copy through "
-     "shared buffers, auto = pipeline below SHM_CMA_THRESHOLD and cma above",
+    {"SHM_RNDV", T::choice, "pipeline",
+     "rendezvous data path: pipeline = copy through shared bulk slots (default: faster than "
+     "CMA at every size measured here, see docs/PERFORMANCE.md), cma = single copy "
+     "(process_vm_readv), auto = pipeline below SHM_CMA_THRESHOLD and cma from there",
      "auto|cma|pipeline"},
     {"SHM_CMA_THRESHOLD", T::size, "32K",
      "message size (bytes) from which SHM_RNDV=auto uses CMA instead of the pipeline"},
-    {"SHM_PIPE_CHUNK", T::size, "64K", "bytes per pipelined fragment / shared bulk slot"},
-    {"SHM_PIPE_SLOTS", T::integer, "8", "bulk slots (count) per ordered pair of local ranks"},
+    {"SHM_PIPE_CHUNK", T::size, "32K", "bytes per pipelined fragment / shared bulk slot"},
+    {"SHM_PIPE_SLOTS", T::integer, "16", "bulk slots (count) per ordered pair of local ranks"},
     {"SPIN_TIME", T::duration, "50us",
      "how long a blocked wait polls before it starts to yield and sleep"},
     {"BACKOFF_MAX", T::duration, "1ms", "longest sleep between polls of a long-blocked wait"},

@@ -49,10 +49,10 @@ TEST(ConfigDefaults, TypedValues) {
   EXPECT_EQ(c.get_size("SHM_CELL_SIZE"), 8192u);
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
-  EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
+  EXPECT_EQ(c.get_string("SHM_RNDV"), "pipeline");
   EXPECT_EQ(c.get_size("SHM_CMA_THRESHOLD"), 32768u);
-  EXPECT_EQ(c.get_size("SHM_PIPE_CHUNK"), 65536u);
-  EXPECT_EQ(c.get_int("SHM_PIPE_SLOTS"), 8);
+  EXPECT_EQ(c.get_size("SHM_PIPE_CHUNK"), 32768u);
+  EXPECT_EQ(c.get_int("SHM_PIPE_SLOTS"), 16);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
   EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 1e-3);
   EXPECT_FALSE(c.get_bool("STATS"));
@@ -146,7 +146,7 @@ TEST(ConfigEnv, BadValuesKeepDefaultAndNameKeyValueAndForm) {
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
   EXPECT_FALSE(c.get_bool("STATS"));
-  EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
+  EXPECT_EQ(c.get_string("SHM_RNDV"), "pipeline");
   EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
 }
 
