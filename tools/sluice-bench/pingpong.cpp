@@ -64,11 +64,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// One round trip: rank 0 sends then receives, rank 1 receives then sends. Returns the half
-// round-trip time on rank 0 (0 on rank 1).
+// One round trip: the even rank of a pair sends then receives, the odd one receives then
+// sends. Returns the half round-trip time on the even rank (0 on the odd one). With more
+// than 2 ranks, pairs (0,1), (2,3), ... run at once and rank 0 reports its pair.
 double round_trip(Session& s, int rank, FreshBuffer& sbuf, FreshBuffer& rbuf) {
-  int peer = 1 - rank;
-  if (rank == 0) {
+  int peer = rank ^ 1;
+  if (rank % 2 == 0) {
     double t0 = now_us();
     check(s.send(sbuf.cspan(), peer, tag_ping), "send");
     check(s.recv(rbuf.span(), peer, tag_ping), "recv");
@@ -84,11 +85,11 @@ double round_trip(Session& s, int rank, FreshBuffer& sbuf, FreshBuffer& rbuf) {
 // charged to the first size's first_us.
 void warm_up_connection(Session& s, int rank, std::size_t max_size) {
   std::vector<std::byte> buf(std::max<std::size_t>(max_size, 65536));
-  int peer = 1 - rank;
+  int peer = rank ^ 1;
   for (std::size_t size : {std::size_t{1}, std::size_t{65536}, max_size}) {
     std::span<std::byte> b(buf.data(), size);
     for (int i = 0; i < 2; ++i) {
-      if (rank == 0) {
+      if (rank % 2 == 0) {
         check(s.send(b, peer, tag_ping), "send");
         check(s.recv(b, peer, tag_ping), "recv");
       } else {
@@ -104,7 +105,7 @@ PingpongResult measure(Session& s, int rank, std::size_t size, const Options& o)
   r.size = size;
   r.iters = lat_iters(size, o.iters);
   r.reps = bw_reps(size, o.window, o.reps);
-  int peer = 1 - rank;
+  int peer = rank ^ 1;
   FreshBuffer sbuf(size);
   FreshBuffer rbuf(size);
 
@@ -135,7 +136,7 @@ PingpongResult measure(Session& s, int rank, std::size_t size, const Options& o)
   bw.reserve(static_cast<std::size_t>(r.reps));
   check(s.barrier(), "barrier");
   for (int rep = 0; rep < bw_warm + r.reps; ++rep) {
-    if (rank == 0) {
+    if (rank % 2 == 0) {
       double t0 = now_us();
       for (auto& q : reqs) q = s.isend(sbuf.cspan(), peer, tag_bw);
       check(s.waitall(reqs), "waitall(isend)");
@@ -205,14 +206,15 @@ std::string json_escape(std::string_view s) {
   return out;
 }
 
-void print_result(const PingpongResult& r, const Options& o, const std::string& driver) {
+void print_result(const PingpongResult& r, const Options& o, const std::string& driver,
+                  int pairs) {
   if (o.json) {
     std::printf(
         "{\"bench\":\"pingpong\",\"impl\":\"sluice\",\"driver\":\"%s\",\"size\":%zu,"
         "\"iters\":%d,\"lat_us\":%.3f,\"first_us\":%.3f,\"best_us\":%.3f,\"avg_us\":%.3f,"
-        "\"bw_MBps\":%.1f,\"bw_best_MBps\":%.1f,\"window\":%d,\"reps\":%d}\n",
+        "\"bw_MBps\":%.1f,\"bw_best_MBps\":%.1f,\"window\":%d,\"reps\":%d,\"pairs\":%d}\n",
         json_escape(driver).c_str(), r.size, r.iters, r.lat_us, r.first_us, r.best_us, r.avg_us,
-        r.bw_MBps, r.bw_best_MBps, o.window, r.reps);
+        r.bw_MBps, r.bw_best_MBps, o.window, r.reps, pairs);
   } else {
     std::printf("%12zu %7d %10.3f %10.3f %10.3f %6d %12.1f %12.1f\n", r.size, r.iters, r.lat_us,
                 r.best_us, r.first_us, r.reps, r.bw_MBps, r.bw_best_MBps);
@@ -224,23 +226,23 @@ void print_result(const PingpongResult& r, const Options& o, const std::string& 
 
 int run_pingpong(Session& s, const Options& o) {
   int rank = s.rank();
-  if (s.size() != 2) {
+  if (s.size() < 2 || s.size() % 2 != 0) {
     if (rank == 0)
       std::fprintf(stderr,
-                   "sluice-bench pingpong: needs exactly 2 ranks, got %d; run it as\n"
-                   "  sluicerun -n 2 sluice-bench pingpong [options]\n",
+                   "sluice-bench pingpong: needs an even number of ranks (pairs), got %d; run "
+                   "it as\n  sluicerun -n 2 sluice-bench pingpong [options]\n",
                    s.size());
     return 2;
   }
   std::vector<std::size_t> sizes = o.sizes.empty() ? sweep_sizes(o.max_size) : o.sizes;
-  std::string driver(s.driver_name(1 - rank));
+  std::string driver(s.driver_name(rank ^ 1));
   Progress progress(rank == 0 && o.progress, sizes.size());
 
   if (rank == 0 && !o.json) {
     std::printf(
-        "# sluice-bench pingpong impl=sluice driver=%s ranks=2 window=%d "
-        "(lat: half round trip; bw: 10^6 B/s)\n",
-        driver.c_str(), o.window);
+        "# sluice-bench pingpong impl=sluice driver=%s ranks=%d (pairs at once: %d, rank 0's "
+        "pair reported) window=%d (lat: half round trip; bw: 10^6 B/s)\n",
+        driver.c_str(), s.size(), s.size() / 2, o.window);
     std::printf("%12s %7s %10s %10s %10s %6s %12s %12s\n", "size", "iters", "lat_us", "best_us",
                 "first_us", "reps", "bw_MBps", "bw_best_MBps");
   }
@@ -252,7 +254,7 @@ int run_pingpong(Session& s, const Options& o) {
       progress.show(i, sizes[i]);
       PingpongResult r = measure(s, rank, sizes[i], o);
       if (rank != 0) continue;
-      print_result(r, o, driver);
+      print_result(r, o, driver, s.size() / 2);
       results.push_back(r);
     }
   } catch (const std::exception& e) {
