@@ -45,8 +45,6 @@ constexpr ConfigKey kTable[] = {
     {"STATS", T::boolean, "0", "print per-rank statistics to stderr at finalize"},
     {"LOG_LEVEL", T::choice, "warn", "messages printed to stderr at this level and above",
      "error|warn|info|debug"},
-    {"PEER_TIMEOUT", T::duration, "60s",
-     "a peer silent this long while we wait on it is declared dead"},
 };
 
 constexpr std::string_view kPrefix = "SLUICE_";

@@ -40,7 +40,7 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 12u);
 }
 
 TEST(ConfigDefaults, TypedValues) {
@@ -57,7 +57,7 @@ TEST(ConfigDefaults, TypedValues) {
   EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 1e-3);
   EXPECT_FALSE(c.get_bool("STATS"));
   EXPECT_EQ(c.get_string("LOG_LEVEL"), "warn");
-  EXPECT_DOUBLE_EQ(c.get_seconds("PEER_TIMEOUT"), 60.0);
+  EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 1e-3);
   EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
   EXPECT_EQ(c.value_text("EAGER_LIMIT"), "4K");
 }
@@ -120,7 +120,7 @@ TEST(ConfigEnv, GoodValuesOfEachType) {
   EXPECT_TRUE(c.get_bool("STATS"));
   EXPECT_EQ(c.get_string("SHM_RNDV"), "cma");  // choices are stored lower-case
   EXPECT_EQ(c.get_string("LOG_LEVEL"), "debug");
-  EXPECT_FALSE(c.is_set("PEER_TIMEOUT"));
+  EXPECT_FALSE(c.is_set("BACKOFF_MAX"));
 }
 
 TEST(ConfigEnv, LaterSettingWins) {
@@ -185,13 +185,13 @@ TEST(ConfigEnv, LauncherVariablesAndForeignVariablesAreNotReported) {
 }
 
 TEST(ConfigEnv, FromEnvironmentReadsProcessEnvironment) {
-  ::setenv("SLUICE_PEER_TIMEOUT", "2.5s", 1);
+  ::setenv("SLUICE_BACKOFF_MAX", "2.5s", 1);
   ::setenv("SLUICE_LOG_LEVL", "info", 1);
   std::vector<std::string> problems;
   Config c = Config::from_environment(problems);
-  ::unsetenv("SLUICE_PEER_TIMEOUT");
+  ::unsetenv("SLUICE_BACKOFF_MAX");
   ::unsetenv("SLUICE_LOG_LEVL");
-  EXPECT_DOUBLE_EQ(c.get_seconds("PEER_TIMEOUT"), 2.5);
+  EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 2.5);
   bool reported = false;
   for (const std::string& p : problems) reported |= contains(p, "did you mean SLUICE_LOG_LEVEL?");
   EXPECT_TRUE(reported);
