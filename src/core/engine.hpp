@@ -58,6 +58,10 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   Errc send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx);
   RequestImpl* irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err);
   bool iprobe(int src, int tag, uint32_t ctx, Status* st);
+  // Matched probe (MPI_Mprobe): removes the earliest matching unexpected message from
+  // matching and returns it (nullptr if none); only mrecv() may then receive it.
+  UnexpectedMsg* mprobe(int src, int tag, uint32_t ctx, Status* st);
+  RequestImpl* mrecv(UnexpectedMsg* msg, std::span<std::byte> buf);
 
   Errc wait(RequestImpl* r, Status* st);
   bool test(RequestImpl* r, Status* st);
