@@ -344,6 +344,9 @@ RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
 void Engine::sleep_for(uint64_t ns) {
   // The shm doorbell only hears local peers; with other drivers present, a short sleep
   // keeps them polled.
+  // A send waiting for room may miss the peer's wake-up if the room appeared just before
+  // we went to sleep (the peer only rings sleepers): keep such sleeps short.
+  if (p2p_->has_outbound()) ns = std::min<uint64_t>(ns, 50000);
   if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) return;
   timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
   nanosleep(&ts, nullptr);
