@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Interleaved ping-pong comparison of Sluice against Debian's Open MPI and MPICH, in one
+# session on one machine: R rounds of (Open MPI, MPICH, Sluice), then a table of medians
+# [min-max] over rounds and Sluice's ratios to the better peer.
+#
+#   bench/compare-pingpong.sh [ROUNDS] [SIZES]      (defaults: 7 rounds, 8,64K,1M,4M)
+#
+# Results: bench/results/compare-<timestamp>/{openmpi,mpich,sluice}.jsonl and table.md.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+rounds="${1:-7}"
+sizes="${2:-8,64K,1M,4M}"
+build="${BUILD:-$repo/build}"
+out="$repo/bench/results/compare-$(date -u +%Y%m%dT%H%M%S)"
+mkdir -p "$out"
+
+[ -x "$repo/build-peers/mpi_pingpong.openmpi" ] && [ -x "$repo/build-peers/mpi_pingpong.mpich" ] ||
+  "$repo/bench/peers/build.sh"
+[ -x "$build/bin/sluice-bench" ] || { echo "build Sluice first (make)" >&2; exit 1; }
+
+ompi_opts="${OMPI_OPTS:---bind-to core --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none}"
+for ((r = 1; r <= rounds; r++)); do
+  echo "round $r/$rounds" >&2
+  # shellcheck disable=SC2086
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi -n 2 $ompi_opts \
+    "$repo/build-peers/mpi_pingpong.openmpi" --sizes "$sizes" --json --no-progress \
+    >>"$out/openmpi.jsonl" 2>/dev/null
+  mpirun.mpich -n 2 -bind-to core "$repo/build-peers/mpi_pingpong.mpich" --sizes "$sizes" \
+    --json --no-progress >>"$out/mpich.jsonl" 2>/dev/null
+  "$build/bin/sluicerun" -n 2 --bind core "$build/bin/sluice-bench" pingpong --sizes "$sizes" \
+    --json --no-progress >>"$out/sluice.jsonl"
+done
+
+python3 - "$out" <<'PY' | tee "$out/table.md"
+import json, sys, statistics, os
+out = sys.argv[1]
+data = {}
+for impl in ("openmpi", "mpich", "sluice"):
+    for line in open(os.path.join(out, impl + ".jsonl")):
+        d = json.loads(line)
+        data.setdefault((impl, d["size"]), []).append(d)
+sizes = sorted({s for (_, s) in data})
+def cell(impl, size, key):
+    v = [d[key] for d in data[(impl, size)]]
+    return statistics.median(v), min(v), max(v)
+def fmt(t):
+    m, lo, hi = t
+    return f"{m:.3g} [{lo:.3g}–{hi:.3g}]" if m < 100 else f"{m:.0f} [{lo:.0f}–{hi:.0f}]"
+print("| size | figure | Open MPI | MPICH | Sluice | Sluice / better peer |")
+print("|---|---|---|---|---|---|")
+for s in sizes:
+    for key, label, lower_better in (("lat_us", "latency median (µs)", True),
+                                     ("bw_MBps", "windowed bw median (MB/s)", False)):
+        o, m, sl = cell("openmpi", s, key), cell("mpich", s, key), cell("sluice", s, key)
+        best = min(o[0], m[0]) if lower_better else max(o[0], m[0])
+        ratio = sl[0] / best
+        print(f"| {s} | {label} | {fmt(o)} | {fmt(m)} | {fmt(sl)} | {ratio:.2f}× |")
+PY
+echo "results in $out" >&2
