@@ -341,6 +341,24 @@ RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
   return r;
 }
 
+UnexpectedMsg* Engine::mprobe(int src, int tag, uint32_t ctx, Status* st) {
+  if (!iprobe(src, tag, ctx, st)) return nullptr;
+  return take_stored(unexpected_.take(ctx, src, tag));
+}
+
+RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
+  RequestImpl* r = pool_.get();
+  r->xfer.role = proto::Transfer::Role::recv;
+  r->xfer.buf = buf.data();
+  r->xfer.len = buf.size();
+  r->status.source = u->info.src;
+  r->status.tag = u->info.tag;
+  r->status.size = u->info.size;
+  p2p_->deliver(r->xfer, u->info);
+  delete u;
+  return r;
+}
+
 void Engine::sleep_for(uint64_t ns) {
   // The shm doorbell only hears local peers; with other drivers present, a short sleep
   // keeps them polled.

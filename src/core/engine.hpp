@@ -62,6 +62,10 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // matching and returns it (nullptr if none); only mrecv() may then receive it.
   UnexpectedMsg* mprobe(int src, int tag, uint32_t ctx, Status* st);
   RequestImpl* mrecv(UnexpectedMsg* msg, std::span<std::byte> buf);
+  // Matched probe (MPI_Mprobe): removes the earliest matching unexpected message from
+  // matching and returns it (nullptr if none); only mrecv() may then receive it.
+  UnexpectedMsg* mprobe(int src, int tag, uint32_t ctx, Status* st);
+  RequestImpl* mrecv(UnexpectedMsg* msg, std::span<std::byte> buf);
 
   Errc wait(RequestImpl* r, Status* st);
   bool test(RequestImpl* r, Status* st);

@@ -1,0 +1,177 @@
+// Internals of the MPI binding core shared by every src/mpi/ file (and the collectives'
+// bindings): the objects behind the handles, error raising, blocking waits, context ids.
+//
+// Communicators: a group (comm rank -> world rank) plus two engine context ids, `p2p_ctx`
+// for user point-to-point traffic and `coll_ctx` for collectives. On `coll_ctx`, tags
+// >= kMgmtTagBase are reserved for communicator management (context agreement of
+// dup/split/create); collective algorithms use tags below it.
+//
+// Threads: MPI_THREAD_SERIALIZED. The engine has no locks, so calls from several threads
+// must be serialized by the application (see docs in env.cpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/engine.hpp"
+
+// ---- handle objects ---------------------------------------------------------------------
+
+struct sluice_errhandler_s {
+  enum class Kind : uint8_t { fatal, ret, user };
+  Kind kind = Kind::fatal;
+  MPI_Comm_errhandler_function* fn = nullptr;
+  bool predefined = false;
+  int refs = 1;  // user handlers: the user's handle + every communicator using it
+};
+
+struct sluice_group_s {
+  std::vector<int> world;  // group rank -> world rank
+  bool predefined = false;
+  // This process's rank in the group, or MPI_UNDEFINED.
+  int rank_of_self() const;
+};
+
+inline constexpr uint32_t kCommMagic = 0x534c4343;  // "SLCC"
+
+struct sluice_comm_s {
+  uint32_t magic = 0;  // kCommMagic while the communicator is valid
+  int rank = 0, size = 0;
+  std::vector<int> world;          // comm rank -> world rank
+  std::vector<int> world_to_comm;  // world rank -> comm rank, -1 if not a member
+  uint32_t p2p_ctx = 0, coll_ctx = 0;
+  MPI_Errhandler errh = nullptr;  // never null while valid
+  std::string name;
+  bool predefined = false;
+  uint32_t mgmt_seq = 0;  // communicator-management operations started on this comm
+
+  bool valid() const { return magic == kCommMagic; }
+  // comm rank of a world rank (for MPI_SOURCE); `src` may be negative (passed through).
+  int comm_rank_of(int world_rank) const {
+    return world_rank >= 0 && world_rank < static_cast<int>(world_to_comm.size())
+               ? world_to_comm[world_rank]
+               : world_rank;
+  }
+};
+
+namespace sluice::mpi {
+
+// Something a request waits for other than one engine request: a nonblocking collective
+// schedule, a nonblocking communicator duplication, ... test() advances it (without
+// calling Engine::progress(); the caller does) and returns true once complete.
+class AsyncOp {
+ public:
+  virtual ~AsyncOp() = default;
+  virtual bool test() = 0;
+  // Error class once complete (MPI_SUCCESS when it worked).
+  virtual int error() const { return MPI_SUCCESS; }
+};
+
+enum class SendMode : uint8_t { standard, sync, ready, buffered };
+
+}  // namespace sluice::mpi
+
+struct sluice_request_s {
+  enum class Kind : uint8_t { send, recv, async };
+  Kind kind = Kind::send;
+  bool persistent = false;
+  bool active = false;  // started and its completion not yet reported
+  bool done = false;    // complete; `status` valid
+  MPI_Comm comm = nullptr;
+  sluice::detail::RequestImpl* impl = nullptr;  // engine request while in flight
+  std::unique_ptr<sluice::mpi::AsyncOp> op;     // Kind::async
+  // Receives into (and sends from) non-contiguous types go through `staging`.
+  std::vector<std::byte> staging;
+  void* buf = nullptr;  // user buffer
+  int count = 0;
+  MPI_Datatype type = nullptr;  // retained while the request exists
+  // Persistent requests: the arguments Start uses.
+  int peer = 0;  // comm rank, MPI_ANY_SOURCE or MPI_PROC_NULL
+  int tag = 0;
+  sluice::mpi::SendMode mode = sluice::mpi::SendMode::standard;
+  MPI_Status status{};
+};
+
+struct sluice_message_s {
+  sluice::detail::UnexpectedMsg* msg = nullptr;
+  MPI_Comm comm = nullptr;
+  MPI_Status status{};
+};
+
+struct sluice_info_s {
+  std::vector<std::pair<std::string, std::string>> entries;  // in insertion order
+  bool predefined = false;
+};
+
+namespace sluice::mpi {
+
+// ---- state --------------------------------------------------------------------------
+bool initialized();  // between MPI_Init and MPI_Finalize
+detail::Engine& engine();
+
+// ---- errors -------------------------------------------------------------------------
+// Applies `comm`'s error handler (MPI_COMM_WORLD's when comm is null or invalid) to an
+// error of class `errclass` raised by `function` ("MPI_Send"); `what` names the argument
+// ("invalid rank 7 (communicator MPI_COMM_WORLD has 4 ranks)"). MPI_ERRORS_ARE_FATAL
+// prints "MPI_Send: <what>" and aborts the job; otherwise returns errclass.
+int raise(MPI_Comm comm, int errclass, const char* function, const char* what);
+// The same with a printf-style message.
+int raisef(MPI_Comm comm, int errclass, const char* function, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+// Text of an error class, nullptr if `code` is not one.
+const char* error_string(int code);
+// Drops one reference to a user error handler (predefined ones are never freed).
+void errh_release(MPI_Errhandler h);
+// MPI error class of an engine error.
+int errc_to_class(Errc e);
+// Aborts the job (MPI_Abort semantics) after printing `reason` (may be empty).
+[[noreturn]] void abort_job(int code, const std::string& reason);
+
+// Argument checks: MPI_SUCCESS or the raised error (through comm's handler).
+int check_comm(MPI_Comm comm, const char* function);  // also checks MPI is initialized
+int check_count(MPI_Comm comm, int count, const char* function);
+int check_type(MPI_Comm comm, MPI_Datatype type, const char* function);
+// A comm rank for a send (allow_proc_null) or receive (also MPI_ANY_SOURCE).
+int check_rank(MPI_Comm comm, int rank, bool allow_any, const char* function);
+int check_tag(MPI_Comm comm, int tag, bool allow_any, const char* function);
+int check_root(MPI_Comm comm, int root, const char* function);
+const char* comm_label(MPI_Comm comm);  // "MPI_COMM_WORLD", a name, or "communicator"
+
+// ---- progress and blocking ---------------------------------------------------------
+// One progress pass of the engine plus the MPI layer's own background work (buffered
+// sends, freed-but-active requests). True if anything moved.
+bool progress();
+// Blocks until done() is true, progressing with the engine's backoff. Every blocking
+// MPI call waits through here (one place to change for a thread-level lock).
+void block_until(const std::function<bool()>& done);
+
+// ---- requests ------------------------------------------------------------------------
+// A request wrapping an AsyncOp (nonblocking collectives): active until op->test().
+MPI_Request make_async_request(MPI_Comm comm, std::unique_ptr<AsyncOp> op);
+// True once the request completed (fills req->status, unpacks staged receives). Does not
+// call Engine::progress().
+bool request_poll(MPI_Request req);
+// Sets an "empty" status (MPI-3.1 §3.7.3).
+void set_empty_status(MPI_Status* st);
+
+// ---- point-to-point on a communicator, for internal use (collectives may use these) ---
+// Start an engine send/recv of contiguous bytes to/from comm rank `peer` on `ctx`.
+detail::RequestImpl* isend_bytes(MPI_Comm comm, const void* buf, std::size_t bytes, int peer,
+                                 int tag, uint32_t ctx, bool sync = false);
+detail::RequestImpl* irecv_bytes(MPI_Comm comm, void* buf, std::size_t bytes, int peer, int tag,
+                                 uint32_t ctx);
+
+// ---- communicators -----------------------------------------------------------------
+inline constexpr int kMgmtTagBase = 0x3fff0000;
+// Builds a communicator over `world_ranks` (this process must be a member) with the
+// given context pair; errhandler inherited from `parent`.
+MPI_Comm make_comm(const std::vector<int>& world_ranks, uint32_t p2p_ctx, MPI_Comm parent);
+void init_predefined_comms();
+void destroy_comm(MPI_Comm comm);
+
+}  // namespace sluice::mpi
