@@ -1,0 +1,745 @@
+// Datatype engine: predefined types, flattening of derived types into run lists, and the
+// pack/unpack kernels. See datatype.hpp for the representation.
+#include "mpi/datatype.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <limits>
+
+using Type = sluice_datatype_s;
+
+// ---- predefined type objects (named in mpi.h) ------------------------------------------
+// Zero-initialised statically (every member has a constant initialiser) and filled in by
+// init_predefined() below during libmpi's static initialisation.
+sluice_datatype_s sluice_dt_char;
+sluice_datatype_s sluice_dt_signed_char;
+sluice_datatype_s sluice_dt_unsigned_char;
+sluice_datatype_s sluice_dt_byte;
+sluice_datatype_s sluice_dt_wchar;
+sluice_datatype_s sluice_dt_short;
+sluice_datatype_s sluice_dt_unsigned_short;
+sluice_datatype_s sluice_dt_int;
+sluice_datatype_s sluice_dt_unsigned;
+sluice_datatype_s sluice_dt_long;
+sluice_datatype_s sluice_dt_unsigned_long;
+sluice_datatype_s sluice_dt_long_long;
+sluice_datatype_s sluice_dt_unsigned_long_long;
+sluice_datatype_s sluice_dt_float;
+sluice_datatype_s sluice_dt_double;
+sluice_datatype_s sluice_dt_long_double;
+sluice_datatype_s sluice_dt_c_bool;
+sluice_datatype_s sluice_dt_int8_t;
+sluice_datatype_s sluice_dt_int16_t;
+sluice_datatype_s sluice_dt_int32_t;
+sluice_datatype_s sluice_dt_int64_t;
+sluice_datatype_s sluice_dt_uint8_t;
+sluice_datatype_s sluice_dt_uint16_t;
+sluice_datatype_s sluice_dt_uint32_t;
+sluice_datatype_s sluice_dt_uint64_t;
+sluice_datatype_s sluice_dt_c_float_complex;
+sluice_datatype_s sluice_dt_c_double_complex;
+sluice_datatype_s sluice_dt_c_long_double_complex;
+sluice_datatype_s sluice_dt_packed;
+sluice_datatype_s sluice_dt_aint;
+sluice_datatype_s sluice_dt_offset;
+sluice_datatype_s sluice_dt_count;
+sluice_datatype_s sluice_dt_float_int;
+sluice_datatype_s sluice_dt_double_int;
+sluice_datatype_s sluice_dt_long_int;
+sluice_datatype_s sluice_dt_2int;
+sluice_datatype_s sluice_dt_short_int;
+sluice_datatype_s sluice_dt_long_double_int;
+
+namespace sluice::mpi {
+namespace {
+
+// Address arithmetic that also works from MPI_BOTTOM (a null base with absolute offsets).
+inline char* at(const void* base, MPI_Aint offset) {
+  return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(base) +
+                                 static_cast<std::uintptr_t>(offset));
+}
+
+// ---- run lists ---------------------------------------------------------------------------
+
+// Appends blocks in typemap order, merging what can be merged: a block adjacent to the
+// previous one extends it; equal-length blocks at a constant spacing become one strided run.
+class RunBuilder {
+ public:
+  explicit RunBuilder(std::vector<Run>& runs) : runs_(runs) {}
+
+  void block(MPI_Aint offset, std::size_t length) {
+    if (length == 0) return;
+    if (!runs_.empty()) {
+      Run& last = runs_.back();
+      if (last.count == 1 && last.offset + static_cast<MPI_Aint>(last.length) == offset) {
+        last.length += length;
+        return;
+      }
+      if (last.length == length) {
+        if (last.count == 1) {
+          last.count = 2;
+          last.stride = offset - last.offset;
+          return;
+        }
+        if (offset == last.offset + static_cast<MPI_Aint>(last.count) * last.stride) {
+          ++last.count;
+          return;
+        }
+      }
+    }
+    runs_.push_back({offset, length, 1, 0});
+  }
+
+  void run(Run r) {
+    if (r.length == 0 || r.count == 0) return;
+    if (r.count > 1 && r.stride == static_cast<MPI_Aint>(r.length)) {
+      r = {r.offset, r.length * r.count, 1, 0};
+    }
+    if (r.count == 1) return block(r.offset, r.length);
+    if (!runs_.empty()) {
+      Run& last = runs_.back();
+      if (last.length == r.length) {
+        if (last.count == 1 && r.offset - last.offset == r.stride) {
+          last.count = r.count + 1;
+          last.stride = r.stride;
+          return;
+        }
+        if (last.count > 1 && last.stride == r.stride &&
+            r.offset == last.offset + static_cast<MPI_Aint>(last.count) * last.stride) {
+          last.count += r.count;
+          return;
+        }
+      }
+    }
+    runs_.push_back(r);
+  }
+
+ private:
+  std::vector<Run>& runs_;
+};
+
+// The data of one element as (runs × reps); the flattening works on these.
+struct Layout {
+  std::vector<Run> runs;
+  std::size_t reps = 1;
+  MPI_Aint rep_stride = 0;
+};
+
+Layout layout_of(const Type& t) {
+  return {t.runs, t.reps, t.rep_stride};
+}
+
+// Appends every run of `l` shifted by `shift`, expanding its repetitions.
+void append_expanded(RunBuilder& b, const Layout& l, MPI_Aint shift) {
+  for (std::size_t r = 0; r < l.reps; ++r) {
+    MPI_Aint base = shift + static_cast<MPI_Aint>(r) * l.rep_stride;
+    for (Run run : l.runs) {
+      run.offset += base;
+      b.run(run);
+    }
+  }
+}
+
+// `count` copies of `inner`, the i-th shifted by i*stride. A single run is expanded (so its
+// copies merge); anything else becomes a repetition, keeping the list short.
+Layout repeat(const Layout& inner, std::size_t count, MPI_Aint stride) {
+  if (count == 1) return inner;
+  Layout out;
+  if (count == 0 || inner.runs.empty()) return out;
+  if (inner.runs.size() == 1 && inner.reps == 1) {
+    RunBuilder b(out.runs);
+    for (std::size_t i = 0; i < count; ++i) {
+      Run run = inner.runs[0];
+      run.offset += static_cast<MPI_Aint>(i) * stride;
+      b.run(run);
+    }
+    return out;
+  }
+  if (inner.reps == 1) return {inner.runs, count, stride};
+  if (inner.rep_stride * static_cast<MPI_Aint>(inner.reps) == stride) {
+    return {inner.runs, inner.reps * count, inner.rep_stride};
+  }
+  out.runs.clear();
+  RunBuilder b(out.runs);
+  append_expanded(b, inner, 0);
+  out.reps = count;
+  out.rep_stride = stride;
+  return out;
+}
+
+// ---- signatures --------------------------------------------------------------------------
+
+struct Signature {
+  std::vector<SigRun> sig;
+  std::size_t reps = 1;
+};
+
+void append_sig(std::vector<SigRun>& out, SigRun s) {
+  if (s.count == 0) return;
+  if (!out.empty() && out.back().size == s.size) {
+    out.back().count += s.count;
+  } else {
+    out.push_back(s);
+  }
+}
+
+void append_sig_expanded(std::vector<SigRun>& out, const Signature& s, std::size_t times) {
+  if (s.sig.size() == 1) {
+    append_sig(out, {s.sig[0].size, s.sig[0].count * s.reps * times});
+    return;
+  }
+  for (std::size_t t = 0; t < s.reps * times; ++t) {
+    for (const SigRun& r : s.sig) append_sig(out, r);
+  }
+}
+
+Signature repeat_sig(const Signature& inner, std::size_t count) {
+  if (count == 0 || inner.sig.empty()) return {};
+  if (inner.sig.size() == 1)
+    return {{{inner.sig[0].size, inner.sig[0].count * inner.reps * count}}, 1};
+  return {inner.sig, inner.reps * count};
+}
+
+// ---- building derived types ------------------------------------------------------------
+
+// `count` consecutive elements of `type` starting at byte displacement `disp`.
+struct Placement {
+  MPI_Aint disp;
+  std::size_t count;
+  const Type* type;
+};
+
+// Where the data of a type's op values starts, relative to an element's address.
+MPI_Aint op_start(const Type& t) {
+  return t.true_lb;
+}
+
+// Fills every derived field of `t` except the layout (runs/reps) from the placements:
+// size, bounds, alignment, signature, and the reduction base.
+void derive_common(Type& t, const std::vector<Placement>& ps) {
+  bool any = false, any_data = false;
+  std::size_t size = 0;
+  MPI_Aint lb = 0, ub = 0, tlb = 0, tub = 0;
+  std::size_t align = 1;
+  bool explicit_bounds = false;
+  std::size_t n_basic = 0;
+  for (const Placement& p : ps) {
+    const Type& c = *p.type;
+    align = std::max(align, c.align);
+    explicit_bounds = explicit_bounds || c.explicit_bounds;
+    if (p.count == 0) continue;
+    MPI_Aint span = static_cast<MPI_Aint>(p.count - 1) * c.extent();
+    MPI_Aint lo = p.disp + std::min<MPI_Aint>(0, span);
+    MPI_Aint hi = p.disp + std::max<MPI_Aint>(0, span);
+    MPI_Aint l = lo + c.lb, u = hi + c.ub, tl = lo + c.true_lb, tu = hi + c.true_ub;
+    lb = any ? std::min(lb, l) : l;
+    ub = any ? std::max(ub, u) : u;
+    any = true;
+    // True bounds cover data only: a member without data does not widen them.
+    if (c.size > 0) {
+      tlb = any_data ? std::min(tlb, tl) : tl;
+      tub = any_data ? std::max(tub, tu) : tu;
+      any_data = true;
+    }
+    size += p.count * c.size;
+    n_basic += p.count * c.n_basic;
+  }
+  t.size = size;
+  t.lb = lb, t.ub = ub, t.true_lb = tlb, t.true_ub = tub;
+  t.align = align;
+  t.explicit_bounds = explicit_bounds;
+  t.n_basic = n_basic;
+
+  // Reductions: every placement must be made of the same op base, and all values must form
+  // one progression of op-base extents starting at true_lb.
+  const Type* base = nullptr;
+  std::size_t op_count = 0;
+  MPI_Aint next = 0;
+  bool ok = true;
+  for (const Placement& p : ps) {
+    const Type& c = *p.type;
+    if (p.count == 0) continue;
+    if (!c.op_base || (base && c.op_base != base)) {
+      ok = false;
+      break;
+    }
+    base = c.op_base;
+    MPI_Aint value_span = static_cast<MPI_Aint>(c.op_count) * base->extent();
+    if (p.count > 1 && c.extent() != value_span) {
+      ok = false;
+      break;
+    }
+    MPI_Aint start = p.disp + op_start(c);
+    if (op_count > 0 && start != next) {
+      ok = false;
+      break;
+    }
+    next = start + static_cast<MPI_Aint>(p.count) * value_span;
+    op_count += p.count * c.op_count;
+  }
+  if (ok && base && op_count > 0) {
+    t.op_base = base;
+    t.op_count = op_count;
+  }
+}
+
+void finish(Type& t) {
+  t.contiguous = t.size == 0 || (t.reps == 1 && t.runs.size() == 1 && t.runs[0].count == 1 &&
+                                 t.runs[0].length == t.size && t.runs[0].offset == t.true_lb &&
+                                 t.extent() == static_cast<MPI_Aint>(t.size));
+}
+
+// The general constructor: concatenates the placements in order (indexed, struct, ...).
+Type* build(int combiner, const std::vector<Placement>& ps) {
+  auto* t = new Type;
+  t->combiner = combiner;
+  derive_common(*t, ps);
+  RunBuilder b(t->runs);
+  for (const Placement& p : ps) {
+    if (p.count == 0) continue;
+    Layout block = repeat(layout_of(*p.type), p.count, p.type->extent());
+    append_expanded(b, block, p.disp);
+  }
+  for (const Placement& p : ps) {
+    if (p.count == 0) continue;
+    Signature cs{p.type->sig, p.type->sig_reps};
+    append_sig_expanded(t->sig, cs, p.count);
+  }
+  finish(*t);
+  return t;
+}
+
+// Regular repetition: `count` blocks of `blocklength` elements of `old`, `stride` bytes
+// apart (contiguous, vector, hvector). Keeps the repetition instead of expanding it.
+Type* build_strided(int combiner, std::size_t count, std::size_t blocklength, MPI_Aint stride,
+                    const Type& old) {
+  std::vector<Placement> ps;
+  ps.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    ps.push_back({static_cast<MPI_Aint>(i) * stride, blocklength, &old});
+  }
+  auto* t = new Type;
+  t->combiner = combiner;
+  derive_common(*t, ps);
+  Layout block = repeat(layout_of(old), blocklength, old.extent());
+  Layout all = repeat(block, count, stride);
+  t->runs = std::move(all.runs);
+  t->reps = all.reps;
+  t->rep_stride = all.rep_stride;
+  if (t->runs.empty()) t->reps = 1, t->rep_stride = 0;
+  Signature s = repeat_sig({old.sig, old.sig_reps}, blocklength * count);
+  t->sig = std::move(s.sig);
+  t->sig_reps = s.reps;
+  finish(*t);
+  return t;
+}
+
+// ---- predefined types -----------------------------------------------------------------
+
+template <typename T>
+void set_basic(Type& t, TypeClass cls, Scalar s) {
+  t.predefined = true;
+  t.committed = true;
+  t.combiner = MPI_COMBINER_NAMED;
+  t.size = sizeof(T);
+  t.lb = 0, t.ub = sizeof(T), t.true_lb = 0, t.true_ub = sizeof(T);
+  t.align = alignof(T);
+  t.runs = {{0, sizeof(T), 1, 0}};
+  t.sig = {{sizeof(T), 1}};
+  t.n_basic = 1;
+  t.contiguous = true;
+  t.op_base = &t;
+  t.op_count = 1;
+  t.type_class = cls;
+  t.scalar = s;
+}
+
+// MAXLOC/MINLOC pair types: the layout of the C struct {V value; int index;}.
+template <typename V>
+void set_pair(Type& t, Scalar s) {
+  struct P {
+    V value;
+    int index;
+  };
+  t.predefined = true;
+  t.committed = true;
+  t.combiner = MPI_COMBINER_NAMED;
+  t.size = sizeof(V) + sizeof(int);
+  t.lb = 0, t.ub = sizeof(P), t.true_lb = 0, t.true_ub = offsetof(P, index) + sizeof(int);
+  t.align = alignof(P);
+  RunBuilder b(t.runs);
+  b.block(0, sizeof(V));
+  b.block(offsetof(P, index), sizeof(int));
+  t.sig.clear();
+  append_sig(t.sig, {sizeof(V), 1});
+  append_sig(t.sig, {sizeof(int), 1});
+  t.n_basic = 2;
+  t.contiguous = t.extent() == static_cast<MPI_Aint>(t.size) && t.runs.size() == 1;
+  t.op_base = &t;
+  t.op_count = 1;
+  t.type_class = TypeClass::pair;
+  t.scalar = s;
+}
+
+template <typename T>
+constexpr Scalar int_scalar() {
+  constexpr bool s = std::numeric_limits<T>::is_signed;
+  switch (sizeof(T)) {
+    case 1:
+      return s ? Scalar::i8 : Scalar::u8;
+    case 2:
+      return s ? Scalar::i16 : Scalar::u16;
+    case 4:
+      return s ? Scalar::i32 : Scalar::u32;
+    default:
+      return s ? Scalar::i64 : Scalar::u64;
+  }
+}
+
+template <typename T>
+void set_int(Type& t) {
+  set_basic<T>(t, TypeClass::c_integer, int_scalar<T>());
+}
+
+const bool predefined_ready = [] {
+  static_assert(sizeof(long double) == 16, "x86-64 long double layout assumed");
+  // Characters: moved by MPI, but no predefined reduction applies (MPI-3.1 §5.9.2).
+  set_basic<char>(sluice_dt_char, TypeClass::none, Scalar::i8);
+  set_basic<wchar_t>(sluice_dt_wchar, TypeClass::none, Scalar::i32);
+  set_basic<unsigned char>(sluice_dt_packed, TypeClass::none, Scalar::u8);
+  set_basic<unsigned char>(sluice_dt_byte, TypeClass::byte, Scalar::u8);
+  set_int<signed char>(sluice_dt_signed_char);
+  set_int<unsigned char>(sluice_dt_unsigned_char);
+  set_int<short>(sluice_dt_short);
+  set_int<unsigned short>(sluice_dt_unsigned_short);
+  set_int<int>(sluice_dt_int);
+  set_int<unsigned>(sluice_dt_unsigned);
+  set_int<long>(sluice_dt_long);
+  set_int<unsigned long>(sluice_dt_unsigned_long);
+  set_int<long long>(sluice_dt_long_long);
+  set_int<unsigned long long>(sluice_dt_unsigned_long_long);
+  set_int<std::int8_t>(sluice_dt_int8_t);
+  set_int<std::int16_t>(sluice_dt_int16_t);
+  set_int<std::int32_t>(sluice_dt_int32_t);
+  set_int<std::int64_t>(sluice_dt_int64_t);
+  set_int<std::uint8_t>(sluice_dt_uint8_t);
+  set_int<std::uint16_t>(sluice_dt_uint16_t);
+  set_int<std::uint32_t>(sluice_dt_uint32_t);
+  set_int<std::uint64_t>(sluice_dt_uint64_t);
+  set_int<MPI_Aint>(sluice_dt_aint);
+  set_int<MPI_Offset>(sluice_dt_offset);
+  set_int<MPI_Count>(sluice_dt_count);
+  set_basic<float>(sluice_dt_float, TypeClass::floating, Scalar::f32);
+  set_basic<double>(sluice_dt_double, TypeClass::floating, Scalar::f64);
+  set_basic<long double>(sluice_dt_long_double, TypeClass::floating, Scalar::f80);
+  set_basic<bool>(sluice_dt_c_bool, TypeClass::logical, Scalar::boolean);
+  set_basic<std::complex<float>>(sluice_dt_c_float_complex, TypeClass::complex, Scalar::c32);
+  set_basic<std::complex<double>>(sluice_dt_c_double_complex, TypeClass::complex, Scalar::c64);
+  set_basic<std::complex<long double>>(sluice_dt_c_long_double_complex, TypeClass::complex,
+                                       Scalar::c80);
+  set_pair<float>(sluice_dt_float_int, Scalar::pair_float_int);
+  set_pair<double>(sluice_dt_double_int, Scalar::pair_double_int);
+  set_pair<long>(sluice_dt_long_int, Scalar::pair_long_int);
+  set_pair<int>(sluice_dt_2int, Scalar::pair_int_int);
+  set_pair<short>(sluice_dt_short_int, Scalar::pair_short_int);
+  set_pair<long double>(sluice_dt_long_double_int, Scalar::pair_long_double_int);
+  return true;
+}();
+
+// ---- copy kernels --------------------------------------------------------------------------
+
+// Copies `count` blocks of `len` bytes spaced `stride` apart in memory to/from consecutive
+// packed bytes. Small common lengths get fixed-size copies the compiler turns into moves.
+template <bool kPack, std::size_t kLen>
+inline char* strided_fixed(char* mem, MPI_Aint stride, std::size_t count, char* packed) {
+  for (std::size_t i = 0; i < count; ++i, mem += stride, packed += kLen) {
+    if constexpr (kPack) {
+      std::memcpy(packed, mem, kLen);
+    } else {
+      std::memcpy(mem, packed, kLen);
+    }
+  }
+  return packed;
+}
+
+template <bool kPack>
+inline char* strided(char* mem, MPI_Aint stride, std::size_t len, std::size_t count, char* packed) {
+  if (count == 1) {
+    if constexpr (kPack) {
+      std::memcpy(packed, mem, len);
+    } else {
+      std::memcpy(mem, packed, len);
+    }
+    return packed + len;
+  }
+  switch (len) {
+    case 1:
+      return strided_fixed<kPack, 1>(mem, stride, count, packed);
+    case 2:
+      return strided_fixed<kPack, 2>(mem, stride, count, packed);
+    case 4:
+      return strided_fixed<kPack, 4>(mem, stride, count, packed);
+    case 8:
+      return strided_fixed<kPack, 8>(mem, stride, count, packed);
+    case 12:
+      return strided_fixed<kPack, 12>(mem, stride, count, packed);
+    case 16:
+      return strided_fixed<kPack, 16>(mem, stride, count, packed);
+    case 32:
+      return strided_fixed<kPack, 32>(mem, stride, count, packed);
+    default:
+      for (std::size_t i = 0; i < count; ++i, mem += stride, packed += len) {
+        if constexpr (kPack) {
+          std::memcpy(packed, mem, len);
+        } else {
+          std::memcpy(mem, packed, len);
+        }
+      }
+      return packed;
+  }
+}
+
+// Copies `n` whole elements.
+template <bool kPack>
+char* copy_elements(const Type& t, const void* buf, std::size_t n, char* packed) {
+  if (n == 0 || t.size == 0) return packed;
+  if (t.contiguous) {
+    std::size_t bytes = n * t.size;
+    char* mem = at(buf, t.true_lb);
+    if constexpr (kPack) {
+      std::memcpy(packed, mem, bytes);
+    } else {
+      std::memcpy(mem, packed, bytes);
+    }
+    return packed + bytes;
+  }
+  const MPI_Aint extent = t.extent();
+  if (t.reps == 1 && t.runs.size() == 1) {
+    const Run& r = t.runs[0];
+    // One block per element: the elements themselves form a strided run.
+    if (r.count == 1) return strided<kPack>(at(buf, r.offset), extent, r.length, n, packed);
+    // One strided run per element that continues into the next element.
+    if (static_cast<MPI_Aint>(r.count) * r.stride == extent) {
+      return strided<kPack>(at(buf, r.offset), r.stride, r.length, r.count * n, packed);
+    }
+  }
+  for (std::size_t e = 0; e < n; ++e) {
+    char* elem = at(buf, static_cast<MPI_Aint>(e) * extent);
+    for (std::size_t rep = 0; rep < t.reps; ++rep) {
+      char* base = elem + static_cast<MPI_Aint>(rep) * t.rep_stride;
+      for (const Run& r : t.runs) {
+        packed = strided<kPack>(base + r.offset, r.stride, r.length, r.count, packed);
+      }
+    }
+  }
+  return packed;
+}
+
+// Copies the first `bytes` (< size) of the element at `elem`, stopping inside a block.
+template <bool kPack>
+void copy_partial(const Type& t, char* elem, std::size_t bytes, char* packed) {
+  for (std::size_t rep = 0; rep < t.reps; ++rep) {
+    char* base = elem + static_cast<MPI_Aint>(rep) * t.rep_stride;
+    for (const Run& r : t.runs) {
+      char* mem = base + r.offset;
+      for (std::size_t i = 0; i < r.count; ++i, mem += r.stride) {
+        std::size_t len = std::min(r.length, bytes);
+        if constexpr (kPack) {
+          std::memcpy(packed, mem, len);
+        } else {
+          std::memcpy(mem, packed, len);
+        }
+        packed += len;
+        bytes -= len;
+        if (bytes == 0) return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// ---- contract ---------------------------------------------------------------------------
+
+bool dt_is_contiguous(MPI_Datatype t) {
+  return t->contiguous;
+}
+std::size_t dt_size(MPI_Datatype t) {
+  return t->size;
+}
+MPI_Aint dt_extent(MPI_Datatype t) {
+  return t->extent();
+}
+MPI_Aint dt_true_lb(MPI_Datatype t) {
+  return t->true_lb;
+}
+MPI_Aint dt_true_extent(MPI_Datatype t) {
+  return t->true_ub - t->true_lb;
+}
+std::size_t dt_basic_count(MPI_Datatype t) {
+  return t->n_basic;
+}
+
+std::size_t dt_pack(MPI_Datatype t, const void* buf, std::size_t count, void* out) {
+  char* end = copy_elements<true>(*t, buf, count, static_cast<char*>(out));
+  return static_cast<std::size_t>(end - static_cast<char*>(out));
+}
+
+std::size_t dt_unpack(MPI_Datatype t, const void* in, std::size_t bytes, void* buf,
+                      std::size_t count) {
+  if (t->size == 0) return 0;
+  bytes = std::min(bytes, count * t->size);
+  std::size_t whole = bytes / t->size;
+  char* packed = const_cast<char*>(static_cast<const char*>(in));
+  packed = copy_elements<false>(*t, buf, whole, packed);
+  std::size_t rest = bytes - whole * t->size;
+  if (rest > 0) {
+    copy_partial<false>(*t, at(buf, static_cast<MPI_Aint>(whole) * t->extent()), rest, packed);
+  }
+  return bytes;
+}
+
+std::size_t dt_elements(MPI_Datatype t, std::size_t bytes) {
+  if (t->size == 0) return 0;
+  std::size_t n = (bytes / t->size) * t->n_basic;
+  std::size_t rest = bytes % t->size;
+  if (rest == 0) return n;
+  std::size_t unit_bytes = 0, unit_count = 0;
+  for (const SigRun& s : t->sig) unit_bytes += s.size * s.count, unit_count += s.count;
+  n += (rest / unit_bytes) * unit_count;
+  rest %= unit_bytes;
+  for (const SigRun& s : t->sig) {
+    std::size_t take = rest / s.size;
+    if (take < s.count) {
+      n += take;
+      rest -= take * s.size;
+      break;
+    }
+    n += s.count;
+    rest -= s.count * s.size;
+  }
+  return rest == 0 ? n : SIZE_MAX;
+}
+
+int dt_check(MPI_Datatype t) {
+  if (t == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
+  if (!t->predefined && !t->committed) return MPI_ERR_TYPE;
+  return MPI_SUCCESS;
+}
+
+void dt_retain(MPI_Datatype t) {
+  if (t && !t->predefined) t->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void dt_release(MPI_Datatype t) {
+  if (!t || t->predefined) return;
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
+}
+
+// ---- constructors -------------------------------------------------------------------------
+
+MPI_Datatype dt_contiguous(std::size_t count, MPI_Datatype old) {
+  return build_strided(MPI_COMBINER_CONTIGUOUS, 1, count, 0, *old);
+}
+
+MPI_Datatype dt_hvector(std::size_t count, std::size_t blocklength, MPI_Aint stride_bytes,
+                        MPI_Datatype old, int combiner) {
+  return build_strided(combiner, count, blocklength, stride_bytes, *old);
+}
+
+MPI_Datatype dt_hindexed(std::size_t count, const std::size_t* blocklengths,
+                         const MPI_Aint* displacements_bytes, MPI_Datatype old, int combiner) {
+  std::vector<Placement> ps;
+  ps.reserve(count);
+  for (std::size_t i = 0; i < count; ++i)
+    ps.push_back({displacements_bytes[i], blocklengths[i], old});
+  return build(combiner, ps);
+}
+
+MPI_Datatype dt_struct(std::size_t count, const std::size_t* blocklengths,
+                       const MPI_Aint* displacements, const MPI_Datatype* types) {
+  std::vector<Placement> ps;
+  ps.reserve(count);
+  for (std::size_t i = 0; i < count; ++i)
+    ps.push_back({displacements[i], blocklengths[i], types[i]});
+  Type* t = build(MPI_COMBINER_STRUCT, ps);
+  // MPI-3.1 §4.1.6: the extent is padded to the strictest alignment of the members, as the
+  // C compiler pads a struct, unless a member carries explicitly set bounds.
+  if (!t->explicit_bounds && t->align > 1) {
+    MPI_Aint a = static_cast<MPI_Aint>(t->align);
+    MPI_Aint rem = ((t->extent() % a) + a) % a;
+    if (rem != 0) t->ub += a - rem;
+    finish(*t);
+  }
+  return t;
+}
+
+MPI_Datatype dt_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent) {
+  Type* t = dt_dup(old);
+  t->combiner = MPI_COMBINER_RESIZED;
+  t->committed = false;
+  t->lb = lb;
+  t->ub = lb + extent;
+  t->explicit_bounds = true;
+  finish(*t);
+  return t;
+}
+
+MPI_Datatype dt_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
+                         int order, MPI_Datatype old) {
+  // Work in C order (last dimension fastest); Fortran order is the reversed dimensions.
+  std::vector<std::size_t> size(ndims), sub(ndims), start(ndims);
+  for (int d = 0; d < ndims; ++d) {
+    int src = order == MPI_ORDER_C ? d : ndims - 1 - d;
+    size[d] = sizes[src], sub[d] = subsizes[src], start[d] = starts[src];
+  }
+  const MPI_Aint ext = old->extent();
+  // Byte stride of each dimension in the full array.
+  std::vector<MPI_Aint> stride(ndims);
+  MPI_Aint s = ext;
+  for (int d = ndims - 1; d >= 0; --d) stride[d] = s, s *= static_cast<MPI_Aint>(size[d]);
+  const MPI_Aint full_extent = s;
+  // One placement per row of the innermost dimension, in C order.
+  std::size_t rows = 1;
+  for (int d = 0; d + 1 < ndims; ++d) rows *= sub[d];
+  std::vector<Placement> ps;
+  ps.reserve(rows);
+  std::vector<std::size_t> idx(ndims, 0);
+  for (std::size_t r = 0; r < rows && sub[ndims - 1] > 0; ++r) {
+    MPI_Aint disp = 0;
+    for (int d = 0; d < ndims; ++d) disp += static_cast<MPI_Aint>(start[d] + idx[d]) * stride[d];
+    ps.push_back({disp, sub[ndims - 1], old});
+    for (int d = ndims - 2; d >= 0; --d) {
+      if (++idx[d] < sub[d]) break;
+      idx[d] = 0;
+    }
+  }
+  Type* inner = build(MPI_COMBINER_SUBARRAY, ps);
+  Type* t = dt_resized(inner, 0, full_extent);
+  dt_release(inner);
+  t->combiner = MPI_COMBINER_SUBARRAY;
+  return t;
+}
+
+MPI_Datatype dt_dup(MPI_Datatype old) {
+  auto* t = new Type;
+  t->combiner = MPI_COMBINER_DUP;
+  t->committed = old->committed;
+  t->explicit_bounds = old->explicit_bounds;
+  t->size = old->size;
+  t->lb = old->lb, t->ub = old->ub, t->true_lb = old->true_lb, t->true_ub = old->true_ub;
+  t->align = old->align;
+  t->runs = old->runs;
+  t->reps = old->reps;
+  t->rep_stride = old->rep_stride;
+  t->contiguous = old->contiguous;
+  t->sig = old->sig;
+  t->sig_reps = old->sig_reps;
+  t->n_basic = old->n_basic;
+  t->op_base = old->op_base;
+  t->op_count = old->op_count;
+  return t;
+}
+
+}  // namespace sluice::mpi

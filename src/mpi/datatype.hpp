@@ -1,0 +1,148 @@
+// MPI datatypes: the predefined types, the derived-type engine and the pack/unpack
+// kernels the point-to-point and collective layers use.
+//
+// Every type is flattened when it is constructed into a precompiled list of byte runs for
+// one element (adjacent runs merged, equal-length equally-spaced runs folded into one
+// strided run), so packing is a loop of memcpy calls and never interprets the constructor
+// tree. Derived types copy what they need from their children, so freeing a child never
+// invalidates a parent; a type itself stays alive while anything holds a reference
+// (dt_retain/dt_release), e.g. a pending request after MPI_Type_free.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sluice::mpi {
+
+// What a reduction operator may do with a predefined type (MPI-3.1 §5.9.2 groups).
+enum class TypeClass : std::uint8_t {
+  none,       // derived types, MPI_CHAR, MPI_WCHAR, MPI_PACKED: no predefined op applies
+  c_integer,  // C integers, fixed-width integers, MPI_AINT/OFFSET/COUNT
+  floating,   // float, double, long double
+  complex,    // C complex types
+  logical,    // MPI_C_BOOL
+  byte,       // MPI_BYTE
+  pair,       // MPI_2INT, MPI_FLOAT_INT, ... (MAXLOC/MINLOC)
+};
+
+// The machine representation of a predefined type: what the op kernels switch on.
+enum class Scalar : std::uint8_t {
+  none,
+  i8,
+  u8,
+  i16,
+  u16,
+  i32,
+  u32,
+  i64,
+  u64,
+  f32,
+  f64,
+  f80,  // f80: x86 long double (16 bytes of storage)
+  c32,
+  c64,
+  c80,  // complex of float, double, long double
+  boolean,
+  pair_float_int,
+  pair_double_int,
+  pair_long_int,
+  pair_int_int,
+  pair_short_int,
+  pair_long_double_int,
+};
+
+// `count` blocks of `length` bytes, the i-th at `offset + i * stride` (relative to the
+// buffer address of an element).
+struct Run {
+  MPI_Aint offset;
+  std::size_t length;
+  std::size_t count;
+  MPI_Aint stride;
+};
+
+// Basic-element signature, run-length encoded: `count` basic elements of `size` bytes.
+struct SigRun {
+  std::size_t size;
+  std::size_t count;
+};
+
+}  // namespace sluice::mpi
+
+// The object an MPI_Datatype points to.
+struct sluice_datatype_s {
+  std::atomic<long> refs{1};
+  int combiner = MPI_COMBINER_NAMED;
+  bool predefined = false;
+  bool committed = false;
+  bool explicit_bounds = false;  // lb/ub set by create_resized (suppresses struct padding)
+  std::size_t size = 0;          // bytes of data in one element
+  MPI_Aint lb = 0, ub = 0;
+  MPI_Aint true_lb = 0, true_ub = 0;
+  std::size_t align = 1;  // alignment used for create_struct's extent padding
+  // Data of one element: `runs` repeated `reps` times at `rep_stride` bytes.
+  std::vector<sluice::mpi::Run> runs;
+  std::size_t reps = 1;
+  MPI_Aint rep_stride = 0;
+  bool contiguous = false;  // count elements are one run of count*size bytes at buf+true_lb
+  // Basic elements of one element: `sig` repeated `sig_reps` times.
+  std::vector<sluice::mpi::SigRun> sig;
+  std::size_t sig_reps = 1;
+  std::size_t n_basic = 0;  // basic elements per element
+  // Reductions: set when one element is `op_count` consecutive `op_base` values starting
+  // at true_lb (predefined types: op_base == this, op_count == 1).
+  const sluice_datatype_s* op_base = nullptr;
+  std::size_t op_count = 0;
+  // Predefined types only.
+  sluice::mpi::TypeClass type_class = sluice::mpi::TypeClass::none;
+  sluice::mpi::Scalar scalar = sluice::mpi::Scalar::none;
+
+  MPI_Aint extent() const { return ub - lb; }
+};
+
+namespace sluice::mpi {
+
+// ---- contract used by point-to-point and collectives -------------------------------
+bool dt_is_contiguous(MPI_Datatype);  // count elements = one run of count*size bytes at buf+true_lb
+std::size_t dt_size(MPI_Datatype);    // bytes of data in one element (MPI_Type_size)
+MPI_Aint dt_extent(MPI_Datatype);
+MPI_Aint dt_true_lb(MPI_Datatype);
+// Packs `count` elements at `buf` into `out`; returns bytes written (count*size).
+std::size_t dt_pack(MPI_Datatype, const void* buf, std::size_t count, void* out);
+// Unpacks min(bytes, count*size) bytes from `in` into `count` elements at `buf`;
+// returns bytes consumed.
+std::size_t dt_unpack(MPI_Datatype, const void* in, std::size_t bytes, void* buf,
+                      std::size_t count);
+// Basic elements in `bytes` of packed data (MPI_Get_elements); SIZE_MAX when `bytes`
+// ends inside a basic element (the caller reports MPI_UNDEFINED).
+std::size_t dt_elements(MPI_Datatype, std::size_t bytes);
+// MPI_SUCCESS, or MPI_ERR_TYPE for a null or uncommitted derived type.
+int dt_check(MPI_Datatype);
+
+// ---- extras ----------------------------------------------------------------------------
+// Reference counting: a pending operation retains its datatype so MPI_Type_free may be
+// called before it completes. No-ops on predefined types.
+void dt_retain(MPI_Datatype);
+void dt_release(MPI_Datatype);
+MPI_Aint dt_true_extent(MPI_Datatype);
+std::size_t dt_basic_count(MPI_Datatype);  // basic elements in one element
+
+// ---- constructors (the MPI_Type_* bindings validate arguments, then call these) --------
+// Each returns a new uncommitted type with one reference.
+MPI_Datatype dt_contiguous(std::size_t count, MPI_Datatype old);
+MPI_Datatype dt_hvector(std::size_t count, std::size_t blocklength, MPI_Aint stride_bytes,
+                        MPI_Datatype old, int combiner);
+MPI_Datatype dt_hindexed(std::size_t count, const std::size_t* blocklengths,
+                         const MPI_Aint* displacements_bytes, MPI_Datatype old, int combiner);
+MPI_Datatype dt_struct(std::size_t count, const std::size_t* blocklengths,
+                       const MPI_Aint* displacements, const MPI_Datatype* types);
+MPI_Datatype dt_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent);
+// `order` is MPI_ORDER_C or MPI_ORDER_FORTRAN; arguments already validated.
+MPI_Datatype dt_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
+                         int order, MPI_Datatype old);
+MPI_Datatype dt_dup(MPI_Datatype old);
+
+}  // namespace sluice::mpi

@@ -1,0 +1,326 @@
+// Reduction kernels. One switch per call picks a typed loop the compiler vectorises.
+// Release builds use -O2, whose "very cheap" vectoriser cost model refuses any loop that
+// needs an epilogue; the kernels here are worth the dynamic model.
+#pragma GCC optimize("vect-cost-model=dynamic")
+
+#include "mpi/op.hpp"
+
+#include <climits>
+#include <complex>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "mpi/datatype.hpp"
+
+using sluice::mpi::OpKind;
+
+// Aggregate initialisation keeps these constant-initialised (no static-init ordering).
+sluice_op_s sluice_op_max{{1}, OpKind::max, true, true, nullptr};
+sluice_op_s sluice_op_min{{1}, OpKind::min, true, true, nullptr};
+sluice_op_s sluice_op_sum{{1}, OpKind::sum, true, true, nullptr};
+sluice_op_s sluice_op_prod{{1}, OpKind::prod, true, true, nullptr};
+sluice_op_s sluice_op_land{{1}, OpKind::land, true, true, nullptr};
+sluice_op_s sluice_op_band{{1}, OpKind::band, true, true, nullptr};
+sluice_op_s sluice_op_lor{{1}, OpKind::lor, true, true, nullptr};
+sluice_op_s sluice_op_bor{{1}, OpKind::bor, true, true, nullptr};
+sluice_op_s sluice_op_lxor{{1}, OpKind::lxor, true, true, nullptr};
+sluice_op_s sluice_op_bxor{{1}, OpKind::bxor, true, true, nullptr};
+sluice_op_s sluice_op_maxloc{{1}, OpKind::maxloc, true, true, nullptr};
+sluice_op_s sluice_op_minloc{{1}, OpKind::minloc, true, true, nullptr};
+sluice_op_s sluice_op_replace{{1}, OpKind::replace, true, false, nullptr};
+sluice_op_s sluice_op_no_op{{1}, OpKind::no_op, true, true, nullptr};
+
+namespace sluice::mpi {
+namespace {
+
+inline const char* at(const void* base, MPI_Aint offset) {
+  return reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(base) +
+                                       static_cast<std::uintptr_t>(offset));
+}
+inline char* at(void* base, MPI_Aint offset) {
+  return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(base) +
+                                 static_cast<std::uintptr_t>(offset));
+}
+
+// b[i] = f(a[i], b[i]) for i < n.
+template <typename T, typename F>
+inline void elementwise(const void* in, void* inout, std::size_t n, F f) {
+  const T* __restrict a = static_cast<const T*>(in);
+  T* __restrict b = static_cast<T*>(inout);
+  for (std::size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+}
+
+// Integer arithmetic wraps (computed unsigned) instead of overflowing into UB.
+template <typename T>
+using Wrap = std::make_unsigned_t<T>;
+
+template <typename T>
+void integer_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  switch (k) {
+    case OpKind::max:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return x > y ? x : y; });
+    case OpKind::min:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return x < y ? x : y; });
+    case OpKind::sum:
+      return elementwise<T>(in, inout, n, [](T x, T y) {
+        return static_cast<T>(static_cast<Wrap<T>>(x) + static_cast<Wrap<T>>(y));
+      });
+    case OpKind::prod:
+      return elementwise<T>(in, inout, n, [](T x, T y) {
+        // Promote narrow types past int so unsigned multiplication cannot overflow int.
+        using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Wrap<T>>;
+        return static_cast<T>(static_cast<W>(static_cast<Wrap<T>>(x)) *
+                              static_cast<W>(static_cast<Wrap<T>>(y)));
+      });
+    case OpKind::land:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return T((x != 0) & (y != 0)); });
+    case OpKind::lor:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return T((x != 0) | (y != 0)); });
+    case OpKind::lxor:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return T((x != 0) ^ (y != 0)); });
+    case OpKind::band:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return T(x & y); });
+    case OpKind::bor:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return T(x | y); });
+    case OpKind::bxor:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return T(x ^ y); });
+    default:
+      return;  // rejected by op_check
+  }
+}
+
+template <typename T>
+void float_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  switch (k) {
+    case OpKind::max:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return x > y ? x : y; });
+    case OpKind::min:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return x < y ? x : y; });
+    case OpKind::sum:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return x + y; });
+    case OpKind::prod:
+      return elementwise<T>(in, inout, n, [](T x, T y) { return x * y; });
+    default:
+      return;
+  }
+}
+
+template <typename T>
+void complex_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  using C = std::complex<T>;
+  switch (k) {
+    case OpKind::sum:
+      return elementwise<C>(in, inout, n, [](C x, C y) { return x + y; });
+    case OpKind::prod:
+      return elementwise<C>(in, inout, n, [](C x, C y) { return x * y; });
+    default:
+      return;
+  }
+}
+
+// C _Bool, read as bytes so a non-0/1 byte cannot be undefined behaviour.
+void bool_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  using B = unsigned char;
+  switch (k) {
+    case OpKind::land:
+      return elementwise<B>(in, inout, n, [](B x, B y) { return B((x != 0) & (y != 0)); });
+    case OpKind::lor:
+      return elementwise<B>(in, inout, n, [](B x, B y) { return B((x != 0) | (y != 0)); });
+    case OpKind::lxor:
+      return elementwise<B>(in, inout, n, [](B x, B y) { return B((x != 0) ^ (y != 0)); });
+    default:
+      return;
+  }
+}
+
+// MAXLOC/MINLOC on {V value; int index;}; on equal values the lower index wins.
+template <typename V>
+void pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  struct P {
+    V value;
+    int index;
+  };
+  const P* a = static_cast<const P*>(in);
+  P* b = static_cast<P*>(inout);
+  if (k == OpKind::maxloc) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (a[i].value > b[i].value) {
+        b[i] = a[i];
+      } else if (a[i].value == b[i].value && a[i].index < b[i].index) {
+        b[i].index = a[i].index;
+      }
+    }
+  } else if (k == OpKind::minloc) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (a[i].value < b[i].value) {
+        b[i] = a[i];
+      } else if (a[i].value == b[i].value && a[i].index < b[i].index) {
+        b[i].index = a[i].index;
+      }
+    }
+  }
+}
+
+// `n` consecutive values of the predefined type `base`.
+void kernel(OpKind k, const sluice_datatype_s& base, const void* in, void* inout, std::size_t n) {
+  switch (base.scalar) {
+    case Scalar::i8:
+      return integer_kernel<std::int8_t>(k, in, inout, n);
+    case Scalar::u8:
+      if (base.type_class == TypeClass::logical) return bool_kernel(k, in, inout, n);
+      return integer_kernel<std::uint8_t>(k, in, inout, n);
+    case Scalar::i16:
+      return integer_kernel<std::int16_t>(k, in, inout, n);
+    case Scalar::u16:
+      return integer_kernel<std::uint16_t>(k, in, inout, n);
+    case Scalar::i32:
+      return integer_kernel<std::int32_t>(k, in, inout, n);
+    case Scalar::u32:
+      return integer_kernel<std::uint32_t>(k, in, inout, n);
+    case Scalar::i64:
+      return integer_kernel<std::int64_t>(k, in, inout, n);
+    case Scalar::u64:
+      return integer_kernel<std::uint64_t>(k, in, inout, n);
+    case Scalar::f32:
+      return float_kernel<float>(k, in, inout, n);
+    case Scalar::f64:
+      return float_kernel<double>(k, in, inout, n);
+    case Scalar::f80:
+      return float_kernel<long double>(k, in, inout, n);
+    case Scalar::c32:
+      return complex_kernel<float>(k, in, inout, n);
+    case Scalar::c64:
+      return complex_kernel<double>(k, in, inout, n);
+    case Scalar::c80:
+      return complex_kernel<long double>(k, in, inout, n);
+    case Scalar::boolean:
+      return bool_kernel(k, in, inout, n);
+    case Scalar::pair_float_int:
+      return pair_kernel<float>(k, in, inout, n);
+    case Scalar::pair_double_int:
+      return pair_kernel<double>(k, in, inout, n);
+    case Scalar::pair_long_int:
+      return pair_kernel<long>(k, in, inout, n);
+    case Scalar::pair_int_int:
+      return pair_kernel<int>(k, in, inout, n);
+    case Scalar::pair_short_int:
+      return pair_kernel<short>(k, in, inout, n);
+    case Scalar::pair_long_double_int:
+      return pair_kernel<long double>(k, in, inout, n);
+    case Scalar::none:
+      return;
+  }
+}
+
+// MPI-3.1 §5.9.2: which groups of types each predefined op is defined on.
+bool allowed(OpKind k, TypeClass c) {
+  switch (k) {
+    case OpKind::max:
+    case OpKind::min:
+      return c == TypeClass::c_integer || c == TypeClass::floating;
+    case OpKind::sum:
+    case OpKind::prod:
+      return c == TypeClass::c_integer || c == TypeClass::floating || c == TypeClass::complex;
+    case OpKind::land:
+    case OpKind::lor:
+    case OpKind::lxor:
+      return c == TypeClass::c_integer || c == TypeClass::logical;
+    case OpKind::band:
+    case OpKind::bor:
+    case OpKind::bxor:
+      return c == TypeClass::c_integer || c == TypeClass::byte;
+    case OpKind::maxloc:
+    case OpKind::minloc:
+      return c == TypeClass::pair;
+    case OpKind::replace:
+    case OpKind::no_op:
+    case OpKind::user:
+      return true;
+  }
+  return false;
+}
+
+void call_user(MPI_Op op, MPI_Datatype dt, const void* in, void* inout, std::size_t count) {
+  // The user function takes an int length: hand it at most INT_MAX elements at a time.
+  const MPI_Aint extent = dt->extent();
+  std::size_t done = 0;
+  while (done < count) {
+    std::size_t chunk = std::min<std::size_t>(count - done, INT_MAX);
+    int len = static_cast<int>(chunk);
+    MPI_Datatype type = dt;
+    MPI_Aint off = static_cast<MPI_Aint>(done) * extent;
+    op->user_fn(const_cast<char*>(at(in, off)), at(inout, off), &len, &type);
+    done += chunk;
+  }
+}
+
+}  // namespace
+
+int op_check(MPI_Op op, MPI_Datatype dt) {
+  if (op == MPI_OP_NULL) return MPI_ERR_OP;
+  if (dt == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
+  if (!op->predefined || op->kind == OpKind::replace || op->kind == OpKind::no_op) {
+    return MPI_SUCCESS;
+  }
+  if (!dt->op_base) return MPI_ERR_OP;
+  return allowed(op->kind, dt->op_base->type_class) ? MPI_SUCCESS : MPI_ERR_OP;
+}
+
+bool op_is_commutative(MPI_Op op) {
+  return op->commutative;
+}
+
+void op_apply(MPI_Op op, MPI_Datatype dt, const void* in, void* inout, std::size_t count) {
+  if (count == 0) return;
+  switch (op->kind) {
+    case OpKind::user:
+      return call_user(op, dt, in, inout, count);
+    case OpKind::no_op:
+      return;
+    case OpKind::replace: {
+      // inout takes in's data, following the datatype's layout on both sides.
+      if (dt_is_contiguous(dt)) {
+        std::memmove(at(inout, dt->true_lb), at(in, dt->true_lb), count * dt->size);
+      } else {
+        std::vector<char> tmp(count * dt->size);
+        dt_pack(dt, in, count, tmp.data());
+        dt_unpack(dt, tmp.data(), tmp.size(), inout, count);
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  const sluice_datatype_s& base = *dt->op_base;
+  const MPI_Aint base_extent = base.extent();
+  const std::size_t per = dt->op_count;
+  const MPI_Aint extent = dt->extent();
+  if (extent == static_cast<MPI_Aint>(per) * base_extent) {
+    // Values continue from one element into the next: one kernel call.
+    return kernel(op->kind, base, at(in, dt->true_lb), at(inout, dt->true_lb), count * per);
+  }
+  for (std::size_t e = 0; e < count; ++e) {
+    MPI_Aint off = static_cast<MPI_Aint>(e) * extent + dt->true_lb;
+    kernel(op->kind, base, at(in, off), at(inout, off), per);
+  }
+}
+
+void op_retain(MPI_Op op) {
+  if (op && !op->predefined) op->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void op_release(MPI_Op op) {
+  if (!op || op->predefined) return;
+  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
+}
+
+MPI_Op op_create(MPI_User_function* fn, bool commutative) {
+  auto* op = new sluice_op_s;
+  op->kind = OpKind::user;
+  op->commutative = commutative;
+  op->user_fn = fn;
+  return op;
+}
+
+}  // namespace sluice::mpi
