@@ -42,7 +42,9 @@ std::string host_identity() {
   return id;
 }
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("sluice: " + what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error("sluice: " + what);
+}
 
 }  // namespace
 
@@ -58,12 +60,13 @@ Engine::Engine() {
   size_ = boot_->size();
   util::log_state().rank = rank_;
   const std::string level = config_.get_string("LOG_LEVEL");
-  util::log_state().level = level == "error"  ? util::LogLevel::error
-                            : level == "info" ? util::LogLevel::info
+  util::log_state().level = level == "error"   ? util::LogLevel::error
+                            : level == "info"  ? util::LogLevel::info
                             : level == "debug" ? util::LogLevel::debug
                                                : util::LogLevel::warn;
   spin_ns_ = static_cast<uint64_t>(config_.get_seconds("SPIN_TIME") * 1e9);
-  max_sleep_ns_ = std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("BACKOFF_MAX") * 1e9));
+  max_sleep_ns_ =
+      std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("BACKOFF_MAX") * 1e9));
   print_stats_ = config_.get_bool("STATS");
 
   proto::Thresholds th;
@@ -139,11 +142,13 @@ Engine::Engine() {
   }
   for (int r = 0; r < size_; ++r)
     if (!p2p_->route(r))
-      fail("no driver reaches rank " + std::to_string(r) + " (SLUICE_DRIVERS=" +
-           config_.get_string("DRIVERS") + ")");
+      fail("no driver reaches rank " + std::to_string(r) +
+           " (SLUICE_DRIVERS=" + config_.get_string("DRIVERS") + ")");
 }
 
-Engine::~Engine() { finalize(); }
+Engine::~Engine() {
+  finalize();
+}
 
 void Engine::finalize() {
   // Sends the user detached must still reach their peers; then agree that everyone is
@@ -166,8 +171,10 @@ void Engine::finalize() {
 
 UnexpectedMsg* Engine::take_stored(MatchEntry* e) {
   auto* u = static_cast<UnexpectedMsg*>(e->owner);
-  if (u->prev) u->prev->next = u->next;
-  else unexpected_list_ = u->next;
+  if (u->prev)
+    u->prev->next = u->next;
+  else
+    unexpected_list_ = u->next;
   if (u->next) u->next->prev = u->prev;
   return u;
 }
@@ -227,8 +234,7 @@ Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ct
   return local.status.error;
 }
 
-RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx,
-                           Errc& err) {
+RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err) {
   err = check_peer(src, true);
   if (err == Errc::ok) err = check_tag(tag, true);
   if (err != Errc::ok) return failed_request(err);
@@ -321,24 +327,6 @@ bool Engine::iprobe(int src, int tag, uint32_t ctx, Status* st) {
     st->cancelled = false;
   }
   return true;
-}
-
-UnexpectedMsg* Engine::mprobe(int src, int tag, uint32_t ctx, Status* st) {
-  if (!iprobe(src, tag, ctx, st)) return nullptr;
-  return take_stored(unexpected_.take(ctx, src, tag));
-}
-
-RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
-  RequestImpl* r = pool_.get();
-  r->xfer.role = proto::Transfer::Role::recv;
-  r->xfer.buf = buf.data();
-  r->xfer.len = buf.size();
-  r->status.source = u->info.src;
-  r->status.tag = u->info.tag;
-  r->status.size = u->info.size;
-  p2p_->deliver(r->xfer, u->info);
-  delete u;
-  return r;
 }
 
 UnexpectedMsg* Engine::mprobe(int src, int tag, uint32_t ctx, Status* st) {
@@ -452,19 +440,20 @@ std::string Engine::stats_report() const {
   o << "sluice rank " << rank_ << " statistics\n";
   for (const auto& d : drivers_) o << "  driver " << d->name() << ": " << d->stats_text() << "\n";
   const proto::Thresholds& th = p2p_->thresholds();
-  o << "  thresholds: eager <= " << th.eager_limit << " B, rendezvous by get >= "
-    << th.get_threshold << " B (SLUICE_SHM_RNDV=" << config_.get_string("SHM_RNDV") << ")\n";
-  for (proto::Protocol p : {proto::Protocol::eager, proto::Protocol::rndv_get,
-                            proto::Protocol::rndv_pipeline}) {
+  o << "  thresholds: eager <= " << th.eager_limit
+    << " B, rendezvous by get >= " << th.get_threshold
+    << " B (SLUICE_SHM_RNDV=" << config_.get_string("SHM_RNDV") << ")\n";
+  for (proto::Protocol p :
+       {proto::Protocol::eager, proto::Protocol::rndv_get, proto::Protocol::rndv_pipeline}) {
     int i = static_cast<int>(p);
     o << "  protocol " << proto::protocol_name(p) << ": sent " << ps.sent[i] << " msgs / "
       << ps.sent_bytes[i] << " B, received " << ps.received[i] << " msgs\n";
   }
-  o << "  pipelined fragments sent: " << ps.fragments << ", bytes pulled by get: "
-    << ps.get_bytes << ", sends queued on a full driver: " << ps.driver_full << "\n";
+  o << "  pipelined fragments sent: " << ps.fragments << ", bytes pulled by get: " << ps.get_bytes
+    << ", sends queued on a full driver: " << ps.driver_full << "\n";
   o << "  matching: " << stats_.expected << " expected, " << stats_.unexpected
-    << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated "
-    << ps.truncated << "\n";
+    << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated " << ps.truncated
+    << "\n";
   return o.str();
 }
 

@@ -20,16 +20,16 @@ namespace sluice::detail {
 // A message that arrived before its receive was posted.
 struct UnexpectedMsg {
   MatchEntry match;
-  proto::Incoming info;            // payload span points into `data`
-  std::vector<std::byte> data;     // eager payload copy
-  UnexpectedMsg* prev = nullptr;   // list of every stored message, to free at finalize
+  proto::Incoming info;           // payload span points into `data`
+  std::vector<std::byte> data;    // eager payload copy
+  UnexpectedMsg* prev = nullptr;  // list of every stored message, to free at finalize
   UnexpectedMsg* next = nullptr;
 };
 
 struct EngineStats {
-  uint64_t unexpected = 0;        // match packets that found no posted receive
-  uint64_t expected = 0;          // ... that found one
-  uint64_t max_unexpected = 0;    // high-water mark of the unexpected queue
+  uint64_t unexpected = 0;      // match packets that found no posted receive
+  uint64_t expected = 0;        // ... that found one
+  uint64_t max_unexpected = 0;  // high-water mark of the unexpected queue
   uint64_t polls = 0;
 };
 
@@ -52,16 +52,12 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  RequestImpl* isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
-                     bool sync, Errc& err);
+  RequestImpl* isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx, bool sync,
+                     Errc& err);
   // Blocking send of a message that may complete at once; no request unless it must wait.
   Errc send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx);
   RequestImpl* irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err);
   bool iprobe(int src, int tag, uint32_t ctx, Status* st);
-  // Matched probe (MPI_Mprobe): removes the earliest matching unexpected message from
-  // matching and returns it (nullptr if none); only mrecv() may then receive it.
-  UnexpectedMsg* mprobe(int src, int tag, uint32_t ctx, Status* st);
-  RequestImpl* mrecv(UnexpectedMsg* msg, std::span<std::byte> buf);
   // Matched probe (MPI_Mprobe): removes the earliest matching unexpected message from
   // matching and returns it (nullptr if none); only mrecv() may then receive it.
   UnexpectedMsg* mprobe(int src, int tag, uint32_t ctx, Status* st);
@@ -112,7 +108,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool print_stats_ = false;
   drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use
   uint32_t barrier_epoch_ = 0;
-  int64_t active_sends_ = 0;        // sends not yet complete (finalize drains them)
+  int64_t active_sends_ = 0;  // sends not yet complete (finalize drains them)
   UnexpectedMsg* unexpected_list_ = nullptr;
   std::vector<ProgressHook*> hooks_;
   UnexpectedMsg* take_stored(MatchEntry* e);

@@ -12,7 +12,9 @@ detail::Engine* the_engine = nullptr;
 }  // namespace
 
 namespace detail {
-Engine* current_engine() { return the_engine; }
+Engine* current_engine() {
+  return the_engine;
+}
 }  // namespace detail
 
 Request& Request::operator=(Request&& o) noexcept {
@@ -39,8 +41,12 @@ Session::~Session() {
   the_engine = nullptr;
 }
 
-int Session::rank() const { return engine_->rank(); }
-int Session::size() const { return engine_->size(); }
+int Session::rank() const {
+  return engine_->rank();
+}
+int Session::size() const {
+  return engine_->size();
+}
 
 Request Session::isend(std::span<const std::byte> buf, int dest, int tag, ContextId ctx) {
   Errc err;
@@ -61,8 +67,7 @@ Errc Session::send(std::span<const std::byte> buf, int dest, int tag, ContextId 
   return engine_->send(buf, dest, tag, ctx);
 }
 
-Errc Session::recv(std::span<std::byte> buf, int source, int tag, Status* status,
-                   ContextId ctx) {
+Errc Session::recv(std::span<std::byte> buf, int source, int tag, Status* status, ContextId ctx) {
   Errc err;
   detail::RequestImpl* r = engine_->irecv(buf, source, tag, ctx, err);
   if (!r) return err;
@@ -74,8 +79,7 @@ bool Session::iprobe(int source, int tag, Status* status, ContextId ctx) {
 }
 
 Errc Session::probe(int source, int tag, Status* status, ContextId ctx) {
-  if ((source != any_source && (source < 0 || source >= size())) ||
-      (tag != any_tag && tag < 0))
+  if ((source != any_source && (source < 0 || source >= size())) || (tag != any_tag && tag < 0))
     return Errc::invalid_argument;
   auto bo = engine_->make_backoff();
   while (!engine_->iprobe(source, tag, ctx, status)) bo.pause();
@@ -126,11 +130,21 @@ int Session::waitany(std::span<Request> reqs, Status* status) {
   }
 }
 
-bool Session::cancel(Request& req) { return req.impl_ && engine_->cancel(req.impl_); }
+bool Session::cancel(Request& req) {
+  return req.impl_ && engine_->cancel(req.impl_);
+}
 
-Errc Session::barrier() { return engine_->barrier(); }
-void Session::progress() { engine_->progress(); }
-std::string_view Session::driver_name(int peer) const { return engine_->driver_name(peer); }
-std::string Session::stats_report() const { return engine_->stats_report(); }
+Errc Session::barrier() {
+  return engine_->barrier();
+}
+void Session::progress() {
+  engine_->progress();
+}
+std::string_view Session::driver_name(int peer) const {
+  return engine_->driver_name(peer);
+}
+std::string Session::stats_report() const {
+  return engine_->stats_report();
+}
 
 }  // namespace sluice

@@ -17,12 +17,12 @@
 namespace sluice::drivers {
 
 struct DriverCaps {
-  std::size_t max_header = 0;   // largest header a packet may carry
-  std::size_t max_packet = 0;   // largest payload in one packet
+  std::size_t max_header = 0;      // largest header a packet may carry
+  std::size_t max_packet = 0;      // largest payload in one packet
   std::size_t inline_payload = 0;  // payload bytes that travel with the header in one slot
-  bool reliable = false;        // packets are never lost, duplicated or corrupted
-  bool ordered = false;         // packets to one peer arrive in the order sent
-  bool rdma_get = false;        // get() reads remote memory without the peer's help
+  bool reliable = false;           // packets are never lost, duplicated or corrupted
+  bool ordered = false;            // packets to one peer arrive in the order sent
+  bool rdma_get = false;           // get() reads remote memory without the peer's help
   bool needs_registration = false;
 };
 

@@ -9,10 +9,14 @@ using drivers::IoStatus;
 
 const char* protocol_name(Protocol p) {
   switch (p) {
-    case Protocol::none: return "none";
-    case Protocol::eager: return "eager";
-    case Protocol::rndv_get: return "rndv-get";
-    case Protocol::rndv_pipeline: return "rndv-pipeline";
+    case Protocol::none:
+      return "none";
+    case Protocol::eager:
+      return "eager";
+    case Protocol::rndv_get:
+      return "rndv-get";
+    case Protocol::rndv_pipeline:
+      return "rndv-pipeline";
   }
   return "?";
 }
@@ -31,8 +35,12 @@ T read_header(std::span<const std::byte> h) {
   return v;
 }
 
-Transfer& transfer_from_id(uint64_t id) { return *reinterpret_cast<Transfer*>(id); }
-uint64_t id_of(Transfer& t) { return reinterpret_cast<uint64_t>(&t); }
+Transfer& transfer_from_id(uint64_t id) {
+  return *reinterpret_cast<Transfer*>(id);
+}
+uint64_t id_of(Transfer& t) {
+  return reinterpret_cast<uint64_t>(&t);
+}
 
 }  // namespace
 
@@ -47,17 +55,19 @@ void PointToPoint::set_route(int peer, drivers::Driver* d) {
 Protocol PointToPoint::choose(int peer, std::size_t size) const {
   const drivers::DriverCaps& caps = route(peer)->caps();
   if (size <= std::min(th_.eager_limit, caps.inline_payload)) return Protocol::eager;
-  if (!caps.rdma_get || th_.rndv == Thresholds::RndvMode::pipeline)
-    return Protocol::rndv_pipeline;
-  if (th_.rndv == Thresholds::RndvMode::get || size >= th_.get_threshold)
-    return Protocol::rndv_get;
+  if (!caps.rdma_get || th_.rndv == Thresholds::RndvMode::pipeline) return Protocol::rndv_pipeline;
+  if (th_.rndv == Thresholds::RndvMode::get || size >= th_.get_threshold) return Protocol::rndv_get;
   return Protocol::rndv_pipeline;
 }
 
 IoStatus PointToPoint::send_first_packet(Transfer& t) {
   drivers::Driver* d = route(t.peer);
   if (t.protocol == Protocol::eager) {
-    MatchHeader h{t.sync ? PacketType::eager_sync : PacketType::eager, 0, 0, t.ctx, t.tag,
+    MatchHeader h{t.sync ? PacketType::eager_sync : PacketType::eager,
+                  0,
+                  0,
+                  t.ctx,
+                  t.tag,
                   static_cast<uint32_t>(t.len)};
     if (t.sync) {
       // The receiver echoes our id back in sync_ack: append it after the match header.
@@ -226,9 +236,12 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
   r.length = n;
   CtsHeader c{PacketType::cts, {}, m.sender_req, id_of(r), n};
   send_control(m.src, &c, sizeof c);
-  if (n == 0) up_.transfer_complete(r, err);
-  else if (err != Errc::ok) r.remote_id = 1;  // remember the truncation for completion
-  else r.remote_id = 0;
+  if (n == 0)
+    up_.transfer_complete(r, err);
+  else if (err != Errc::ok)
+    r.remote_id = 1;  // remember the truncation for completion
+  else
+    r.remote_id = 0;
 }
 
 void PointToPoint::on_packet(int src, std::span<const std::byte> header,

@@ -44,21 +44,21 @@ struct Incoming {
   uint32_t ctx = 0;
   int32_t tag = 0;
   PacketType type = PacketType::eager;
-  std::size_t size = 0;        // full message size
+  std::size_t size = 0;                // full message size
   std::span<const std::byte> payload;  // eager data (valid during on_incoming only)
-  uint64_t sender_req = 0;     // rts
-  uint64_t sender_addr = 0;    // rts
+  uint64_t sender_req = 0;             // rts
+  uint64_t sender_addr = 0;            // rts
   RndvPath path = RndvPath::pipeline;
   bool sync = false;
 };
 
 struct ProtoStats {
-  uint64_t sent[4] = {};       // messages sent, by Protocol
+  uint64_t sent[4] = {};  // messages sent, by Protocol
   uint64_t sent_bytes[4] = {};
-  uint64_t received[4] = {};   // messages delivered into a receive, by Protocol
-  uint64_t fragments = 0;      // pipelined data packets sent
-  uint64_t driver_full = 0;    // sends that found the driver full and queued
-  uint64_t get_bytes = 0;      // bytes pulled by one-sided get
+  uint64_t received[4] = {};  // messages delivered into a receive, by Protocol
+  uint64_t fragments = 0;     // pipelined data packets sent
+  uint64_t driver_full = 0;   // sends that found the driver full and queued
+  uint64_t get_bytes = 0;     // bytes pulled by one-sided get
   uint64_t truncated = 0;
 };
 

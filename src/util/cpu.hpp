@@ -11,7 +11,9 @@ namespace sluice::util {
 inline constexpr std::size_t kCacheLine = 64;
 
 // Tell the core we are spinning (lower power, lets the sibling hyperthread run).
-inline void cpu_relax() { __builtin_ia32_pause(); }
+inline void cpu_relax() {
+  __builtin_ia32_pause();
+}
 
 inline uint64_t now_ns() {
   timespec ts;

@@ -74,9 +74,7 @@ class SpscRing {
     return cell + kCellHeader;
   }
   // Cheap check whether the next cell is full (for polling many rings).
-  bool ready() const {
-    return seq(cell_at(head_)).load(std::memory_order_acquire) == head_ + 1;
-  }
+  bool ready() const { return seq(cell_at(head_)).load(std::memory_order_acquire) == head_ + 1; }
   void release() {
     ++head_;
     released_->store(head_, std::memory_order_release);

@@ -25,21 +25,23 @@ namespace {
 
 int g_rank = -1;
 
-#define CHECK(cond, ...)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      std::fprintf(stderr, "rank %d: CHECK failed at %s:%d: %s: ", g_rank,      \
-                   __FILE__, __LINE__, #cond);                                  \
-      std::fprintf(stderr, __VA_ARGS__);                                        \
-      std::fprintf(stderr, "\n");                                               \
-      std::exit(1);                                                             \
-    }                                                                           \
+#define CHECK(cond, ...)                                                                       \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
+      std::fprintf(stderr, "rank %d: CHECK failed at %s:%d: %s: ", g_rank, __FILE__, __LINE__, \
+                   #cond);                                                                     \
+      std::fprintf(stderr, __VA_ARGS__);                                                       \
+      std::fprintf(stderr, "\n");                                                              \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
 
 std::span<const std::byte> cbytes(const void* p, std::size_t n) {
   return {static_cast<const std::byte*>(p), n};
 }
-std::span<std::byte> wbytes(void* p, std::size_t n) { return {static_cast<std::byte*>(p), n}; }
+std::span<std::byte> wbytes(void* p, std::size_t n) {
+  return {static_cast<std::byte*>(p), n};
+}
 
 // Deterministic content: byte i of the message (src, dst, id) — detects misplaced,
 // stale or swapped data, not just wrong length.
@@ -159,8 +161,7 @@ void test_outstanding(Session& s) {
     r.push_back(s.isend(cbytes(&out[i], sizeof(int)), to, i));
   }
   CHECK(s.waitall(r) == Errc::ok, "waitall");
-  for (int i = 0; i < count; ++i)
-    CHECK(in[i] == i * 7 + from, "tag %d got %d", i, in[i]);
+  for (int i = 0; i < count; ++i) CHECK(in[i] == i * 7 + from, "tag %d got %d", i, in[i]);
 }
 
 // Sizes from 1 B to 64 MiB, across every protocol; contents verified byte by byte.
@@ -304,10 +305,14 @@ int main(int argc, char** argv) {
   Session s;
   g_rank = s.rank();
   const std::vector<std::pair<std::string, std::function<void(Session&)>>> cases = {
-      {"ordering", test_ordering},       {"wildcards", test_wildcards},
-      {"outstanding", test_outstanding}, {"integrity", test_integrity},
-      {"truncation", test_truncation},   {"probe", test_probe},
-      {"ssend", test_ssend},             {"self", test_self},
+      {"ordering", test_ordering},
+      {"wildcards", test_wildcards},
+      {"outstanding", test_outstanding},
+      {"integrity", test_integrity},
+      {"truncation", test_truncation},
+      {"probe", test_probe},
+      {"ssend", test_ssend},
+      {"self", test_self},
       {"badargs", test_badargs}};
   int passed = 0;
   bool found = false;

@@ -15,7 +15,8 @@ namespace {
 
 struct RingMemory {
   RingMemory(std::size_t cells, std::size_t cell) : mem(SpscRing::bytes_needed(cells, cell) + 64) {
-    base = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
+    base = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) &
+                                        ~uintptr_t{63});
     SpscRing::format(base, cells, cell);
   }
   std::vector<std::byte> mem;

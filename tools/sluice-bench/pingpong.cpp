@@ -206,8 +206,7 @@ std::string json_escape(std::string_view s) {
   return out;
 }
 
-void print_result(const PingpongResult& r, const Options& o, const std::string& driver,
-                  int pairs) {
+void print_result(const PingpongResult& r, const Options& o, const std::string& driver, int pairs) {
   if (o.json) {
     std::printf(
         "{\"bench\":\"pingpong\",\"impl\":\"sluice\",\"driver\":\"%s\",\"size\":%zu,"

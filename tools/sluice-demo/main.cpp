@@ -78,8 +78,8 @@ int main() {
       const int peer = n > 1 ? 1 : 0;
       double mbps = static_cast<double>(sizes[k]) * 2 * n / seconds[k] / 1e6;
       std::printf("%-10zu %-14s %9.1f us %9.0f MB/s\n", sizes[k],
-                  sluice::proto::protocol_name(eng->p2p().choose(peer, sizes[k])),
-                  seconds[k] * 1e6, mbps);
+                  sluice::proto::protocol_name(eng->p2p().choose(peer, sizes[k])), seconds[k] * 1e6,
+                  mbps);
     }
     std::printf("data errors: %ld\n", total_errors);
     std::printf("%s", s.stats_report().c_str());

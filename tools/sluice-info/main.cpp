@@ -17,12 +17,18 @@ namespace {
 const char* type_name(sluice::detail::ConfigType t) {
   using sluice::detail::ConfigType;
   switch (t) {
-    case ConfigType::boolean: return "bool";
-    case ConfigType::integer: return "int";
-    case ConfigType::size: return "bytes";
-    case ConfigType::duration: return "time";
-    case ConfigType::string: return "string";
-    case ConfigType::choice: return "choice";
+    case ConfigType::boolean:
+      return "bool";
+    case ConfigType::integer:
+      return "int";
+    case ConfigType::size:
+      return "bytes";
+    case ConfigType::duration:
+      return "time";
+    case ConfigType::string:
+      return "string";
+    case ConfigType::choice:
+      return "choice";
   }
   return "?";
 }
@@ -61,9 +67,12 @@ std::string human(std::size_t b) {
 int main(int argc, char** argv) {
   bool config = false, protocols = false, peers = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--config")) config = true;
-    else if (!std::strcmp(argv[i], "--protocols")) protocols = true;
-    else if (!std::strcmp(argv[i], "--peers")) peers = true;
+    if (!std::strcmp(argv[i], "--config"))
+      config = true;
+    else if (!std::strcmp(argv[i], "--protocols"))
+      protocols = true;
+    else if (!std::strcmp(argv[i], "--peers"))
+      peers = true;
     else {
       std::fprintf(stderr,
                    "usage: sluice-info [--config] [--peers] [--protocols]\n"
@@ -96,10 +105,11 @@ int main(int argc, char** argv) {
   if (protocols && s.rank() == 0) {
     const auto& p2p = eng->p2p();
     const auto& th = p2p.thresholds();
-    std::printf("eager limit %s (SLUICE_EAGER_LIMIT), rendezvous by get at or above %s "
-                "(SLUICE_SHM_CMA_THRESHOLD), SLUICE_SHM_RNDV=%s\n",
-                human(th.eager_limit).c_str(), human(th.get_threshold).c_str(),
-                eng->config().get_string("SHM_RNDV").c_str());
+    std::printf(
+        "eager limit %s (SLUICE_EAGER_LIMIT), rendezvous by get at or above %s "
+        "(SLUICE_SHM_CMA_THRESHOLD), SLUICE_SHM_RNDV=%s\n",
+        human(th.eager_limit).c_str(), human(th.get_threshold).c_str(),
+        eng->config().get_string("SHM_RNDV").c_str());
     for (int p = 0; p < s.size(); ++p) {
       const auto& caps = p2p.route(p)->caps();
       std::printf("peer %d via %.*s (inline payload %s, packet %s, one-sided get %s):\n", p,

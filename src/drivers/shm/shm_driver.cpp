@@ -1,9 +1,9 @@
 #include "drivers/shm/shm_driver.hpp"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -42,7 +42,9 @@ long futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ti
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, timeout, nullptr, 0);
 }
 
-std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+std::size_t round_up(std::size_t v, std::size_t a) {
+  return (v + a - 1) / a * a;
+}
 
 }  // namespace
 
@@ -84,7 +86,9 @@ ShmDriver::ShmDriver(int my_rank, std::vector<int> local_ranks, const ShmParams&
   segment_bytes_ = kSegmentHeaderBytes + local_ranks_.size() * channel_bytes();
 }
 
-ShmDriver::~ShmDriver() { unlink_name(); }
+ShmDriver::~ShmDriver() {
+  unlink_name();
+}
 
 std::size_t ShmDriver::channel_bytes() const {
   return util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size) +
@@ -131,7 +135,8 @@ std::string ShmDriver::create(const std::string& job_id) {
     util::SpscRing::format(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
     Inbound in;
     in.ring = util::SpscRing(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
-    in.bulk = ch + util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size);
+    in.bulk =
+        ch + util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size);
     in.bulk_released = std::launder(reinterpret_cast<std::atomic<uint64_t>*>(ch));
     in.peer = local_ranks_[i];
     in_.push_back(in);
@@ -154,7 +159,8 @@ std::string ShmDriver::attach(const std::string& job_id) {
     struct stat st {};
     if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != segment_bytes_) {
       close(fd);
-      return "shared segment " + name + " has an unexpected size (mismatched SLUICE_SHM_* settings?)";
+      return "shared segment " + name +
+             " has an unexpected size (mismatched SLUICE_SHM_* settings?)";
     }
     void* addr = mmap(nullptr, segment_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -169,7 +175,8 @@ std::string ShmDriver::attach(const std::string& job_id) {
     std::byte* ch = channel_base(peers_[i].data(), my_local_);
     Outbound& o = out_[i];
     o.ring = util::SpscRing(ch + util::kCacheLine, params_.ring_cells, params_.cell_size);
-    o.bulk = ch + util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size);
+    o.bulk =
+        ch + util::kCacheLine + util::SpscRing::bytes_needed(params_.ring_cells, params_.cell_size);
     o.bulk_released = std::launder(reinterpret_cast<std::atomic<uint64_t>*>(ch));
     o.pid = static_cast<pid_t>(hdr->owner_pid);
     o.header = const_cast<SegmentHeader*>(hdr);
@@ -180,8 +187,7 @@ std::string ShmDriver::attach(const std::string& job_id) {
     uint64_t probe = 0;
     iovec local{&probe, sizeof probe};
     iovec remote{reinterpret_cast<void*>(hdr->owner_addr), sizeof probe};
-    if (process_vm_readv(o.pid, &local, 1, &remote, 1, 0) != sizeof probe ||
-        probe != kSegmentMagic)
+    if (process_vm_readv(o.pid, &local, 1, &remote, 1, 0) != sizeof probe || probe != kSegmentMagic)
       cma_ok_ = false;
   }
   caps_.rdma_get = cma_ok_;
@@ -304,7 +310,8 @@ bool ShmDriver::block(uint64_t timeout_ns) {
 }
 
 Errc ShmDriver::get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) {
-  const Outbound& o = out_[static_cast<std::size_t>(local_index_of_[static_cast<std::size_t>(peer)])];
+  const Outbound& o =
+      out_[static_cast<std::size_t>(local_index_of_[static_cast<std::size_t>(peer)])];
   ++count_.cma_reads;
   count_.cma_bytes += local.size();
   std::size_t done = 0;
@@ -333,9 +340,8 @@ std::string ShmDriver::stats_text() const {
          std::to_string(count_.ring_full) + "x, bulk slots full " +
          std::to_string(count_.bulk_full) + "x; CMA " + std::to_string(count_.cma_reads) +
          " reads / " + std::to_string(count_.cma_bytes) + " B (" +
-         (cma_ok_ ? "available" : "not permitted") + "); slept " +
-         std::to_string(count_.sleeps) + "x, woke peers " + std::to_string(count_.wakeups) +
-         "x; " +
+         (cma_ok_ ? "available" : "not permitted") + "); slept " + std::to_string(count_.sleeps) +
+         "x, woke peers " + std::to_string(count_.wakeups) + "x; " +
          std::to_string(local_ranks_.size()) + " local ranks, segment " +
          std::to_string(segment_bytes_ >> 10) + " KiB";
 }

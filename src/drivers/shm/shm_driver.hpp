@@ -113,15 +113,14 @@ class ShmDriver final : public Driver {
   std::string my_name_;
   bool name_linked_ = false;
   SharedMapping own_;
-  std::vector<SharedMapping> peers_;     // by local index (own slot empty)
-  std::vector<Outbound> out_;            // by local index
-  std::vector<Inbound> in_;              // compact list of peers that may send to us
+  std::vector<SharedMapping> peers_;  // by local index (own slot empty)
+  std::vector<Outbound> out_;         // by local index
+  std::vector<Inbound> in_;           // compact list of peers that may send to us
   std::size_t poll_start_ = 0;
   bool cma_ok_ = false;
   struct Counters {
-    uint64_t sent = 0, sent_bytes = 0, received = 0, ring_full = 0, bulk_sent = 0,
-             bulk_full = 0, cma_reads = 0, cma_bytes = 0,
-             sleeps = 0, wakeups = 0;
+    uint64_t sent = 0, sent_bytes = 0, received = 0, ring_full = 0, bulk_sent = 0, bulk_full = 0,
+             cma_reads = 0, cma_bytes = 0, sleeps = 0, wakeups = 0;
   } count_;
 };
 
