@@ -9,8 +9,8 @@
 
 static int rank, size, left, right;
 
-static void expect_extent(MPI_Datatype t, int sz, MPI_Aint lb, MPI_Aint extent,
-                          MPI_Aint true_lb, MPI_Aint true_extent, const char* what) {
+static void expect_extent(MPI_Datatype t, int sz, MPI_Aint lb, MPI_Aint extent, MPI_Aint true_lb,
+                          MPI_Aint true_extent, const char* what) {
   int s;
   MPI_Aint l, e, tl, te;
   MPI_Count sx, lx, ex, tlx, tex;
@@ -206,8 +206,7 @@ static void send_bottom(void) {
   MPI_Datatype rt;
   MPI_Type_create_struct(3, rbl, rdisp, types, &rt);
   MPI_Type_commit(&rt);
-  MPI_Sendrecv(MPI_BOTTOM, 1, t, right, 3, &in, 1, rt, left, 3, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
+  MPI_Sendrecv(MPI_BOTTOM, 1, t, right, 3, &in, 1, rt, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   char want[8];
   snprintf(want, sizeof want, "r%d", left);
   CHECK(in.i == left * 7 && in.d[0] == left + 0.5 && in.d[1] == left + 1.5 &&
