@@ -1,0 +1,105 @@
+// Collective operations as schedules progressed by the engine.
+//
+// Every collective builds a Schedule — rounds of sends, receives, local copies and
+// reductions over buffers it owns — and starts it. One progress hook (the Runner) advances
+// every active schedule whenever the engine makes progress, so nonblocking collectives move
+// whenever the application calls into Sluice (and later from a progress thread). A
+// blocking collective is the same schedule plus wait().
+//
+// Buffers are contiguous bytes: the MPI layer packs non-contiguous datatypes. This layer
+// sits below MPI and knows no MPI handles.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sluice/sluice.hpp"
+
+namespace sluice::coll {
+
+// The members of a communicator as this layer sees them. Keep one Group per communicator
+// for its lifetime: `seq` counts the collectives started on it, and MPI's rule that every
+// member calls collectives in the same order keeps it identical on all members, so it
+// names each collective's tag space.
+struct Group {
+  int rank = 0;
+  int size = 1;
+  std::vector<int> world;  // communicator rank -> world (engine) rank
+  uint32_t ctx = 0;        // context id reserved for this communicator's collectives
+  uint32_t seq = 0;        // collectives started so far (advanced by every call below)
+};
+
+// inout[i] = in[i] op inout[i] for i < count. `commutative` false makes every algorithm
+// apply the operator in rank order (rank 0 op rank 1 op ...), as MPI requires.
+struct Reducer {
+  void (*fn)(const void* in, void* inout, std::size_t count, const void* arg) = nullptr;
+  const void* arg = nullptr;
+  std::size_t elem_size = 1;
+  bool commutative = true;
+};
+
+class Schedule;
+
+// Every call returns a started schedule (never nullptr); errors (bad peer, truncation,
+// dead peer) surface through error() once it is done. In-place variants: pass nullptr as
+// the buffer MPI would mark MPI_IN_PLACE (documented per call). Counts, displacements and
+// sizes are bytes except for the reductions, whose counts are elements of the Reducer.
+Schedule* ibarrier(Group& g);
+Schedule* ibcast(Group& g, void* buf, std::size_t bytes, int root);
+// sendbuf nullptr at the root: in place (the root's contribution is in recvbuf).
+Schedule* ireduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
+                  const Reducer& op, int root);
+// sendbuf nullptr: in place.
+Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
+                     const Reducer& op);
+// `bytes` per rank. sendbuf nullptr at the root: in place (already at recvbuf + root*bytes).
+Schedule* igather(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes, int root);
+// counts/displs (bytes) significant at the root only; sendbuf nullptr at the root: in place.
+Schedule* igatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void* recvbuf,
+                   std::span<const std::size_t> counts, std::span<const std::size_t> displs,
+                   int root);
+// recvbuf nullptr at the root: in place (the root's block stays in sendbuf).
+Schedule* iscatter(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes, int root);
+Schedule* iscatterv(Group& g, const void* sendbuf, std::span<const std::size_t> counts,
+                    std::span<const std::size_t> displs, void* recvbuf, std::size_t recvbytes,
+                    int root);
+// sendbuf nullptr: in place (own block already at recvbuf + rank*bytes).
+Schedule* iallgather(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes);
+// sendbuf nullptr: in place (own block already at recvbuf + displs[rank]).
+Schedule* iallgatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void* recvbuf,
+                      std::span<const std::size_t> counts, std::span<const std::size_t> displs);
+// `bytes` per peer. sendbuf nullptr: in place (recvbuf holds the blocks to send).
+Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes);
+// sendbuf nullptr: in place (recvbuf with rcounts/rdispls holds the blocks to send).
+Schedule* ialltoallv(Group& g, const void* sendbuf, std::span<const std::size_t> scounts,
+                     std::span<const std::size_t> sdispls, void* recvbuf,
+                     std::span<const std::size_t> rcounts, std::span<const std::size_t> rdispls);
+// counts[i] elements of the result go to rank i. sendbuf nullptr: in place (recvbuf holds
+// the whole input; the result replaces its beginning).
+Schedule* ireduce_scatter(Group& g, const void* sendbuf, void* recvbuf,
+                          std::span<const std::size_t> counts, const Reducer& op);
+Schedule* ireduce_scatter_block(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
+                                const Reducer& op);
+// sendbuf nullptr: in place.
+Schedule* iscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count, const Reducer& op);
+// sendbuf nullptr: in place. Rank 0's recvbuf is left untouched.
+Schedule* iexscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
+                  const Reducer& op);
+
+bool test(Schedule* s);         // advances; true once done
+void wait(Schedule* s);         // progress (with backoff) until done
+Errc error(const Schedule* s);  // first error, valid once done
+// Called once, when the schedule completes (from whichever call advanced it last); set it
+// right after starting, before the next call into Sluice.
+void on_complete(Schedule* s, void (*fn)(void* arg, Errc err), void* arg);
+// Drops the handle. A schedule still running completes in the background, then recycles.
+void release(Schedule* s);
+// wait + release; returns the error.
+Errc finish(Schedule* s);
+
+// A one-line description of the algorithm the schedule runs (tests, debugging).
+const char* algorithm(const Schedule* s);
+
+}  // namespace sluice::coll

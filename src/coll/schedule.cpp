@@ -1,0 +1,314 @@
+#include "coll/schedule.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace sluice::coll {
+
+namespace {
+
+constexpr std::size_t kAlign = 64;
+// A recycled schedule keeps an arena as large as its last build needed, up to this size,
+// so repeated collectives of the same shape allocate nothing.
+constexpr std::size_t kArenaMax = std::size_t{1} << 20;
+// Finished schedules kept for reuse.
+constexpr std::size_t kPoolMax = 64;
+constexpr uint32_t kTagMask = 0x3fffffff;  // tags must be >= 0 (sluice::max_tag)
+
+std::byte* align_up(std::byte* p) {
+  auto v = reinterpret_cast<std::uintptr_t>(p);
+  return reinterpret_cast<std::byte*>((v + kAlign - 1) & ~(kAlign - 1));
+}
+std::size_t round_up(std::size_t n) {
+  return (n + kAlign - 1) & ~(kAlign - 1);
+}
+
+}  // namespace
+
+// ---- Schedule -------------------------------------------------------------------------
+
+void Schedule::reset() {
+  ops_.clear();
+  round_end_.clear();
+  pending_.clear();
+  extra_.clear();
+  if (temp_wanted_ > arena_cap_ && temp_wanted_ <= kArenaMax) {
+    arena_cap_ = temp_wanted_;
+    arena_.reset(new std::byte[arena_cap_ + kAlign]);
+  }
+  arena_used_ = 0;
+  temp_wanted_ = 0;
+  reducer_ = Reducer{};
+  next_round_ = 0;
+  state_ = State::idle;
+  detached_ = false;
+  error_ = Errc::ok;
+  algorithm_ = "";
+  on_done_ = nullptr;
+  on_done_arg_ = nullptr;
+  prev_ = next_ = nullptr;
+}
+
+void Schedule::start_round(detail::Engine& e) {
+  const std::size_t begin = next_round_ == 0 ? 0 : round_end_[next_round_ - 1];
+  const std::size_t end = round_end_[next_round_];
+  ++next_round_;
+  for (std::size_t i = begin; i < end; ++i) {
+    const Op& op = ops_[i];
+    Errc err = Errc::ok;
+    switch (op.kind) {
+      case OpKind::send:
+        pending_.push_back(e.isend({op.src, op.n}, op.peer, tag_, ctx_, false, err));
+        break;
+      case OpKind::recv:
+        pending_.push_back(e.irecv({op.dst, op.n}, op.peer, tag_, ctx_, err));
+        break;
+      case OpKind::copy:
+        std::memmove(op.dst, op.src, op.n);
+        break;
+      case OpKind::reduce:
+        reducer_.fn(op.src, op.dst, op.n, reducer_.arg);
+        break;
+    }
+  }
+}
+
+bool Schedule::advance(detail::Engine& e) {
+  if (state_ != State::active) return false;
+  bool moved = false;
+  for (;;) {
+    for (std::size_t i = 0; i < pending_.size();) {
+      detail::RequestImpl* r = pending_[i];
+      if (r->state != detail::RequestState::complete) {
+        ++i;
+        continue;
+      }
+      // Complete, so wait() only collects the status and frees the request.
+      Errc err = e.wait(r, nullptr);
+      if (err != Errc::ok && error_ == Errc::ok) error_ = err;
+      pending_[i] = pending_.back();
+      pending_.pop_back();
+      moved = true;
+    }
+    if (!pending_.empty()) return moved;
+    // A failed message stops the schedule once its round has drained: later rounds would
+    // wait for data that will not come.
+    if (error_ != Errc::ok || next_round_ == round_end_.size()) {
+      state_ = State::done;
+      return true;
+    }
+    start_round(e);
+    moved = true;
+  }
+}
+
+// ---- Builder --------------------------------------------------------------------------
+
+Builder::Builder(Group& g, const char* algorithm)
+    : e_(detail::current_engine()), world_(g.world), rank_(g.rank), size_(g.size) {
+  if (!e_) {
+    std::fprintf(stderr, "sluice: collective called without an active Session\n");
+    std::abort();
+  }
+  s_ = Runner::instance().acquire();
+  s_->ctx_ = g.ctx;
+  s_->tag_ = static_cast<int>(g.seq & kTagMask);
+  ++g.seq;
+  s_->algorithm_ = algorithm;
+}
+
+Builder::~Builder() {
+  if (s_) Runner::instance().recycle(s_);  // never started (exception while building)
+}
+
+std::byte* Builder::temp(std::size_t bytes) {
+  const std::size_t n = round_up(bytes == 0 ? 1 : bytes);
+  s_->temp_wanted_ += n;
+  if (s_->arena_ && s_->arena_used_ + n <= s_->arena_cap_) {
+    std::byte* p = align_up(s_->arena_.get()) + s_->arena_used_;
+    s_->arena_used_ += n;
+    return p;
+  }
+  s_->extra_.emplace_back(new std::byte[n + kAlign]);
+  return align_up(s_->extra_.back().get());
+}
+
+void Builder::send(int peer, const void* buf, std::size_t bytes) {
+  if (bytes == 0) return;
+  s_->ops_.push_back(
+      {OpKind::send, world_[peer], static_cast<const std::byte*>(buf), nullptr, bytes});
+}
+
+void Builder::recv(int peer, void* buf, std::size_t bytes) {
+  if (bytes == 0) return;
+  s_->ops_.push_back({OpKind::recv, world_[peer], nullptr, static_cast<std::byte*>(buf), bytes});
+}
+
+void Builder::send_signal(int peer) {
+  s_->ops_.push_back({OpKind::send, world_[peer], nullptr, nullptr, 0});
+}
+
+void Builder::recv_signal(int peer) {
+  s_->ops_.push_back({OpKind::recv, world_[peer], nullptr, nullptr, 0});
+}
+
+void Builder::copy(const void* src, void* dst, std::size_t bytes) {
+  if (bytes == 0 || src == dst) return;
+  s_->ops_.push_back(
+      {OpKind::copy, -1, static_cast<const std::byte*>(src), static_cast<std::byte*>(dst), bytes});
+}
+
+void Builder::reduce(const void* in, void* inout, std::size_t count) {
+  if (count == 0) return;
+  s_->ops_.push_back({OpKind::reduce, -1, static_cast<const std::byte*>(in),
+                      static_cast<std::byte*>(inout), count});
+}
+
+void Builder::end_round() {
+  const uint32_t begin = s_->round_end_.empty() ? 0 : s_->round_end_.back();
+  if (s_->ops_.size() > begin) s_->round_end_.push_back(static_cast<uint32_t>(s_->ops_.size()));
+}
+
+Schedule* Builder::start() {
+  end_round();
+  Schedule* s = s_;
+  s_ = nullptr;
+  s->state_ = Schedule::State::active;
+  s->advance(*e_);
+  if (!s->done()) Runner::instance().activate(s);
+  return s;
+}
+
+// ---- Runner ---------------------------------------------------------------------------
+
+Runner& Runner::instance() {
+  // One runner per engine. A new Session gets a fresh runner; schedules left running in
+  // the previous one (an erroneous program) are abandoned.
+  static std::unique_ptr<Runner> runner;
+  detail::Engine* e = detail::current_engine();
+  if (!runner || runner->engine_ != e) runner.reset(new Runner(e));
+  return *runner;
+}
+
+Schedule* Runner::acquire() {
+  if (free_.empty()) return new Schedule;
+  Schedule* s = free_.back().release();
+  free_.pop_back();
+  return s;
+}
+
+void Runner::recycle(Schedule* s) {
+  s->reset();
+  if (free_.size() < kPoolMax)
+    free_.emplace_back(s);
+  else
+    delete s;
+}
+
+void Runner::activate(Schedule* s) {
+  s->prev_ = nullptr;
+  s->next_ = head_;
+  if (head_) head_->prev_ = s;
+  head_ = s;
+  if (!hooked_) {
+    engine_->add_progress_hook(this);
+    hooked_ = true;
+  }
+}
+
+void Runner::unlink(Schedule* s) {
+  if (s->prev_)
+    s->prev_->next_ = s->next_;
+  else
+    head_ = s->next_;
+  if (s->next_) s->next_->prev_ = s->prev_;
+  s->prev_ = s->next_ = nullptr;
+}
+
+void Runner::completed(Schedule* s) {
+  unlink(s);
+  if (s->on_done_) s->on_done_(s->on_done_arg_, s->error_);
+  if (s->detached_) recycle(s);
+}
+
+bool Runner::step(Schedule* s) {
+  if (s->state_ != Schedule::State::active) return false;
+  bool moved = s->advance(*engine_);
+  if (s->done()) completed(s);
+  return moved;
+}
+
+bool Runner::progress() {
+  bool moved = false;
+  for (Schedule* s = head_; s;) {
+    Schedule* next = s->next_;
+    moved |= step(s);
+    s = next;
+  }
+  // Idle: leave the engine's loop until the next collective starts.
+  if (!head_ && hooked_) {
+    engine_->remove_progress_hook(this);
+    hooked_ = false;
+  }
+  return moved;
+}
+
+// ---- public handle functions --------------------------------------------------------------
+
+bool test(Schedule* s) {
+  if (s->done()) return true;
+  Runner& rn = Runner::instance();
+  rn.step(s);
+  if (s->done()) return true;
+  rn.engine().progress();
+  return s->done();
+}
+
+void wait(Schedule* s) {
+  if (s->done()) return;
+  Runner& rn = Runner::instance();
+  rn.step(s);
+  if (s->done()) return;
+  detail::Engine& e = rn.engine();
+  auto bo = e.make_backoff();
+  while (!s->done()) {
+    if (e.progress())  // the Runner's hook advances s
+      bo.reset();
+    else
+      bo.pause();
+  }
+}
+
+Errc error(const Schedule* s) {
+  return s->error();
+}
+
+void on_complete(Schedule* s, void (*fn)(void*, Errc), void* arg) {
+  if (s->done()) {
+    fn(arg, s->error_);
+    return;
+  }
+  s->on_done_ = fn;
+  s->on_done_arg_ = arg;
+}
+
+void release(Schedule* s) {
+  if (s->done())
+    Runner::instance().recycle(s);
+  else
+    s->detached_ = true;
+}
+
+Errc finish(Schedule* s) {
+  wait(s);
+  Errc e = s->error();
+  release(s);
+  return e;
+}
+
+const char* algorithm(const Schedule* s) {
+  return s->algorithm();
+}
+
+}  // namespace sluice::coll

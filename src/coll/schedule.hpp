@@ -1,0 +1,147 @@
+// Schedules: the representation every collective algorithm compiles to, and the Runner
+// that advances them from the engine's progress loop.
+//
+// A schedule is a list of rounds. Starting a round executes its operations in order:
+// local copies and reductions run at once, sends and receives are posted. The round is
+// over when all of its messages have completed; then the next one starts. So a reduction
+// placed in round k+1 may read what round k received.
+//
+// Every message of one schedule carries the same tag (derived from the group's sequence
+// number): MPI's non-overtaking rule orders messages between a pair of ranks, and every
+// algorithm posts the messages of a pair in the same order on both sides, so no per-round
+// tags are needed and the full tag range separates concurrent collectives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "coll/coll.hpp"
+#include "core/engine.hpp"
+
+namespace sluice::coll {
+
+enum class OpKind : uint8_t { send, recv, copy, reduce };
+
+struct Op {
+  OpKind kind;
+  int peer = -1;                   // world rank (send, recv)
+  const std::byte* src = nullptr;  // send, copy, reduce (in)
+  std::byte* dst = nullptr;        // recv, copy, reduce (inout)
+  std::size_t n = 0;               // bytes; elements for reduce
+};
+
+class Schedule {
+ public:
+  Schedule() = default;
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  bool done() const { return state_ == State::done; }
+  Errc error() const { return error_; }
+  const char* algorithm() const { return algorithm_; }
+
+ private:
+  friend class Builder;
+  friend class Runner;
+  friend void coll::on_complete(Schedule*, void (*)(void*, Errc), void*);
+  friend void coll::release(Schedule*);
+
+  enum class State : uint8_t { idle, active, done };
+
+  void reset();
+  // Runs rounds until one waits for messages; true if anything moved.
+  bool advance(detail::Engine& e);
+  void start_round(detail::Engine& e);
+
+  std::vector<Op> ops_;
+  std::vector<uint32_t> round_end_;  // ops_ index one past each round's last op
+  std::vector<detail::RequestImpl*> pending_;
+  // Temporary buffers: a retained arena (reused by the next schedule built in this object)
+  // plus blocks for whatever does not fit.
+  std::unique_ptr<std::byte[]> arena_;
+  std::size_t arena_cap_ = 0;
+  std::size_t arena_used_ = 0;
+  std::size_t temp_wanted_ = 0;  // bytes asked for by the last build
+  std::vector<std::unique_ptr<std::byte[]>> extra_;
+  Reducer reducer_;
+  uint32_t ctx_ = 0;
+  int tag_ = 0;
+  std::size_t next_round_ = 0;
+  State state_ = State::idle;
+  bool detached_ = false;
+  Errc error_ = Errc::ok;
+  const char* algorithm_ = "";
+  void (*on_done_)(void*, Errc) = nullptr;
+  void* on_done_arg_ = nullptr;
+  Schedule* prev_ = nullptr;  // the Runner's list of active schedules
+  Schedule* next_ = nullptr;
+};
+
+// Compiles one collective into a Schedule taken from the Runner's pool. Peers are
+// communicator ranks; the builder maps them to world ranks.
+class Builder {
+ public:
+  Builder(Group& g, const char* algorithm);
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+  ~Builder();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  void set_reducer(const Reducer& r) { s_->reducer_ = r; }
+  void set_algorithm(const char* a) { s_->algorithm_ = a; }
+  const Reducer& reducer() const { return s_->reducer_; }
+
+  // Scratch memory owned by the schedule, 64-byte aligned, uninitialised.
+  std::byte* temp(std::size_t bytes);
+
+  // Zero-byte sends and receives are skipped: callers only pass sizes both sides agree on.
+  void send(int peer, const void* buf, std::size_t bytes);
+  void recv(int peer, void* buf, std::size_t bytes);
+  // Zero-byte messages that are posted (synchronisation only).
+  void send_signal(int peer);
+  void recv_signal(int peer);
+  void copy(const void* src, void* dst, std::size_t bytes);     // overlap-safe; no-op if src==dst
+  void reduce(const void* in, void* inout, std::size_t count);  // inout = in op inout
+  void end_round();
+
+  // Starts the schedule and hands it over.
+  Schedule* start();
+
+ private:
+  Schedule* s_;
+  detail::Engine* e_;
+  const std::vector<int>& world_;
+  int rank_;
+  int size_;
+};
+
+// The one progress hook of the collectives: advances every active schedule and keeps the
+// pool of finished ones for reuse (their vectors and arenas stay allocated).
+class Runner final : public detail::ProgressHook {
+ public:
+  static Runner& instance();  // for the current engine
+
+  detail::Engine& engine() { return *engine_; }
+  Schedule* acquire();
+  void activate(Schedule* s);  // s has posted its first round and is not done
+  void recycle(Schedule* s);
+  // Advances one schedule; on completion unlinks it, runs its callback and recycles it if
+  // its handle was dropped. True if anything moved.
+  bool step(Schedule* s);
+  bool progress() override;
+
+ private:
+  explicit Runner(detail::Engine* e) : engine_(e) {}
+  void unlink(Schedule* s);
+  void completed(Schedule* s);
+
+  detail::Engine* engine_;
+  Schedule* head_ = nullptr;
+  bool hooked_ = false;
+  std::vector<std::unique_ptr<Schedule>> free_;
+};
+
+}  // namespace sluice::coll
