@@ -1,0 +1,661 @@
+#include "proto/reliable/reliable_channel.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace sluice::proto::reliable {
+
+using drivers::IoStatus;
+
+namespace {
+
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kRtoGranularityNs = 10'000;
+constexpr unsigned kMaxBackoff = 30;
+
+std::uint64_t steady_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+RelHeader load_rel(const std::vector<std::byte>& h) {
+  RelHeader r;
+  std::memcpy(&r, h.data(), sizeof r);
+  return r;
+}
+
+void store_rel(std::vector<std::byte>& h, const RelHeader& r) {
+  std::memcpy(h.data(), &r, sizeof r);
+}
+
+}  // namespace
+
+// Adapts the inner driver's deliveries to on_raw, carrying the caller's sink and budget.
+class ReliableChannel::Intake final : public drivers::PacketSink {
+ public:
+  Intake(ReliableChannel& ch, drivers::PacketSink& sink, int& delivered, int budget)
+      : ch_(ch), sink_(sink), delivered_(delivered), budget_(budget) {}
+  void on_packet(int src, std::span<const std::byte> header,
+                 std::span<const std::byte> payload) override {
+    ch_.on_raw(src, header, payload, sink_, delivered_, budget_);
+  }
+
+ private:
+  ReliableChannel& ch_;
+  drivers::PacketSink& sink_;
+  int& delivered_;
+  int budget_;
+};
+
+ReliableChannel::ReliableChannel(std::unique_ptr<drivers::Driver> inner, ReliableConfig config)
+    : inner_(std::move(inner)), cfg_(std::move(config)) {
+  if (!inner_) throw std::invalid_argument("ReliableChannel: no inner driver");
+  if (cfg_.window < 1 || cfg_.window > kSackBits)
+    throw std::invalid_argument("ReliableChannel: window must be 1..128 packets");
+  if (cfg_.min_rto_ns == 0 || cfg_.min_rto_ns > cfg_.max_rto_ns)
+    throw std::invalid_argument("ReliableChannel: need 0 < min_rto <= max_rto");
+  if (cfg_.peer_timeout_ns == 0) throw std::invalid_argument("ReliableChannel: peer timeout 0");
+  if (cfg_.ack_every == 0) cfg_.ack_every = 1;
+  const drivers::DriverCaps& ic = inner_->caps();
+  if (ic.max_header <= sizeof(RelHeader))
+    throw std::invalid_argument("ReliableChannel: inner driver's headers are too small");
+  caps_ = ic;
+  caps_.max_header = std::min<std::size_t>(ic.max_header - sizeof(RelHeader), 0xFFFF);
+  caps_.max_packet = std::min<std::size_t>(ic.max_packet, 0xFFFFFFFFu);
+  caps_.reliable = true;
+  caps_.ordered = true;
+  name_ = std::string(inner_->name()) + "+rel";
+  ring_size_ = std::bit_ceil(2 * cfg_.window);
+}
+
+ReliableChannel::~ReliableChannel() = default;
+
+std::uint64_t ReliableChannel::now() const {
+  return cfg_.clock ? cfg_.clock() : steady_ns();
+}
+
+ReliableChannel::Peer* ReliableChannel::find_peer(int rank) {
+  auto it = peers_.find(rank);
+  return it == peers_.end() ? nullptr : &it->second;
+}
+
+const ReliableChannel::Peer* ReliableChannel::find_peer(int rank) const {
+  auto it = peers_.find(rank);
+  return it == peers_.end() ? nullptr : &it->second;
+}
+
+ReliableChannel::Peer& ReliableChannel::peer(int rank) {
+  auto [it, fresh] = peers_.try_emplace(rank);
+  Peer& p = it->second;
+  if (fresh) {
+    p.rank = rank;
+    p.next_seq = p.una = p.next_deliver = cfg_.initial_seq;
+    p.rto = std::clamp(cfg_.initial_rto_ns, cfg_.min_rto_ns, cfg_.max_rto_ns);
+    p.last_heard = now_;
+  }
+  return p;
+}
+
+void ReliableChannel::arm(std::uint64_t deadline) {
+  next_deadline_ = std::min(next_deadline_, deadline);
+}
+
+bool ReliableChannel::peer_dead(int rank) const {
+  const Peer* p = find_peer(rank);
+  return p && p->state == PeerState::dead;
+}
+
+bool ReliableChannel::quiescent() const {
+  for (const auto& [rank, p] : peers_)
+    if (p.state == PeerState::alive && (!p.flight.empty() || p.buffered > 0 || p.ack_pending))
+      return false;
+  return true;
+}
+
+std::size_t ReliableChannel::in_flight(int rank) const {
+  const Peer* p = find_peer(rank);
+  return p ? p->flight.size() : 0;
+}
+
+std::uint64_t ReliableChannel::srtt_ns(int rank) const {
+  const Peer* p = find_peer(rank);
+  return p ? p->srtt : 0;
+}
+
+std::uint64_t ReliableChannel::rto_ns(int rank) const {
+  const Peer* p = find_peer(rank);
+  return p ? p->rto : 0;
+}
+
+// ---- sending -------------------------------------------------------------------------
+
+namespace {
+std::uint64_t backed_off(std::uint64_t rto, unsigned backoff, std::uint64_t cap) {
+  for (unsigned i = 0; i < backoff && rto < cap; ++i) rto *= 2;
+  return std::min(rto, cap);
+}
+}  // namespace
+
+void ReliableChannel::fill_ack(Peer& p, RelHeader& h) const {
+  std::uint32_t cum = p.next_deliver;
+  h.sack[0] = h.sack[1] = 0;
+  if (p.buffered > 0) {
+    const std::uint32_t mask = ring_size_ - 1;
+    auto has = [&](std::uint32_t seq) {
+      const RxSlot& s = p.ring[seq & mask];
+      return s.full && s.seq == seq;
+    };
+    while (has(cum)) ++cum;  // budget-deferred packets are received, just not delivered
+    for (std::uint32_t i = 0; i < kSackBits; ++i)
+      if (has(cum + 1 + i)) h.sack[i / 64] |= std::uint64_t{1} << (i % 64);
+  }
+  h.ack = cum;
+}
+
+void ReliableChannel::acked_out(Peer& p) {
+  p.ack_pending = p.ack_now = p.nack = false;
+  p.unacked_rx = 0;
+  p.ack_deadline = 0;
+}
+
+IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags) {
+  RelHeader h = load_rel(pkt.header);
+  h.flags = flags;
+  fill_ack(p, h);
+  const std::span<const std::byte> upper(pkt.header.data() + sizeof(RelHeader),
+                                         pkt.header.size() - sizeof(RelHeader));
+  h.crc = packet_crc(h, upper, pkt.payload);
+  store_rel(pkt.header, h);
+  const IoStatus s = inner_->send(p.rank, pkt.header, pkt.payload);
+  if (s == IoStatus::done) {
+    if (p.ack_pending) ++stats_.acks_piggybacked;
+    acked_out(p);
+    ++pkt.transmissions;
+    pkt.last_sent = now_;
+    pkt.xmit_order = ++p.xmit_counter;
+  }
+  return s;
+}
+
+bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
+  RelHeader h;
+  h.type = type;
+  h.flags = flags;
+  h.job_key = cfg_.job_key;
+  h.seq = p.next_seq;
+  fill_ack(p, h);
+  h.crc = packet_crc(h, {}, {});
+  scratch_.resize(sizeof h);
+  store_rel(scratch_, h);
+  const IoStatus s = inner_->send(p.rank, scratch_, {});
+  if (s == IoStatus::failed) declare_dead(p);
+  if (s != IoStatus::done) return false;
+  if (type == RelType::ack) {
+    ++stats_.acks_standalone;
+    if (flags & rel_flags::nack) ++stats_.nacks_sent;
+  } else if (type == RelType::probe) {
+    ++stats_.probes_sent;
+  }
+  acked_out(p);
+  return true;
+}
+
+void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, bool fast) {
+  // Ask for an immediate ack: the sender is already recovering, don't add the ack delay.
+  const IoStatus s = transmit(p, pkt, rel_flags::ack_request);
+  if (s == IoStatus::done) {
+    ++(fast ? stats_.retransmit_fast : stats_.retransmit_timeout);
+  } else if (s == IoStatus::failed) {
+    declare_dead(p);
+  }  // again: the retransmission timer tries later
+}
+
+IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
+                               std::span<const std::byte> payload) {
+  now_ = now();
+  Peer& p = peer(rank);
+  if (p.state == PeerState::dead) return IoStatus::failed;
+  if (header.size() > caps_.max_header || payload.size() > caps_.max_packet)
+    return IoStatus::failed;
+  const std::size_t bytes = sizeof(RelHeader) + header.size() + payload.size();
+  if (p.flight.size() >= cfg_.window ||
+      (!p.flight.empty() && p.flight_bytes + bytes > cfg_.window_bytes)) {
+    ++stats_.window_full;
+    return IoStatus::again;
+  }
+
+  TxPacket pkt;
+  pkt.seq = p.next_seq;
+  pkt.header.resize(sizeof(RelHeader) + header.size());
+  RelHeader h;
+  h.type = RelType::data;
+  h.upper_header_len = static_cast<std::uint16_t>(header.size());
+  h.payload_len = static_cast<std::uint32_t>(payload.size());
+  h.job_key = cfg_.job_key;
+  h.seq = pkt.seq;
+  store_rel(pkt.header, h);
+  if (!header.empty())
+    std::memcpy(pkt.header.data() + sizeof(RelHeader), header.data(), header.size());
+  pkt.payload.assign(payload.begin(), payload.end());
+
+  const IoStatus s = transmit(p, pkt, 0);
+  if (s == IoStatus::failed) declare_dead(p);
+  if (s != IoStatus::done) return s;  // nothing was consumed: the caller retries
+
+  pkt.first_sent = now_;
+  if (p.flight.empty()) {
+    p.waiting_since = now_;
+    p.rto_deadline = now_ + backed_off(p.rto, p.backoff, cfg_.max_rto_ns);
+  }
+  p.flight_bytes += pkt.bytes();
+  p.flight.push_back(std::move(pkt));
+  ++p.next_seq;
+  p.talked = true;
+  ++stats_.data_sent;
+  stats_.bytes_sent += header.size() + payload.size();
+  arm(peer_deadline(p));
+  return IoStatus::done;
+}
+
+// ---- receiving -----------------------------------------------------------------------
+
+int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
+  now_ = now();
+  int delivered = 0;
+  if (!ready_list_.empty()) {
+    std::vector<int> ready;
+    ready.swap(ready_list_);
+    for (int rank : ready) {
+      Peer* p = find_peer(rank);
+      if (!p) continue;
+      p->in_ready_list = false;
+      if (delivered < budget) {
+        delivered += drain(*p, sink, budget - delivered);
+      } else if (p->state == PeerState::alive && p->buffered > 0) {
+        p->in_ready_list = true;
+        ready_list_.push_back(rank);
+      }
+    }
+  }
+  if (delivered < budget) {
+    Intake intake(*this, sink, delivered, budget);
+    inner_->poll(intake, budget - delivered);
+  }
+  if (now_ >= next_deadline_) run_timers();
+  flush_acks();
+  return delivered;
+}
+
+void ReliableChannel::on_raw(int src, std::span<const std::byte> header,
+                             std::span<const std::byte> payload, drivers::PacketSink& sink,
+                             int& delivered, int budget) {
+  RelHeader h;
+  if (parse_header(header, payload.size(), h) != ParseResult::ok) {
+    ++stats_.malformed;
+    return;
+  }
+  const auto upper = header.subspan(sizeof(RelHeader));
+  if (packet_crc(h, upper, payload) != h.crc) {
+    ++stats_.corrupt;
+    return;
+  }
+  if (h.job_key != cfg_.job_key) {
+    ++stats_.bad_key;
+    return;
+  }
+  Peer& p = peer(src);
+  if (p.state == PeerState::dead) {
+    ++stats_.from_dead;
+    return;
+  }
+  p.last_heard = now_;
+  if (!p.talked) {
+    p.talked = true;
+    arm(peer_deadline(p));
+  }
+  process_ack(p, h);
+  if (p.state == PeerState::dead) return;
+  switch (h.type) {
+    case RelType::data:
+      on_data(p, h, upper, payload, sink, delivered, budget);
+      break;
+    case RelType::probe:
+      request_ack(p, false);
+      break;
+    case RelType::ack:
+      if (h.flags & rel_flags::ack_request) request_ack(p, false);
+      break;
+  }
+}
+
+void ReliableChannel::rtt_sample(Peer& p, std::uint64_t r) {
+  r = std::max<std::uint64_t>(r, 1);
+  if (p.srtt == 0) {
+    p.srtt = r;
+    p.rttvar = r / 2;
+  } else {
+    const std::uint64_t diff = p.srtt > r ? p.srtt - r : r - p.srtt;
+    p.rttvar = (3 * p.rttvar + diff) / 4;
+    p.srtt = (7 * p.srtt + r) / 8;
+  }
+  p.rto = std::clamp(p.srtt + std::max(4 * p.rttvar, kRtoGranularityNs), cfg_.min_rto_ns,
+                     cfg_.max_rto_ns);
+  ++stats_.rtt_samples;
+}
+
+void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
+  const std::uint32_t cum = h.ack;
+  if (seq_after(cum, p.next_seq)) return;  // acknowledges what we never sent: ignore
+
+  bool progress = false;
+  std::uint64_t newest_xmit = 0;  // latest transmission known to have arrived
+  bool have_sample = false;
+  std::uint64_t sample_sent = 0;
+  auto newly_acked = [&](const TxPacket& t) {
+    progress = true;
+    newest_xmit = std::max(newest_xmit, t.xmit_order);
+    if (t.transmissions == 1 && (!have_sample || t.last_sent > sample_sent)) {
+      have_sample = true;  // Karn: a resent packet's ack is ambiguous, never a sample
+      sample_sent = t.last_sent;
+    }
+  };
+
+  while (!p.flight.empty() && seq_before(p.flight.front().seq, cum)) {
+    TxPacket& t = p.flight.front();
+    progress = true;
+    if (!t.sacked) newly_acked(t);
+    p.flight_bytes -= t.bytes();
+    p.flight.pop_front();
+  }
+  if (seq_after(cum, p.una)) p.una = cum;
+
+  if ((h.sack[0] | h.sack[1]) != 0) {
+    for (TxPacket& t : p.flight) {
+      const std::uint32_t bit = t.seq - cum - 1;
+      if (seq_after(t.seq, cum) && bit >= kSackBits) break;
+      if (bit >= kSackBits) continue;  // at or before a stale cumulative point
+      if (t.sacked || !((h.sack[bit / 64] >> (bit % 64)) & 1u)) continue;
+      newly_acked(t);
+      t.sacked = true;  // the receiver never discards what it buffered: free the copy
+      p.flight_bytes -= t.payload.size();
+      std::vector<std::byte>().swap(t.payload);
+    }
+  }
+
+  if (have_sample) rtt_sample(p, now_ - sample_sent);
+  if (progress) {
+    p.backoff = 0;
+    p.waiting_since = now_;
+    p.rto_deadline = p.flight.empty() ? 0 : now_ + p.rto;
+    arm(peer_deadline(p));
+  }
+  if (newest_xmit == 0) return;
+  // Fast retransmission: a packet sent after this one's last transmission has arrived,
+  // so this one is presumed lost (paper 001: re-request optimistically, don't wait).
+  for (std::size_t i = 0; i < p.flight.size(); ++i) {
+    TxPacket& t = p.flight[i];
+    if (t.sacked || t.xmit_order >= newest_xmit) continue;
+    retransmit(p, t, true);
+    if (p.state == PeerState::dead) return;
+  }
+}
+
+void ReliableChannel::request_ack(Peer& p, bool nack) {
+  p.ack_pending = true;
+  p.ack_now = true;
+  if (nack) p.nack = true;
+  if (!p.in_ack_list) {
+    p.in_ack_list = true;
+    ack_list_.push_back(p.rank);
+  }
+}
+
+void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::byte> upper,
+                              std::span<const std::byte> payload, drivers::PacketSink& sink,
+                              int& delivered, int budget) {
+  const std::uint32_t seq = h.seq;
+  if (seq_before(seq, p.next_deliver)) {
+    ++stats_.duplicates;
+    request_ack(p, false);  // our ack was probably lost: repeat it now
+    return;
+  }
+  const std::uint32_t offset = seq - p.next_deliver;
+  if (offset >= ring_size_) {
+    ++stats_.beyond_window;
+    return;
+  }
+  if (p.ring.empty()) p.ring.resize(ring_size_);
+  RxSlot& slot = p.ring[seq & (ring_size_ - 1)];
+  if (slot.full) {  // same seq: the ring spans the whole acceptance range
+    ++stats_.duplicates;
+    request_ack(p, false);
+    return;
+  }
+
+  // Acknowledgement policy for a new arrival.
+  p.ack_pending = true;
+  if (h.flags & rel_flags::ack_request) request_ack(p, false);
+  if (++p.unacked_rx >= cfg_.ack_every) {
+    request_ack(p, false);
+  } else if (p.ack_deadline == 0) {
+    p.ack_deadline = now_ + cfg_.delayed_ack_ns;
+    arm(p.ack_deadline);
+  }
+
+  if (offset == 0 && delivered < budget) {
+    const bool fills_gap = p.buffered > 0;
+    ++p.next_deliver;
+    ++delivered;
+    ++stats_.delivered;
+    sink.on_packet(p.rank, upper, payload);
+    if (fills_gap && p.state == PeerState::alive) {
+      request_ack(p, false);  // the sender is waiting to hear the hole is filled
+      delivered += drain(p, sink, budget - delivered);
+    }
+    return;
+  }
+
+  slot.full = true;
+  slot.seq = seq;
+  slot.header.assign(upper.begin(), upper.end());
+  slot.payload.assign(payload.begin(), payload.end());
+  ++p.buffered;
+  if (offset == 0) {  // in order, but the caller's budget is spent: deliver next poll
+    if (!p.in_ready_list) {
+      p.in_ready_list = true;
+      ready_list_.push_back(p.rank);
+    }
+    return;
+  }
+  ++stats_.out_of_order;
+  // A gap: re-request it at once, once per cumulative point (paper 001).
+  if (!p.nacked || p.nacked_at != p.next_deliver) {
+    p.nacked = true;
+    p.nacked_at = p.next_deliver;
+    request_ack(p, true);
+  }
+}
+
+int ReliableChannel::drain(Peer& p, drivers::PacketSink& sink, int budget) {
+  int n = 0;
+  const std::uint32_t mask = ring_size_ - 1;
+  while (p.state == PeerState::alive && p.buffered > 0 && n < budget) {
+    RxSlot& s = p.ring[p.next_deliver & mask];
+    if (!s.full || s.seq != p.next_deliver) break;
+    // Move the packet out first: the sink may send, and a send may declare p dead.
+    std::vector<std::byte> header = std::move(s.header);
+    std::vector<std::byte> payload = std::move(s.payload);
+    s.full = false;
+    s.header.clear();
+    s.payload.clear();
+    --p.buffered;
+    ++p.next_deliver;
+    ++n;
+    ++stats_.delivered;
+    sink.on_packet(p.rank, header, payload);
+  }
+  if (p.state == PeerState::alive && p.buffered > 0 && !p.in_ready_list) {
+    const RxSlot& s = p.ring[p.next_deliver & mask];
+    if (s.full && s.seq == p.next_deliver) {
+      p.in_ready_list = true;
+      ready_list_.push_back(p.rank);
+    }
+  }
+  return n;
+}
+
+void ReliableChannel::flush_acks() {
+  if (ack_list_.empty()) return;
+  std::vector<int> list;
+  list.swap(ack_list_);
+  std::vector<int> retry;
+  for (int rank : list) {
+    Peer* p = find_peer(rank);
+    if (!p) continue;
+    p->in_ack_list = false;
+    if (p->state != PeerState::alive || !p->ack_now || !p->ack_pending) continue;
+    if (!send_control(*p, RelType::ack, p->nack ? rel_flags::nack : 0) &&
+        p->state == PeerState::alive)
+      retry.push_back(rank);  // the inner driver is full: try again next poll
+  }
+  for (int rank : retry) {
+    Peer* p = find_peer(rank);
+    if (p && !p->in_ack_list) {
+      p->in_ack_list = true;
+      ack_list_.push_back(rank);
+    }
+  }
+}
+
+// ---- timers --------------------------------------------------------------------------
+
+std::uint64_t ReliableChannel::peer_deadline(const Peer& p) const {
+  if (p.state != PeerState::alive) return kNever;
+  std::uint64_t d = kNever;
+  if (!p.flight.empty()) {
+    d = std::min(d, p.waiting_since + cfg_.peer_timeout_ns);
+    if (p.rto_deadline) d = std::min(d, p.rto_deadline);
+  }
+  if (p.ack_pending && p.ack_deadline) d = std::min(d, p.ack_deadline);
+  if (cfg_.keepalive_ns && p.talked) {
+    d = std::min(d, p.last_heard + cfg_.peer_timeout_ns);
+    if (p.flight.empty()) d = std::min(d, std::max(p.last_heard + cfg_.keepalive_ns, p.next_probe));
+  }
+  return d;
+}
+
+void ReliableChannel::run_timers() {
+  next_deadline_ = kNever;
+  std::vector<int> ranks;  // by value: a dead-peer callback may send and add peers
+  ranks.reserve(peers_.size());
+  for (const auto& [rank, p] : peers_)
+    if (p.state == PeerState::alive) ranks.push_back(rank);
+
+  for (int rank : ranks) {
+    Peer* pp = find_peer(rank);
+    if (!pp || pp->state != PeerState::alive) continue;
+    Peer& p = *pp;
+    const bool silent_in_flight =
+        !p.flight.empty() && now_ - p.waiting_since >= cfg_.peer_timeout_ns;
+    const bool silent_idle =
+        cfg_.keepalive_ns && p.talked && now_ - p.last_heard >= cfg_.peer_timeout_ns;
+    if (silent_in_flight || silent_idle) {
+      declare_dead(p);
+      continue;
+    }
+
+    if (!p.flight.empty() && p.rto_deadline && now_ >= p.rto_deadline) {
+      auto first = std::find_if(p.flight.begin(), p.flight.end(),
+                                [](const TxPacket& t) { return !t.sacked; });
+      if (first != p.flight.end())
+        retransmit(p, *first, false);
+      else  // everything is buffered at the peer; only its cumulative ack is missing
+        send_control(p, RelType::probe, rel_flags::ack_request);
+      if (p.state != PeerState::alive) continue;
+      if (p.backoff < kMaxBackoff) ++p.backoff;
+      p.rto_deadline = now_ + backed_off(p.rto, p.backoff, cfg_.max_rto_ns);
+    }
+
+    if (p.ack_pending && p.ack_deadline && now_ >= p.ack_deadline) {
+      if (!send_control(p, RelType::ack, p.nack ? rel_flags::nack : 0)) {
+        if (p.state != PeerState::alive) continue;
+        p.ack_deadline = now_;  // inner driver full: retry at the next poll
+      }
+    }
+
+    if (cfg_.keepalive_ns && p.talked && p.flight.empty() &&
+        now_ - p.last_heard >= cfg_.keepalive_ns && now_ >= p.next_probe) {
+      send_control(p, RelType::probe, rel_flags::ack_request);
+      if (p.state != PeerState::alive) continue;
+      p.next_probe = now_ + cfg_.keepalive_ns;
+    }
+    arm(peer_deadline(p));
+  }
+}
+
+void ReliableChannel::declare_dead(Peer& p) {
+  if (p.state == PeerState::dead) return;
+  p.state = PeerState::dead;
+  p.flight.clear();
+  p.flight_bytes = 0;
+  p.ring.clear();
+  p.buffered = 0;
+  acked_out(p);
+  ++stats_.peers_dead;
+  dead_peers_.push_back(p.rank);
+  if (cfg_.on_peer_dead) cfg_.on_peer_dead(p.rank);
+}
+
+std::uint64_t ReliableChannel::next_timer_ns() const {
+  if (!ack_list_.empty() || !ready_list_.empty()) return 0;
+  if (next_deadline_ == kNever) return kNever;
+  const std::uint64_t t = now();
+  return next_deadline_ > t ? next_deadline_ - t : 0;
+}
+
+bool ReliableChannel::block(std::uint64_t timeout_ns) {
+  const std::uint64_t t = std::min(timeout_ns, next_timer_ns());
+  if (t == 0) return true;
+  return inner_->block(t);
+}
+
+std::string ReliableChannel::stats_text() const {
+  std::uint64_t srtt_sum = 0, n = 0;
+  for (const auto& [rank, p] : peers_)
+    if (p.srtt) srtt_sum += p.srtt, ++n;
+  char buf[640];
+  std::snprintf(
+      buf, sizeof buf,
+      "rel: sent=%llu delivered=%llu rtx_timeout=%llu rtx_fast=%llu dup=%llu corrupt=%llu "
+      "bad_key=%llu malformed=%llu beyond_window=%llu ooo=%llu acks_piggybacked=%llu "
+      "acks_standalone=%llu nacks=%llu probes=%llu window_full=%llu dead=%llu srtt_us=%.1f",
+      static_cast<unsigned long long>(stats_.data_sent),
+      static_cast<unsigned long long>(stats_.delivered),
+      static_cast<unsigned long long>(stats_.retransmit_timeout),
+      static_cast<unsigned long long>(stats_.retransmit_fast),
+      static_cast<unsigned long long>(stats_.duplicates),
+      static_cast<unsigned long long>(stats_.corrupt),
+      static_cast<unsigned long long>(stats_.bad_key),
+      static_cast<unsigned long long>(stats_.malformed),
+      static_cast<unsigned long long>(stats_.beyond_window),
+      static_cast<unsigned long long>(stats_.out_of_order),
+      static_cast<unsigned long long>(stats_.acks_piggybacked),
+      static_cast<unsigned long long>(stats_.acks_standalone),
+      static_cast<unsigned long long>(stats_.nacks_sent),
+      static_cast<unsigned long long>(stats_.probes_sent),
+      static_cast<unsigned long long>(stats_.window_full),
+      static_cast<unsigned long long>(stats_.peers_dead),
+      n ? static_cast<double>(srtt_sum) / static_cast<double>(n) / 1000.0 : 0.0);
+  std::string out = buf;
+  const std::string inner = inner_->stats_text();
+  if (!inner.empty()) out += " | " + inner;
+  return out;
+}
+
+}  // namespace sluice::proto::reliable

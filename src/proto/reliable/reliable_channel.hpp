@@ -1,0 +1,200 @@
+// ReliableChannel: a Driver that wraps an unreliable Driver (udp, libfabric DGRAM, the
+// fault injector) and presents a reliable, ordered one (caps().reliable = ordered = true),
+// so the protocols above (proto/p2p) run over it unchanged. Named "<inner>+rel".
+//
+// Per peer: sequence numbers, cumulative + selective acks (piggybacked, else delayed),
+// RTO from measured RTT with backoff, fast retransmission and receiver NACKs on gaps, a
+// sliding window that bounds memory (send() returns IoStatus::again when it is full),
+// duplicate suppression, in-order delivery, CRC32C, a per-job key, and a peer timeout
+// that declares silent peers dead (send() then fails; dead_peers() and on_peer_dead tell
+// the engine, which fails their requests with Errc::peer_dead).
+//
+// The wire format and every timer are documented in proto/reliable/wire.hpp.
+// Single-threaded, like every driver: the caller serialises send/poll.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "drivers/driver.hpp"
+#include "proto/reliable/wire.hpp"
+
+namespace sluice::proto::reliable {
+
+struct ReliableConfig {
+  std::uint64_t job_key = 0;                       // per-job secret carried by every packet
+  std::uint32_t window = 64;                       // unacknowledged packets per peer (1..128)
+  std::size_t window_bytes = 4u << 20;             // unacknowledged bytes per peer (headers +
+                                                   // payloads; one packet always fits)
+  std::uint64_t delayed_ack_ns = 50'000;           // ack delay when nothing rides back
+  std::uint32_t ack_every = 4;                     // ack at once after this many in-order arrivals
+  std::uint64_t initial_rto_ns = 5'000'000;        // before the first RTT sample
+  std::uint64_t min_rto_ns = 2'000'000;            // floor: scheduling noise on shared cores
+  std::uint64_t max_rto_ns = 500'000'000;          // backoff cap
+  std::uint64_t peer_timeout_ns = 30'000'000'000;  // no ack progress this long -> dead
+  std::uint64_t keepalive_ns = 0;                  // 0: never probe idle peers
+  std::uint32_t initial_seq = 0;                   // first sequence number (both sides agree)
+  // Monotonic nanoseconds; empty means std::chrono::steady_clock. Tests pass a fake clock.
+  std::function<std::uint64_t()> clock;
+  // Called once per peer when it is declared dead (from inside poll or send).
+  std::function<void(int peer)> on_peer_dead;
+};
+
+struct ReliableStats {
+  std::uint64_t data_sent = 0;           // data packets, first transmissions
+  std::uint64_t bytes_sent = 0;          // upper header + payload bytes of those
+  std::uint64_t delivered = 0;           // data packets handed to the sink
+  std::uint64_t retransmit_timeout = 0;  // resent because the RTO expired
+  std::uint64_t retransmit_fast = 0;     // resent because a later packet was acked
+  std::uint64_t duplicates = 0;          // data packets already received, dropped
+  std::uint64_t corrupt = 0;             // CRC mismatch, dropped
+  std::uint64_t bad_key = 0;             // intact packet with another job's key, dropped
+  std::uint64_t malformed = 0;           // structurally invalid, dropped
+  std::uint64_t beyond_window = 0;       // seq past the receive buffer, dropped
+  std::uint64_t from_dead = 0;           // arrived from a peer declared dead, dropped
+  std::uint64_t out_of_order = 0;        // arrivals buffered ahead of a gap
+  std::uint64_t acks_piggybacked = 0;    // acks that rode on data packets
+  std::uint64_t acks_standalone = 0;     // ack packets (including nacks)
+  std::uint64_t nacks_sent = 0;          // ack packets flagged nack (gap re-requests)
+  std::uint64_t probes_sent = 0;         // keepalive probes
+  std::uint64_t window_full = 0;         // send() answered again: window full
+  std::uint64_t rtt_samples = 0;
+  std::uint64_t peers_dead = 0;
+};
+
+class ReliableChannel final : public drivers::Driver {
+ public:
+  // Throws std::invalid_argument when the config is out of range or the inner driver's
+  // headers are too small to carry a RelHeader.
+  ReliableChannel(std::unique_ptr<drivers::Driver> inner, ReliableConfig config);
+  ~ReliableChannel() override;
+  ReliableChannel(const ReliableChannel&) = delete;
+  ReliableChannel& operator=(const ReliableChannel&) = delete;
+
+  std::string_view name() const override { return name_; }
+  const drivers::DriverCaps& caps() const override { return caps_; }
+  bool reaches(int peer) const override { return inner_->reaches(peer); }
+
+  drivers::IoStatus send(int peer, std::span<const std::byte> header,
+                         std::span<const std::byte> payload) override;
+  int poll(drivers::PacketSink& sink, int budget) override;
+  // Sleeps in the inner driver no longer than the next timer allows.
+  bool block(std::uint64_t timeout_ns) override;
+  std::string stats_text() const override;
+
+  // Nanoseconds from now until the next timer is due (0 if overdue), or UINT64_MAX when
+  // none is armed: how long a blocking wait may sleep before it must poll again.
+  std::uint64_t next_timer_ns() const;
+
+  std::vector<int> dead_peers() const { return dead_peers_; }
+  bool peer_dead(int peer) const;
+  // True when nothing is unacknowledged, buffered or waiting to be acked, for any peer.
+  bool quiescent() const;
+  std::size_t in_flight(int peer) const;  // unacknowledged packets to `peer`
+  std::uint64_t srtt_ns(int peer) const;  // smoothed RTT (0 before the first sample)
+  std::uint64_t rto_ns(int peer) const;
+  const ReliableStats& stats() const { return stats_; }
+  drivers::Driver& inner() { return *inner_; }
+
+ private:
+  struct TxPacket {
+    std::uint32_t seq = 0;
+    std::vector<std::byte> header;   // RelHeader + upper header, rewritten on each send
+    std::vector<std::byte> payload;  // freed once selectively acknowledged
+    std::uint64_t first_sent = 0;
+    std::uint64_t last_sent = 0;
+    std::uint64_t xmit_order = 0;  // per-peer transmission counter at the last send
+    std::uint32_t transmissions = 0;
+    bool sacked = false;
+    std::size_t bytes() const { return header.size() + payload.size(); }
+  };
+  struct RxSlot {
+    bool full = false;
+    std::uint32_t seq = 0;
+    std::vector<std::byte> header;  // upper header only
+    std::vector<std::byte> payload;
+  };
+  enum class PeerState : std::uint8_t { alive, dead };
+  struct Peer {
+    int rank = -1;
+    PeerState state = PeerState::alive;
+    // send side
+    std::uint32_t next_seq = 0;   // next sequence number to assign
+    std::uint32_t una = 0;        // oldest unacknowledged
+    std::deque<TxPacket> flight;  // seqs una .. next_seq-1, in order
+    std::size_t flight_bytes = 0;
+    std::uint64_t xmit_counter = 0;
+    std::uint64_t srtt = 0, rttvar = 0, rto = 0;
+    unsigned backoff = 0;
+    std::uint64_t rto_deadline = 0;   // 0: disarmed
+    std::uint64_t waiting_since = 0;  // last ack progress (or start of the flight)
+    // receive side
+    std::uint32_t next_deliver = 0;  // next seq the sink gets
+    std::vector<RxSlot> ring;        // out-of-order (and budget-deferred) arrivals
+    std::uint32_t buffered = 0;
+    bool ack_pending = false;
+    bool ack_now = false;  // send at the end of this poll
+    bool nack = false;     // that ack reports a new gap
+    std::uint32_t unacked_rx = 0;
+    std::uint64_t ack_deadline = 0;  // 0: disarmed
+    bool nacked = false;             // a nack was sent for the current cumulative point
+    std::uint32_t nacked_at = 0;
+    bool in_ack_list = false;
+    bool in_ready_list = false;
+    // liveness
+    bool talked = false;  // any packet exchanged (keepalive applies)
+    std::uint64_t last_heard = 0;
+    std::uint64_t next_probe = 0;
+  };
+  class Intake;
+
+  std::uint64_t now() const;
+  Peer& peer(int rank);
+  Peer* find_peer(int rank);
+  const Peer* find_peer(int rank) const;
+  void arm(std::uint64_t deadline);
+
+  // Fills ack + sack from `p`'s receive state.
+  void fill_ack(Peer& p, RelHeader& h) const;
+  void acked_out(Peer& p);  // an ack went out to p: disarm its delayed ack
+  drivers::IoStatus transmit(Peer& p, TxPacket& pkt, std::uint8_t flags);
+  bool send_control(Peer& p, RelType type, std::uint8_t flags);
+  void retransmit(Peer& p, TxPacket& pkt, bool fast);
+
+  void on_raw(int src, std::span<const std::byte> header, std::span<const std::byte> payload,
+              drivers::PacketSink& sink, int& delivered, int budget);
+  void process_ack(Peer& p, const RelHeader& h);
+  void on_data(Peer& p, const RelHeader& h, std::span<const std::byte> upper,
+               std::span<const std::byte> payload, drivers::PacketSink& sink, int& delivered,
+               int budget);
+  int drain(Peer& p, drivers::PacketSink& sink, int budget);
+  void request_ack(Peer& p, bool nack);
+  void flush_acks();
+  void run_timers();
+  std::uint64_t peer_deadline(const Peer& p) const;
+  void declare_dead(Peer& p);
+  void rtt_sample(Peer& p, std::uint64_t r);
+
+  std::unique_ptr<drivers::Driver> inner_;
+  ReliableConfig cfg_;
+  std::string name_;
+  drivers::DriverCaps caps_;
+  std::uint32_t ring_size_ = 0;  // power of two >= 2 * window
+  std::unordered_map<int, Peer> peers_;
+  std::vector<int> ack_list_;    // peers with ack_now set
+  std::vector<int> ready_list_;  // peers with deliverable buffered packets
+  std::vector<int> dead_peers_;
+  std::uint64_t now_ = 0;                     // clock at the start of the current call
+  std::uint64_t next_deadline_ = UINT64_MAX;  // earliest armed timer (may be early, never late)
+  ReliableStats stats_;
+  std::vector<std::byte> scratch_;  // header assembly for control packets
+};
+
+}  // namespace sluice::proto::reliable

@@ -1,0 +1,167 @@
+// Wire format and timers of the reliability layer (ReliableChannel), which makes any
+// unreliable packet driver (udp, libfabric DGRAM) reliable and ordered.
+//
+// Why it exists: paper 002 (Friedley et al.) runs MPI over connectionless unreliable
+// datagrams and keeps reliability in software — acknowledgements, an ACK timeout and
+// retransmission — so per-peer state stays small and startup needs no connections. Paper
+// 001 (Open-MX) adds optimistic re-request: when later packets arrive while an earlier one
+// is missing, ask for it at once instead of waiting for the timeout. Unlike go-back-N we
+// acknowledge selectively, so one loss costs one retransmission, not a window's worth.
+//
+// ---------------------------------------------------------------------------------------
+// PACKET LAYOUT
+//
+// Every packet the channel hands to the inner driver is
+//
+//     driver header  = RelHeader (48 bytes)  ||  upper layer's header (upper_header_len)
+//     driver payload = upper layer's payload (payload_len bytes, untouched, zero-copy split)
+//
+// RelHeader, all integers little-endian, naturally aligned, no padding:
+//
+//   off size field             meaning
+//   --- ---- ----------------- ---------------------------------------------------------
+//    0   2   magic             0x5352 ("RS" in memory): not ours -> malformed
+//    2   1   version           1
+//    3   1   type              RelType: data=1, ack=2, probe=3; anything else -> malformed
+//    4   1   flags             RelFlags bits; unknown bits -> malformed
+//    5   1   reserved          must be 0
+//    6   2   upper_header_len  bytes of upper header after RelHeader; must equal
+//                              driver_header_size - 48 (0 unless type == data)
+//    8   4   payload_len       must equal the driver payload size (0 unless data)
+//   12   4   crc               CRC32C over RelHeader (with crc = 0) || upper header ||
+//                              payload: corruption anywhere drops the packet
+//   16   8   job_key           per-job secret: a packet with another key is dropped and
+//                              counted (checked after the CRC, so a damaged key counts as
+//                              corruption, a foreign sender's intact packet as bad key)
+//   24   4   seq               data: this packet's sequence number (per sender->receiver
+//                              pair, starts at ReliableConfig::initial_seq, wraps mod 2^32,
+//                              compared by serial-number arithmetic); ack/probe: the
+//                              sender's next unsent seq (informational)
+//   28   4   ack               cumulative ack: every seq before `ack` has been received
+//                              from the packet's destination (it is the next seq expected)
+//   32  16   sack[2]           selective acks: bit i (sack[i / 64] bit i % 64) set means
+//                              seq ack + 1 + i has been received and is buffered. Covers
+//                              128 seqs, so the window is at most 128 packets.
+//
+// Every packet, of any type, carries ack + sack: acknowledgements ride on reverse data
+// ("piggybacked") whenever there is some, and otherwise go out as a type=ack packet.
+//
+// Types:
+//   data   one upper-layer packet (header + payload) to deliver exactly once, in order.
+//   ack    acknowledgement only. With flag nack it is paper 001's optimistic re-request:
+//          the receiver saw a gap (a later seq arrived while `ack` is missing) and asks for
+//          the holes now.
+//   probe  keepalive (only when ReliableConfig::keepalive_ns != 0): "are you alive?";
+//          the receiver answers with an ack at once.
+// Flags:
+//   nack         (0x01) the ack reports a new gap: retransmit the holes now.
+//   ack_request  (0x02) answer with an ack at once instead of waiting for the delayed-ack
+//                timer (set on retransmissions and probes, so recovery is not slowed).
+//
+// Receive-side checks, in order, each a counted drop: too short / bad magic / version /
+// type / flags / reserved / lengths (malformed) -> CRC (corrupt) -> job key (bad_key) ->
+// peer already declared dead (from_dead) -> seq before the delivery point or already
+// buffered (duplicate, answered with an immediate ack) -> seq beyond the receive buffer
+// (beyond_window). Nothing is read past the sizes the driver reported.
+//
+// ---------------------------------------------------------------------------------------
+// TIMERS (all driven from poll(); no threads. next_timer_ns() tells a blocking wait how
+// long it may sleep.)
+//
+//   delayed ack      An in-order arrival arms it (delayed_ack_ns, default 50 us); any
+//                    packet we send to that peer before it fires carries the ack and
+//                    disarms it. It is bypassed (ack sent at the end of the current poll)
+//                    after ack_every in-order packets, on a gap (with nack), on a
+//                    duplicate, when a gap is filled, and on ack_request.
+//   retransmission   One per peer, armed while packets are unacknowledged. RTO from
+//   timeout (RTO)    measured RTT, Jacobson/Karels: first sample R gives SRTT = R,
+//                    RTTVAR = R/2; later SRTT += (R - SRTT)/8, RTTVAR += (|SRTT - R| -
+//                    RTTVAR)/4; RTO = SRTT + max(4 RTTVAR, 10 us), clamped to
+//                    [min_rto_ns, max_rto_ns]; initial_rto_ns before any sample. Karn's
+//                    rule: only packets transmitted once give samples. On expiry the
+//                    oldest unacknowledged, un-sacked packet is resent and the timer
+//                    doubles (exponential backoff, capped at max_rto_ns); any ack progress
+//                    resets the backoff.
+//   fast retransmit  Not a timer: when an ack (cumulative or selective) covers a packet
+//                    whose last transmission came after a hole's last transmission, the
+//                    hole is presumed lost and resent at once (a time-ordered variant of
+//                    "three duplicate acks", which works with windows of any size).
+//   peer timeout     While packets are unacknowledged, if no ack makes progress for
+//                    peer_timeout_ns (default 30 s) the peer is declared dead: its pending
+//                    packets are discarded, send() returns IoStatus::failed, poll()
+//                    delivers nothing more from it, dead_peers() lists it and the
+//                    on_peer_dead callback runs once. With keepalive_ns != 0 a peer we
+//                    have talked to that stays silent for keepalive_ns is probed, and one
+//                    silent for peer_timeout_ns is declared dead even with nothing in
+//                    flight (so a receive from a crashed peer cannot hang).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace sluice::proto::reliable {
+
+static_assert(std::endian::native == std::endian::little,
+              "RelHeader is copied as-is: the wire is little-endian");
+
+inline constexpr std::uint16_t kRelMagic = 0x5352;
+inline constexpr std::uint8_t kRelVersion = 1;
+inline constexpr std::size_t kSackBits = 128;
+
+enum class RelType : std::uint8_t { data = 1, ack = 2, probe = 3 };
+
+namespace rel_flags {
+inline constexpr std::uint8_t nack = 0x01;
+inline constexpr std::uint8_t ack_request = 0x02;
+inline constexpr std::uint8_t known = nack | ack_request;
+}  // namespace rel_flags
+
+struct RelHeader {
+  std::uint16_t magic = kRelMagic;
+  std::uint8_t version = kRelVersion;
+  RelType type = RelType::data;
+  std::uint8_t flags = 0;
+  std::uint8_t reserved = 0;
+  std::uint16_t upper_header_len = 0;
+  std::uint32_t payload_len = 0;
+  std::uint32_t crc = 0;
+  std::uint64_t job_key = 0;
+  std::uint32_t seq = 0;
+  std::uint32_t ack = 0;
+  std::uint64_t sack[2] = {0, 0};
+};
+static_assert(sizeof(RelHeader) == 48);
+static_assert(offsetof(RelHeader, crc) == 12 && offsetof(RelHeader, job_key) == 16 &&
+              offsetof(RelHeader, seq) == 24 && offsetof(RelHeader, sack) == 32);
+
+enum class ParseResult : std::uint8_t {
+  ok,
+  too_short,
+  bad_magic,
+  bad_version,
+  bad_type,
+  bad_flags,
+  bad_length,
+};
+const char* to_string(ParseResult r);
+
+// Validates the structure of a received packet (not its CRC or key) and copies the
+// RelHeader out. Reads only header[0, header.size()); never trusts a length field.
+ParseResult parse_header(std::span<const std::byte> header, std::size_t payload_size,
+                         RelHeader& out);
+
+// CRC32C of a packet as defined above; `rel` is taken with its crc field as zero.
+std::uint32_t packet_crc(const RelHeader& rel, std::span<const std::byte> upper_header,
+                         std::span<const std::byte> payload);
+
+// Serial-number arithmetic (RFC 1982) on 32-bit sequence numbers.
+inline bool seq_before(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) < 0;
+}
+inline bool seq_after(std::uint32_t a, std::uint32_t b) {
+  return seq_before(b, a);
+}
+
+}  // namespace sluice::proto::reliable
