@@ -148,13 +148,14 @@ Layout repeat(const Layout& inner, std::size_t count, MPI_Aint stride) {
   Layout out;
   if (count == 0 || inner.runs.empty()) return out;
   if (inner.runs.size() == 1 && inner.reps == 1) {
-    RunBuilder b(out.runs);
-    for (std::size_t i = 0; i < count; ++i) {
-      Run run = inner.runs[0];
-      run.offset += static_cast<MPI_Aint>(i) * stride;
-      b.run(run);
+    // The copies continue the run's own spacing (or the block is repeated): one run, O(1).
+    // Otherwise copies of a strided run never merge, so they become repetitions below.
+    const Run& r = inner.runs[0];
+    if (r.count == 1 || static_cast<MPI_Aint>(r.count) * r.stride == stride) {
+      RunBuilder b(out.runs);
+      b.run({r.offset, r.length, r.count * count, r.count == 1 ? stride : r.stride});
+      return out;
     }
-    return out;
   }
   if (inner.reps == 1) return {inner.runs, count, stride};
   if (inner.rep_stride * static_cast<MPI_Aint>(inner.reps) == stride) {
@@ -314,14 +315,32 @@ Type* build(int combiner, const std::vector<Placement>& ps) {
 // apart (contiguous, vector, hvector). Keeps the repetition instead of expanding it.
 Type* build_strided(int combiner, std::size_t count, std::size_t blocklength, MPI_Aint stride,
                     const Type& old) {
-  std::vector<Placement> ps;
-  ps.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    ps.push_back({static_cast<MPI_Aint>(i) * stride, blocklength, &old});
-  }
   auto* t = new Type;
   t->combiner = combiner;
-  derive_common(*t, ps);
+  if (count <= 2) {
+    std::vector<Placement> ps;
+    for (std::size_t i = 0; i < count; ++i) {
+      ps.push_back({static_cast<MPI_Aint>(i) * stride, blocklength, &old});
+    }
+    derive_common(*t, ps);
+  } else {
+    // Bounds come from the first and last block (no per-block list for huge counts); the
+    // sums and the reduction base follow from the regular spacing.
+    derive_common(*t, {{0, blocklength, &old},
+                       {static_cast<MPI_Aint>(count - 1) * stride, blocklength, &old}});
+    t->size = count * blocklength * old.size;
+    t->n_basic = count * blocklength * old.n_basic;
+    t->op_base = nullptr;
+    t->op_count = 0;
+    if (old.op_base && blocklength > 0) {
+      MPI_Aint value_span = static_cast<MPI_Aint>(old.op_count) * old.op_base->extent();
+      bool dense_block = blocklength == 1 || old.extent() == value_span;
+      if (dense_block && stride == static_cast<MPI_Aint>(blocklength) * value_span) {
+        t->op_base = old.op_base;
+        t->op_count = count * blocklength * old.op_count;
+      }
+    }
+  }
   Layout block = repeat(layout_of(old), blocklength, old.extent());
   Layout all = repeat(block, count, stride);
   t->runs = std::move(all.runs);
