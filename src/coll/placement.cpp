@@ -119,6 +119,19 @@ void Topology::restrict_to_pus(std::span<const unsigned> pu_os_indices) {
   index();
 }
 
+bool Topology::restrict_to_process_binding() {
+  if (!is_this_system()) return false;
+  Bitmap set = make_bitmap();
+  if (hwloc_get_cpubind(topology_, set.get(), HWLOC_CPUBIND_PROCESS) != 0) return false;
+  const hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topology_);
+  if (!hwloc_bitmap_intersects(set.get(), all)) return false;
+  if (hwloc_bitmap_isincluded(all, set.get())) return true;  // bound to everything: no change
+  if (hwloc_topology_restrict(topology_, set.get(), HWLOC_RESTRICT_FLAG_REMOVE_CPULESS) != 0)
+    return false;
+  index();
+  return true;
+}
+
 bool Topology::is_this_system() const {
   return hwloc_topology_is_thissystem(topology_) != 0;
 }
@@ -234,6 +247,10 @@ Placement place(const Topology& topology, int local_ranks, Policy policy) {
 
 // ---- report ------------------------------------------------------------------------------
 
+// Beyond these the picture wraps or scrolls away; the per-rank lines say it all anyway.
+constexpr int kPictureMaxCores = 64;
+constexpr std::size_t kPictureMaxHeight = 8;
+
 std::string describe(const Topology& topology, const Placement& placement) {
   const int ranks = static_cast<int>(placement.rank_core.size());
   std::string text = "placement " + std::string(policy_name(placement.policy)) + ": " +
@@ -265,6 +282,7 @@ std::string describe(const Topology& topology, const Placement& placement) {
   std::size_t height = 0;
   for (const std::string& stack : stacks) height = std::max(height, stack.size());
   if (height == 0) return text;  // nothing bound: no picture
+  if (cores > kPictureMaxCores || height > kPictureMaxHeight) return text;  // unreadable
   for (std::size_t row = height + 1; row-- > 0;) {
     std::string line = "  ";
     for (int c = 0; c < cores; ++c) {

@@ -59,8 +59,9 @@ namespace sluice::coll {
 // The cores of one host grouped by NUMA node, over a loaded hwloc topology.
 class Topology {
  public:
-  // The machine this process runs on, limited to the PUs it may use (cgroup, affinity of
-  // the launcher). Throws std::runtime_error when hwloc cannot load it.
+  // The machine this process runs on, limited to the PUs the OS allows it (cgroup cpuset),
+  // but not to its current affinity: see restrict_to_process_binding. Throws
+  // std::runtime_error when hwloc cannot load it.
   static Topology this_machine();
   // A synthetic machine, e.g. "pack:2 [numa] core:4 pu:1" or "pack:2 numa:1 core:4 pu:1"
   // (hwloc's synthetic syntax). Throws std::invalid_argument when hwloc rejects it.
@@ -76,6 +77,11 @@ class Topology {
   // how tests build unequal NUMA nodes; it also models a host limited by a cgroup.
   // Throws std::invalid_argument when no given PU exists.
   void restrict_to_pus(std::span<const unsigned> pu_os_indices);
+  // Keep only the PUs this process is bound to, so that `taskset -c 2-5 sluicerun ...` places
+  // ranks on those CPUs only. For a launcher, before it binds anything: a rank already bound
+  // to its core would see just that core. False (nothing changed) when the binding cannot be
+  // read, e.g. on a synthetic topology.
+  bool restrict_to_process_binding();
 
   int numa_count() const { return static_cast<int>(numas_.size()); }
   int core_count() const { return static_cast<int>(cores_.size()); }
@@ -130,7 +136,8 @@ struct Placement {
 Placement place(const Topology& topology, int local_ranks, Policy policy);
 
 // One line per rank: its core, NUMA node and PUs, and the same for its progress thread; then
-// a map of every core's occupants. For `sluicerun --report-bindings`.
+// the picture above (up to 64 cores and 8 occupants per core). For `sluicerun
+// --report-bindings`.
 std::string describe(const Topology& topology, const Placement& placement);
 
 // Binds the calling thread to the PUs of `core` with hwloc_set_cpubind. kUnbound does nothing

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <hwloc.h>
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <set>
 #include <stdexcept>
@@ -338,6 +340,10 @@ TEST(PlacementDescribe, ListsEveryRankAndThreadAndDrawsThePicture) {
   EXPECT_EQ(describe(t, place(t, 1, Policy::none)),
             "placement none: 1 rank on 8 cores in 2 NUMA nodes\n"
             "  rank 0: not bound; progress thread: not bound\n");
+  // 10 ranks per core: the picture would be taller than the report; the lines remain.
+  const std::string crowded = describe(t, place(t, 80, Policy::bind));
+  EXPECT_NE(crowded.find("  rank 79: core 7 (NUMA 1, PU 7)"), std::string::npos);
+  EXPECT_EQ(crowded.find("o o o o"), std::string::npos);
   const Topology smt = Topology::synthetic("pack:1 [numa] core:2 pu:2");
   EXPECT_NE(describe(smt, place(smt, 1, Policy::bind)).find("core 0 (NUMA 0, PU 0,1)"),
             std::string::npos);
@@ -393,6 +399,33 @@ TEST(PlacementApply, BindsTheCallingThreadForReal) {
     EXPECT_FALSE(apply_to_current_thread(paper_host(), 0));  // synthetic: not this machine
   });
   worker.join();
+}
+
+TEST(PlacementApply, RestrictsToTheProcessBinding) {
+  Topology synthetic = paper_host();
+  EXPECT_FALSE(synthetic.restrict_to_process_binding());
+  EXPECT_EQ(synthetic.core_count(), 8);
+
+  // In a child process (its only thread is the process), as under `taskset -c <pu>`.
+  const Topology machine = Topology::this_machine();
+  const unsigned pu = machine.core_pus(machine.core_count() - 1)[0];
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(pu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(10);
+    Topology t = Topology::this_machine();
+    if (!t.restrict_to_process_binding()) _exit(11);
+    if (t.core_count() != 1 || t.numa_count() != 1) _exit(12);
+    if (t.core_pus(0).size() != 1 || t.core_pus(0)[0] != pu) _exit(13);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setaffinity, 11: restrict, 12: counts, 13: PU";
 }
 
 }  // namespace
