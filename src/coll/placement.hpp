@@ -142,6 +142,9 @@ std::string describe(const Topology& topology, const Placement& placement);
 
 // Binds the calling thread to the PUs of `core` with hwloc_set_cpubind. kUnbound does nothing
 // and succeeds. False (errno set) for a synthetic topology, a bad core or a refused binding.
+// All the core's PUs: on SMT hosts a rank and a thread sharing a core get its two hardware
+// threads. In a launcher's child between fork and exec this binds the whole rank (exec and
+// threads created later inherit it); a progress thread calls it again for its own core.
 bool apply_to_current_thread(const Topology& topology, int core);
 
 }  // namespace sluice::coll
