@@ -343,6 +343,153 @@ TEST(Reliable, PollBudgetIsHonouredAndOrderKept) {
   ASSERT_TRUE(r.finished) << pair.ch[1]->stats_text();
 }
 
+// Rank 1 answers every message from inside on_packet, as the protocol layer does (a CTS
+// in reply to an RTS): sends re-enter the channel while it is delivering, and the acks
+// ride on the echoes.
+class EchoSink final : public PacketSink {
+ public:
+  explicit EchoSink(ReliableChannel& ch) : ch_(ch) {}
+  void on_packet(int src, std::span<const std::byte> header,
+                 std::span<const std::byte> payload) override {
+    Message m{{header.begin(), header.end()}, {payload.begin(), payload.end()}};
+    if (backlog.empty() && ch_.send(src, m.header, m.payload) == IoStatus::done) return;
+    backlog.push_back(std::move(m));  // window full: send after this poll
+  }
+  void retry(int peer) {
+    while (!backlog.empty() &&
+           ch_.send(peer, backlog.front().header, backlog.front().payload) == IoStatus::done)
+      backlog.erase(backlog.begin());
+  }
+  std::vector<Message> backlog;
+
+ private:
+  ReliableChannel& ch_;
+};
+
+class EchoChecker final : public PacketSink {
+ public:
+  EchoChecker(std::size_t max_header, std::size_t max_payload)
+      : max_header_(max_header), max_payload_(max_payload) {}
+  void on_packet(int src, std::span<const std::byte> header,
+                 std::span<const std::byte> payload) override {
+    ASSERT_EQ(src, 1);
+    std::uint32_t index = 0;
+    std::memcpy(&index, header.data(), 4);
+    ASSERT_EQ(index, next);
+    const Message want = make_message(0, index, max_header_, max_payload_);
+    ASSERT_TRUE(std::equal(header.begin(), header.end(), want.header.begin(), want.header.end()));
+    ASSERT_TRUE(
+        std::equal(payload.begin(), payload.end(), want.payload.begin(), want.payload.end()));
+    ++next;
+  }
+  std::uint32_t next = 0;
+
+ private:
+  std::size_t max_header_, max_payload_;
+};
+
+TEST(Reliable, EchoFromInsideTheSinkUnderFaults) {
+  FaultConfig f;
+  f.seed = 77;
+  f.drop = 0.1;
+  f.reorder = 0.1;
+  f.duplicate = 0.05;
+  f.corrupt = 0.05;
+  Pair pair(f, test_config());
+  const std::size_t max_header = 64, max_payload = pair.ch[0]->caps().max_packet;
+  EchoSink echo(*pair.ch[1]);
+  EchoChecker checker(max_header, max_payload);
+  constexpr std::uint32_t kCount = 2000;
+  std::uint32_t sent = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (checker.next < kCount && std::chrono::steady_clock::now() - start < kWallLimit) {
+    while (sent < kCount) {
+      const Message m = make_message(0, sent, max_header, max_payload);
+      if (pair.ch[0]->send(1, m.header, m.payload) != IoStatus::done) break;
+      ++sent;
+    }
+    pair.ch[1]->poll(echo, 8);
+    echo.retry(0);
+    pair.ch[0]->poll(checker, 8);
+    if (HasFatalFailure()) return;
+    pair.clock += 5'000;
+  }
+  ASSERT_EQ(checker.next, kCount) << pair.ch[0]->stats_text();
+  EXPECT_GT(pair.ch[1]->stats().acks_piggybacked, 0u);
+  EXPECT_GT(pair.ch[0]->stats().window_full + pair.ch[1]->stats().window_full, 0u);
+}
+
+TEST(Reliable, ThreeRanksAllToAllUnderFaults) {
+  constexpr int kRanks = 3;
+  constexpr std::uint32_t kCount = 800;  // per ordered pair
+  std::uint64_t clock = 0;
+  LoopbackWire wire(kRanks);
+  std::unique_ptr<ReliableChannel> ch[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    FaultConfig f;
+    f.seed = 500 + static_cast<std::uint64_t>(r);
+    f.drop = 0.1;
+    f.reorder = 0.1;
+    f.duplicate = 0.02;
+    f.corrupt = 0.02;
+    ReliableConfig c = test_config();
+    c.window = 16;
+    c.clock = [&clock] { return clock; };
+    ch[r] =
+        std::make_unique<ReliableChannel>(std::make_unique<FaultDriver>(wire.endpoint(r), f), c);
+  }
+  // Per-source in-order check at each receiver.
+  struct PerSource final : PacketSink {
+    std::uint32_t next[kRanks] = {};
+    int me = 0;
+    void on_packet(int src, std::span<const std::byte> header,
+                   std::span<const std::byte> payload) override {
+      std::uint32_t index = 0, from = 0, to = 0;
+      ASSERT_EQ(header.size(), 12u);
+      std::memcpy(&index, header.data(), 4);
+      std::memcpy(&from, header.data() + 4, 4);
+      std::memcpy(&to, header.data() + 8, 4);
+      ASSERT_EQ(static_cast<int>(from), src);
+      ASSERT_EQ(static_cast<int>(to), me);
+      ASSERT_EQ(index, next[src]);
+      ASSERT_EQ(payload.size(), index % 300);
+      for (std::size_t i = 0; i < payload.size(); ++i)
+        ASSERT_EQ(payload[i], static_cast<std::byte>(index + i + from * 7));
+      ++next[src];
+    }
+  } sink[kRanks];
+  std::uint32_t sent[kRanks][kRanks] = {};
+  auto all_done = [&] {
+    for (int r = 0; r < kRanks; ++r)
+      for (int s = 0; s < kRanks; ++s)
+        if (r != s && sink[r].next[s] < kCount) return false;
+    return true;
+  };
+  for (int r = 0; r < kRanks; ++r) sink[r].me = r;
+  const auto start = std::chrono::steady_clock::now();
+  while (!all_done() && std::chrono::steady_clock::now() - start < kWallLimit) {
+    for (int r = 0; r < kRanks; ++r) {
+      for (int d = 0; d < kRanks; ++d) {
+        if (d == r) continue;
+        while (sent[r][d] < kCount) {
+          const std::uint32_t i = sent[r][d];
+          std::uint32_t hdr[3] = {i, static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(d)};
+          std::vector<std::byte> payload(i % 300);
+          for (std::size_t k = 0; k < payload.size(); ++k)
+            payload[k] = static_cast<std::byte>(i + k + static_cast<std::uint32_t>(r) * 7);
+          if (ch[r]->send(d, std::as_bytes(std::span(hdr)), payload) != IoStatus::done) break;
+          ++sent[r][d];
+        }
+      }
+      ch[r]->poll(sink[r], 32);
+      if (HasFatalFailure()) return;
+    }
+    clock += 5'000;
+  }
+  ASSERT_TRUE(all_done());
+  for (int r = 0; r < kRanks; ++r) EXPECT_TRUE(ch[r]->dead_peers().empty());
+}
+
 // ---- window, fast retransmit ----------------------------------------------------------
 
 TEST(Reliable, WindowBoundsPacketsInFlight) {
