@@ -5,6 +5,7 @@
 
 #include "mpi/op.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <complex>
 #include <cstring>
@@ -162,6 +163,48 @@ void pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
   }
 }
 
+// MAXLOC/MINLOC on packed pairs: value then int index with no padding between elements.
+template <typename V>
+void packed_pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  constexpr std::size_t kStride = sizeof(V) + sizeof(int);
+  const char* a = static_cast<const char*>(in);
+  char* b = static_cast<char*>(inout);
+  for (std::size_t i = 0; i < n; ++i, a += kStride, b += kStride) {
+    V av, bv;
+    int ai, bi;
+    std::memcpy(&av, a, sizeof(V));
+    std::memcpy(&bv, b, sizeof(V));
+    std::memcpy(&ai, a + sizeof(V), sizeof(int));
+    std::memcpy(&bi, b + sizeof(V), sizeof(int));
+    bool a_wins = k == OpKind::maxloc ? av > bv : av < bv;
+    if (a_wins) {
+      std::memcpy(b, a, kStride);
+    } else if (av == bv && ai < bi) {
+      std::memcpy(b + sizeof(V), &ai, sizeof(int));
+    }
+  }
+}
+
+void packed_pair(OpKind k, const sluice_datatype_s& base, const void* in, void* inout,
+                 std::size_t n) {
+  switch (base.scalar) {
+    case Scalar::pair_float_int:
+      return packed_pair_kernel<float>(k, in, inout, n);
+    case Scalar::pair_double_int:
+      return packed_pair_kernel<double>(k, in, inout, n);
+    case Scalar::pair_long_int:
+      return packed_pair_kernel<long>(k, in, inout, n);
+    case Scalar::pair_int_int:
+      return packed_pair_kernel<int>(k, in, inout, n);
+    case Scalar::pair_short_int:
+      return packed_pair_kernel<short>(k, in, inout, n);
+    case Scalar::pair_long_double_int:
+      return packed_pair_kernel<long double>(k, in, inout, n);
+    default:
+      return;
+  }
+}
+
 // `n` consecutive values of the predefined type `base`.
 void kernel(OpKind k, const sluice_datatype_s& base, const void* in, void* inout, std::size_t n) {
   switch (base.scalar) {
@@ -304,6 +347,47 @@ void op_apply(MPI_Op op, MPI_Datatype dt, const void* in, void* inout, std::size
     MPI_Aint off = static_cast<MPI_Aint>(e) * extent + dt->true_lb;
     kernel(op->kind, base, at(in, off), at(inout, off), per);
   }
+}
+
+void op_apply_packed(MPI_Op op, MPI_Datatype dt, const void* in, void* inout, std::size_t count) {
+  if (count == 0) return;
+  const MPI_Aint lb = dt->true_lb;
+  switch (op->kind) {
+    case OpKind::no_op:
+      return;
+    case OpKind::replace:
+      std::memmove(inout, in, count * dt->size);
+      return;
+    case OpKind::user: {
+      if (dt->contiguous) {
+        // Packed bytes are the data itself; the element address is true_lb before it.
+        return call_user(op, dt, at(in, -lb), at(inout, -lb), count);
+      }
+      // The user function expects the type's layout: unpack, apply, pack back.
+      const MPI_Aint extent = dt->extent();
+      const MPI_Aint span = (dt->true_ub - lb) +
+                            static_cast<MPI_Aint>(count - 1) * std::max<MPI_Aint>(extent, 0) -
+                            std::min<MPI_Aint>(0, static_cast<MPI_Aint>(count - 1) * extent);
+      std::vector<char> xa(span), xb(span);
+      // Element 0's address such that every element's data lands inside the scratch.
+      const MPI_Aint origin =
+          -lb - std::min<MPI_Aint>(0, static_cast<MPI_Aint>(count - 1) * extent);
+      const std::size_t bytes = count * dt->size;
+      dt_unpack(dt, in, bytes, xa.data() + origin, count);
+      dt_unpack(dt, inout, bytes, xb.data() + origin, count);
+      call_user(op, dt, xa.data() + origin, xb.data() + origin, count);
+      dt_pack(dt, xb.data() + origin, count, inout);
+      return;
+    }
+    default:
+      break;
+  }
+  const sluice_datatype_s& base = *dt->op_base;
+  const std::size_t n = count * dt->op_count;
+  if (base.type_class == TypeClass::pair && !base.contiguous) {
+    return packed_pair(op->kind, base, in, inout, n);
+  }
+  kernel(op->kind, base, in, inout, n);
 }
 
 void op_retain(MPI_Op op) {

@@ -53,6 +53,11 @@ bool op_is_commutative(MPI_Op);
 // contribution of the lower rank: reduce(in=a, inout=b) leaves b = a op b.
 void op_apply(MPI_Op, MPI_Datatype, const void* in, void* inout, std::size_t count);
 
+// The same on packed data (what dt_pack produces: count*dt_size(datatype) bytes per
+// buffer), as collectives hold it. Pair types lose their padding when packed
+// (MPI_DOUBLE_INT packs to 12 bytes), so this is not op_apply on the base type.
+void op_apply_packed(MPI_Op, MPI_Datatype, const void* in, void* inout, std::size_t count);
+
 // Reference counting for user ops, so a pending nonblocking collective survives Op_free.
 void op_retain(MPI_Op);
 void op_release(MPI_Op);

@@ -1000,3 +1000,67 @@ TEST(RandomTypes, GeneratorCoversRepetitionsAndStridedRuns) {
 }
 
 }  // namespace
+
+namespace {
+
+// Reduction on packed buffers must equal: unpack, op_apply in the layout, pack.
+void check_packed(MPI_Op op, MPI_Datatype t, const void* a, const void* b, std::size_t count,
+                  std::size_t layout_bytes) {
+  std::vector<char> pa(count * dt_size(t)), pb(pa.size());
+  dt_pack(t, a, count, pa.data());
+  dt_pack(t, b, count, pb.data());
+  std::vector<char> lb(static_cast<const char*>(b), static_cast<const char*>(b) + layout_bytes);
+  op_apply(op, t, a, lb.data(), count);
+  std::vector<char> want(pa.size());
+  dt_pack(t, lb.data(), count, want.data());
+  op_apply_packed(op, t, pa.data(), pb.data(), count);
+  EXPECT_EQ(pb, want) << "op " << int(op->kind);
+}
+
+void add_ints(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  // Works in the type's layout: every other int of a vector(2,1,2) element.
+  auto* a = static_cast<int*>(in);
+  auto* b = static_cast<int*>(inout);
+  MPI_Aint ext = dt_extent(*dt) / MPI_Aint(sizeof(int));
+  for (int e = 0; e < *len; ++e) {
+    b[e * ext] += a[e * ext];
+    b[e * ext + 2] += a[e * ext + 2];
+  }
+}
+
+TEST(Ops, PackedBuffersMatchLayoutReduction) {
+  struct DI {
+    double v;
+    int i;
+  };
+  DI a[4] = {{1, 0}, {5, 3}, {2, 2}, {7, 1}}, b[4] = {{1, 4}, {4, 0}, {2, 1}, {9, 0}};
+  check_packed(MPI_MAXLOC, MPI_DOUBLE_INT, a, b, 4, sizeof b);
+  check_packed(MPI_MINLOC, MPI_DOUBLE_INT, a, b, 4, sizeof b);
+  MPI_Datatype c2 = dt_contiguous(2, MPI_DOUBLE_INT);
+  check_packed(MPI_MAXLOC, c2, a, b, 2, sizeof b);
+  struct SI {
+    short v;
+    int i;
+  } sa[3] = {{1, 5}, {3, 3}, {3, 1}}, sb[3] = {{2, 0}, {3, 2}, {0, 7}};
+  check_packed(MPI_MAXLOC, MPI_SHORT_INT, sa, sb, 3, sizeof sb);
+  check_packed(MPI_MINLOC, MPI_SHORT_INT, sa, sb, 3, sizeof sb);
+  long double la[6] = {1, 2, 3, 4, 5, 6}, lb2[6] = {6, 5, 4, 3, 2, 1};
+  check_packed(MPI_SUM, MPI_LONG_DOUBLE, la, lb2, 6, sizeof lb2);
+  // Resized int (every other int): packed values are dense.
+  MPI_Datatype r = dt_resized(MPI_INT, 0, 8);
+  int ia[8] = {1, 2, 3, 4, 5, 6, 7, 8}, ib[8] = {10, 20, 30, 40, 50, 60, 70, 80};
+  check_packed(MPI_SUM, r, ia, ib, 4, sizeof ib);
+  check_packed(MPI_REPLACE, r, ia, ib, 4, sizeof ib);
+  // User ops: contiguous type and a non-contiguous one.
+  MPI_Op user = op_create(add_ints, true);
+  MPI_Datatype v = dt_hvector(2, 1, 8, MPI_INT, MPI_COMBINER_VECTOR);  // ints 0 and 2
+  MPI_Datatype vr = dt_resized(v, 0, 16);
+  check_packed(user, vr, ia, ib, 2, sizeof ib);
+  op_release(user);
+  dt_release(c2);
+  dt_release(r);
+  dt_release(v);
+  dt_release(vr);
+}
+
+}  // namespace
