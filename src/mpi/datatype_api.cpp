@@ -26,11 +26,14 @@ int check_newtype(const char* func, MPI_Datatype old, MPI_Datatype* newtype) {
 }
 
 int check_nonneg(const char* func, int count) {
-  return count < 0 ? fail(func, MPI_ERR_COUNT, "count is negative") : MPI_SUCCESS;
+  return count < 0 ? raisef(MPI_COMM_NULL, MPI_ERR_COUNT, func, "count %d is negative", count)
+                   : MPI_SUCCESS;
 }
 
 int check_blocklength(const char* func, int blocklength) {
-  return blocklength < 0 ? fail(func, MPI_ERR_ARG, "block length is negative") : MPI_SUCCESS;
+  return blocklength < 0
+             ? raisef(MPI_COMM_NULL, MPI_ERR_ARG, func, "block length %d is negative", blocklength)
+             : MPI_SUCCESS;
 }
 
 int check_committed(const char* func, MPI_Datatype t, MPI_Comm comm = MPI_COMM_NULL) {
@@ -168,7 +171,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                              const int array_of_starts[], int order, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_subarray";
-  if (ndims <= 0) return fail(f, MPI_ERR_ARG, "ndims must be positive");
+  if (ndims <= 0) return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "ndims %d must be positive", ndims);
   if (int rc = check_newtype(f, oldtype, newtype)) return rc;
   if (!array_of_sizes || !array_of_subsizes || !array_of_starts) {
     return fail(f, MPI_ERR_ARG, "an argument array is NULL");
@@ -177,12 +180,18 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
     return fail(f, MPI_ERR_ARG, "order is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN");
   }
   for (int d = 0; d < ndims; ++d) {
-    if (array_of_sizes[d] <= 0) return fail(f, MPI_ERR_ARG, "array_of_sizes[i] must be positive");
+    if (array_of_sizes[d] <= 0) {
+      return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "array_of_sizes[%d] = %d must be positive", d,
+                    array_of_sizes[d]);
+    }
     if (array_of_subsizes[d] < 0 || array_of_subsizes[d] > array_of_sizes[d]) {
-      return fail(f, MPI_ERR_ARG, "array_of_subsizes[i] outside [0, array_of_sizes[i]]");
+      return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "array_of_subsizes[%d] = %d outside [0, %d]", d,
+                    array_of_subsizes[d], array_of_sizes[d]);
     }
     if (array_of_starts[d] < 0 || array_of_starts[d] > array_of_sizes[d] - array_of_subsizes[d]) {
-      return fail(f, MPI_ERR_ARG, "array_of_starts[i] puts the subarray outside the array");
+      return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
+                    "array_of_starts[%d] = %d with subsize %d exceeds array size %d", d,
+                    array_of_starts[d], array_of_subsizes[d], array_of_sizes[d]);
     }
   }
   *newtype = dt_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype);
@@ -293,7 +302,7 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
              int* position, MPI_Comm comm) {
   constexpr const char* f = "MPI_Pack";
   if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
-  if (incount < 0) return fail(f, MPI_ERR_COUNT, "incount is negative", comm);
+  if (incount < 0) return raisef(comm, MPI_ERR_COUNT, f, "incount %d is negative", incount);
   if (int rc = check_committed(f, datatype, comm)) return rc;
   if (position == nullptr) return fail(f, MPI_ERR_ARG, "position is NULL", comm);
   if (outsize < 0 || *position < 0 || *position > outsize) {
@@ -301,7 +310,8 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
   }
   std::size_t need = static_cast<std::size_t>(incount) * dt_size(datatype);
   if (need > static_cast<std::size_t>(outsize - *position)) {
-    return fail(f, MPI_ERR_TRUNCATE, "outbuf too small for the packed data", comm);
+    return raisef(comm, MPI_ERR_TRUNCATE, f, "%zu packed bytes do not fit: position %d, outsize %d",
+                  need, *position, outsize);
   }
   if (need > 0) {
     dt_pack(datatype, inbuf, static_cast<std::size_t>(incount),
@@ -315,7 +325,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int o
                MPI_Datatype datatype, MPI_Comm comm) {
   constexpr const char* f = "MPI_Unpack";
   if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
-  if (outcount < 0) return fail(f, MPI_ERR_COUNT, "outcount is negative", comm);
+  if (outcount < 0) return raisef(comm, MPI_ERR_COUNT, f, "outcount %d is negative", outcount);
   if (int rc = check_committed(f, datatype, comm)) return rc;
   if (position == nullptr) return fail(f, MPI_ERR_ARG, "position is NULL", comm);
   if (insize < 0 || *position < 0 || *position > insize) {
@@ -323,7 +333,9 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int o
   }
   std::size_t need = static_cast<std::size_t>(outcount) * dt_size(datatype);
   if (need > static_cast<std::size_t>(insize - *position)) {
-    return fail(f, MPI_ERR_TRUNCATE, "inbuf holds less than outcount elements", comm);
+    return raisef(comm, MPI_ERR_TRUNCATE, f,
+                  "outcount needs %zu bytes but inbuf has %d after position %d", need,
+                  insize - *position, *position);
   }
   if (need > 0) {
     dt_unpack(datatype, static_cast<const char*>(inbuf) + *position, need, outbuf,
@@ -336,7 +348,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int o
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
   constexpr const char* f = "MPI_Pack_size";
   if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
-  if (incount < 0) return fail(f, MPI_ERR_COUNT, "incount is negative", comm);
+  if (incount < 0) return raisef(comm, MPI_ERR_COUNT, f, "incount %d is negative", incount);
   if (int rc = check_committed(f, datatype, comm)) return rc;
   if (size == nullptr) return fail(f, MPI_ERR_ARG, "size is NULL", comm);
   std::size_t bytes = static_cast<std::size_t>(incount) * dt_size(datatype);
