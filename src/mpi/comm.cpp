@@ -1,0 +1,472 @@
+// Communicators and groups.
+//
+// A communicator is a group plus a pair of engine context ids (p2p_ctx = even id,
+// coll_ctx = p2p_ctx + 1). New ids are agreed over the parent communicator: every member
+// contributes its next free id and all take the maximum, so the pair is free on every
+// member. Limitation: the agreement assumes communicator creations on overlapping sets
+// of processes complete in the same order (true for blocking creation; two Comm_idup
+// operations pending at once on overlapping communicators may pick the same ids).
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include "mpi/mpi_internal.hpp"
+
+sluice_comm_s sluice_comm_world;
+sluice_comm_s sluice_comm_self;
+sluice_group_s sluice_group_empty{{}, true};
+
+namespace sluice::mpi {
+namespace {
+
+uint32_t g_next_ctx = 4;          // 0/1: world, 2/3: self
+std::set<MPI_Comm> g_user_comms;  // freed at finalize if the user did not
+
+void fill_comm(MPI_Comm c, const std::vector<int>& world_ranks, uint32_t ctx) {
+  c->world = world_ranks;
+  c->size = static_cast<int>(world_ranks.size());
+  c->world_to_comm.assign(engine().size(), -1);
+  c->rank = MPI_UNDEFINED;
+  for (int i = 0; i < c->size; ++i) {
+    c->world_to_comm[world_ranks[i]] = i;
+    if (world_ranks[i] == engine().rank()) c->rank = i;
+  }
+  c->p2p_ctx = ctx;
+  c->coll_ctx = ctx + 1;
+  c->magic = kCommMagic;
+}
+
+// Exchanges `n` ints per member over `comm` (every member sends its block to every other
+// on coll_ctx with a management tag); complete when all blocks arrived.
+class AllgatherInts final : public AsyncOp {
+ public:
+  AllgatherInts(MPI_Comm comm, std::vector<int> mine) : comm_(comm), n_(mine.size()) {
+    const int p = comm->size, me = comm->rank;
+    all_.assign(n_ * p, 0);
+    std::copy(mine.begin(), mine.end(), all_.begin() + n_ * me);
+    const int tag = kMgmtTagBase + static_cast<int>(comm->mgmt_seq++ % 0x10000u);
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      reqs_.push_back(irecv_bytes(comm, &all_[n_ * r], n_ * sizeof(int), r, tag, comm->coll_ctx));
+    }
+    send_copy_ = mine;
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      reqs_.push_back(
+          isend_bytes(comm, send_copy_.data(), n_ * sizeof(int), r, tag, comm->coll_ctx));
+    }
+  }
+  ~AllgatherInts() override {
+    for (auto* r : reqs_)
+      if (r) engine().release(r);
+  }
+  bool test() override {
+    bool all = true;
+    for (auto*& r : reqs_) {
+      if (!r) continue;
+      if (r->state != detail::RequestState::complete) {
+        all = false;
+        continue;
+      }
+      Status st;
+      engine().test(r, &st);
+      if (st.error != Errc::ok && error_ == MPI_SUCCESS) error_ = errc_to_class(st.error);
+      r = nullptr;
+    }
+    return all;
+  }
+  int error() const override { return error_; }
+  const int* block(int r) const { return &all_[n_ * r]; }
+
+ private:
+  MPI_Comm comm_;
+  std::size_t n_;
+  std::vector<int> all_;
+  std::vector<int> send_copy_;
+  std::vector<detail::RequestImpl*> reqs_;
+  int error_ = MPI_SUCCESS;
+};
+
+// Blocking exchange; returns MPI_SUCCESS or an error class.
+int allgather_ints(MPI_Comm comm, std::vector<int> mine, std::unique_ptr<AllgatherInts>& out) {
+  out = std::make_unique<AllgatherInts>(comm, std::move(mine));
+  AllgatherInts* op = out.get();
+  block_until([op] { return op->test(); });
+  return op->error();
+}
+
+// The context agreed from everyone's contribution at `ctx_index` of their block.
+uint32_t agreed_ctx(const AllgatherInts& ag, int p, int ctx_index) {
+  uint32_t v = 0;
+  for (int r = 0; r < p; ++r) v = std::max(v, static_cast<uint32_t>(ag.block(r)[ctx_index]));
+  g_next_ctx = std::max(g_next_ctx, v + 2);
+  return v;
+}
+
+MPI_Comm new_comm(const std::vector<int>& world_ranks, uint32_t ctx, MPI_Comm parent) {
+  MPI_Comm c = make_comm(world_ranks, ctx, parent);
+  g_user_comms.insert(c);
+  return c;
+}
+
+int check_group(MPI_Group g, const char* function) {
+  if (!initialized()) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI is not initialized");
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, function, "invalid group MPI_GROUP_NULL");
+  return MPI_SUCCESS;
+}
+
+MPI_Group new_group(std::vector<int> world) {
+  auto* g = new sluice_group_s;
+  g->world = std::move(world);
+  return g;
+}
+
+int compare_lists(const std::vector<int>& a, const std::vector<int>& b) {
+  if (a == b) return MPI_IDENT;
+  if (a.size() != b.size()) return MPI_UNEQUAL;
+  std::vector<int> sa = a, sb = b;
+  std::sort(sa.begin(), sa.end());
+  std::sort(sb.begin(), sb.end());
+  return sa == sb ? MPI_SIMILAR : MPI_UNEQUAL;
+}
+
+// Nonblocking duplication: the agreement runs as the request progresses.
+class IdupOp final : public AsyncOp {
+ public:
+  IdupOp(MPI_Comm parent, MPI_Comm* out) : parent_(parent), out_(out) {
+    const uint32_t mine = g_next_ctx;
+    g_next_ctx += 2;  // keep our contribution out of other creations started meanwhile
+    ag_ = std::make_unique<AllgatherInts>(parent, std::vector<int>{static_cast<int>(mine)});
+  }
+  bool test() override {
+    if (done_) return true;
+    if (!ag_->test()) return false;
+    done_ = true;
+    if (ag_->error() != MPI_SUCCESS) return true;
+    const uint32_t ctx = agreed_ctx(*ag_, parent_->size, 0);
+    *out_ = new_comm(parent_->world, ctx, parent_);
+    return true;
+  }
+  int error() const override { return ag_->error(); }
+
+ private:
+  MPI_Comm parent_;
+  MPI_Comm* out_;
+  std::unique_ptr<AllgatherInts> ag_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+int sluice_group_s_rank_of_self(const sluice_group_s* g) {
+  auto it = std::find(g->world.begin(), g->world.end(), engine().rank());
+  return it == g->world.end() ? MPI_UNDEFINED : static_cast<int>(it - g->world.begin());
+}
+
+MPI_Comm make_comm(const std::vector<int>& world_ranks, uint32_t p2p_ctx, MPI_Comm parent) {
+  auto* c = new sluice_comm_s;
+  fill_comm(c, world_ranks, p2p_ctx);
+  c->errh = parent ? parent->errh : MPI_ERRORS_ARE_FATAL;
+  if (!c->errh->predefined) ++c->errh->refs;
+  return c;
+}
+
+void init_predefined_comms() {
+  const int n = engine().size();
+  std::vector<int> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  for (MPI_Comm c : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    c->predefined = true;
+    c->mgmt_seq = 0;
+  }
+  fill_comm(MPI_COMM_WORLD, all, 0);
+  MPI_COMM_WORLD->name = "MPI_COMM_WORLD";
+  fill_comm(MPI_COMM_SELF, {engine().rank()}, 2);
+  MPI_COMM_SELF->name = "MPI_COMM_SELF";
+  g_next_ctx = 4;
+}
+
+void destroy_comm(MPI_Comm c) {
+  c->magic = 0;
+  errh_release(c->errh);
+  g_user_comms.erase(c);
+  delete c;
+}
+
+void finalize_comms() {
+  while (!g_user_comms.empty()) destroy_comm(*g_user_comms.begin());
+  for (MPI_Comm c : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
+    errh_release(c->errh);
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    c->magic = 0;
+  }
+}
+
+}  // namespace sluice::mpi
+
+int sluice_group_s::rank_of_self() const {
+  return sluice::mpi::sluice_group_s_rank_of_self(this);
+}
+
+using namespace sluice::mpi;
+
+extern "C" {
+
+int MPI_Comm_size(MPI_Comm comm, int* size) {
+  if (int rc = check_comm(comm, "MPI_Comm_size")) return rc;
+  *size = comm->size;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+  if (int rc = check_comm(comm, "MPI_Comm_rank")) return rc;
+  *rank = comm->rank;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  if (int rc = check_comm(comm, "MPI_Comm_dup")) return rc;
+  std::unique_ptr<AllgatherInts> ag;
+  const int mine = static_cast<int>(g_next_ctx);
+  if (int rc = allgather_ints(comm, {mine}, ag))
+    return raise(comm, rc, "MPI_Comm_dup", "context agreement failed");
+  *newcomm = new_comm(comm->world, agreed_ctx(*ag, comm->size, 0), comm);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  if (int rc = check_comm(comm, "MPI_Comm_idup")) return rc;
+  *newcomm = MPI_COMM_NULL;
+  *request = make_async_request(comm, std::make_unique<IdupOp>(comm, newcomm));
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  if (int rc = check_comm(comm, "MPI_Comm_split")) return rc;
+  if (color < 0 && color != MPI_UNDEFINED)
+    return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
+  std::unique_ptr<AllgatherInts> ag;
+  if (int rc = allgather_ints(comm, {color, key, static_cast<int>(g_next_ctx)}, ag))
+    return raise(comm, rc, "MPI_Comm_split", "exchange failed");
+  const uint32_t ctx = agreed_ctx(*ag, comm->size, 2);
+  if (color == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  // Members of my color ordered by (key, rank in comm).
+  std::vector<std::tuple<int, int>> members;
+  for (int r = 0; r < comm->size; ++r)
+    if (ag->block(r)[0] == color) members.emplace_back(ag->block(r)[1], r);
+  std::sort(members.begin(), members.end());
+  std::vector<int> world;
+  for (auto [k, r] : members) world.push_back(comm->world[r]);
+  *newcomm = new_comm(world, ctx, comm);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  if (int rc = check_comm(comm, "MPI_Comm_split_type")) return rc;
+  int color = MPI_UNDEFINED;
+  if (split_type == MPI_COMM_TYPE_SHARED) {
+    // Shared-memory domain: the lowest comm rank reachable through shared memory (the
+    // engine routes exactly the processes of this host through "self" or "shm").
+    for (int r = 0; r < comm->size && color == MPI_UNDEFINED; ++r) {
+      const auto d = engine().driver_name(comm->world[r]);
+      if (d == "self" || d == "shm") color = r;
+    }
+  } else if (split_type != MPI_UNDEFINED) {
+    return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
+  }
+  return MPI_Comm_split(comm, color, key, newcomm);
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  if (int rc = check_comm(comm, "MPI_Comm_create")) return rc;
+  if (!group) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group MPI_GROUP_NULL");
+  for (int w : group->world)
+    if (comm->comm_rank_of(w) < 0)
+      return raisef(comm, MPI_ERR_GROUP, "MPI_Comm_create",
+                    "group contains world rank %d, which is not in %s", w, comm_label(comm));
+  std::unique_ptr<AllgatherInts> ag;
+  if (int rc = allgather_ints(comm, {static_cast<int>(g_next_ctx)}, ag))
+    return raise(comm, rc, "MPI_Comm_create", "exchange failed");
+  const uint32_t ctx = agreed_ctx(*ag, comm->size, 0);
+  *newcomm =
+      group->rank_of_self() == MPI_UNDEFINED ? MPI_COMM_NULL : new_comm(group->world, ctx, comm);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_free(MPI_Comm* comm) {
+  if (!comm) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_free", "null communicator pointer");
+  if (int rc = check_comm(*comm, "MPI_Comm_free")) return rc;
+  if ((*comm)->predefined)
+    return raisef(*comm, MPI_ERR_COMM, "MPI_Comm_free", "cannot free %s", comm_label(*comm));
+  destroy_comm(*comm);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  if (int rc = check_comm(comm1, "MPI_Comm_compare")) return rc;
+  if (int rc = check_comm(comm2, "MPI_Comm_compare")) return rc;
+  if (comm1 == comm2) {
+    *result = MPI_IDENT;
+    return MPI_SUCCESS;
+  }
+  const int g = compare_lists(comm1->world, comm2->world);
+  *result = g == MPI_IDENT ? MPI_CONGRUENT : g;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  if (int rc = check_comm(comm, "MPI_Comm_group")) return rc;
+  *group = new_group(comm->world);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  if (int rc = check_comm(comm, "MPI_Comm_test_inter")) return rc;
+  *flag = 0;  // Sluice has intracommunicators only
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  if (int rc = check_comm(comm, "MPI_Comm_set_name")) return rc;
+  if (!comm_name) return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_name", "null name");
+  comm->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  if (int rc = check_comm(comm, "MPI_Comm_get_name")) return rc;
+  std::snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", comm->name.c_str());
+  *resultlen = static_cast<int>(std::strlen(comm_name));
+  return MPI_SUCCESS;
+}
+
+// ---- groups ------------------------------------------------------------------------------
+
+int MPI_Group_size(MPI_Group group, int* size) {
+  if (int rc = check_group(group, "MPI_Group_size")) return rc;
+  *size = static_cast<int>(group->world.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_rank(MPI_Group group, int* rank) {
+  if (int rc = check_group(group, "MPI_Group_rank")) return rc;
+  *rank = group->rank_of_self();
+  return MPI_SUCCESS;
+}
+
+static int check_rank_list(MPI_Group group, int n, const int ranks[], const char* function) {
+  const int size = static_cast<int>(group->world.size());
+  if (n < 0 || n > size)
+    return raisef(nullptr, MPI_ERR_ARG, function, "invalid n %d (group has %d ranks)", n, size);
+  std::vector<bool> seen(size, false);
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= size)
+      return raisef(nullptr, MPI_ERR_RANK, function, "invalid rank %d (group has %d ranks)",
+                    ranks[i], size);
+    if (seen[ranks[i]])
+      return raisef(nullptr, MPI_ERR_RANK, function, "rank %d listed twice", ranks[i]);
+    seen[ranks[i]] = true;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  if (int rc = check_group(group, "MPI_Group_incl")) return rc;
+  if (int rc = check_rank_list(group, n, ranks, "MPI_Group_incl")) return rc;
+  std::vector<int> w;
+  for (int i = 0; i < n; ++i) w.push_back(group->world[ranks[i]]);
+  *newgroup = n == 0 ? MPI_GROUP_EMPTY : new_group(std::move(w));
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  if (int rc = check_group(group, "MPI_Group_excl")) return rc;
+  if (int rc = check_rank_list(group, n, ranks, "MPI_Group_excl")) return rc;
+  std::vector<bool> drop(group->world.size(), false);
+  for (int i = 0; i < n; ++i) drop[ranks[i]] = true;
+  std::vector<int> w;
+  for (std::size_t i = 0; i < group->world.size(); ++i)
+    if (!drop[i]) w.push_back(group->world[i]);
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : new_group(std::move(w));
+  return MPI_SUCCESS;
+}
+
+static bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  if (int rc = check_group(group1, "MPI_Group_union")) return rc;
+  if (int rc = check_group(group2, "MPI_Group_union")) return rc;
+  std::vector<int> w = group1->world;
+  for (int x : group2->world)
+    if (!contains(group1->world, x)) w.push_back(x);
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : new_group(std::move(w));
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  if (int rc = check_group(group1, "MPI_Group_intersection")) return rc;
+  if (int rc = check_group(group2, "MPI_Group_intersection")) return rc;
+  std::vector<int> w;
+  for (int x : group1->world)
+    if (contains(group2->world, x)) w.push_back(x);
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : new_group(std::move(w));
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  if (int rc = check_group(group1, "MPI_Group_difference")) return rc;
+  if (int rc = check_group(group2, "MPI_Group_difference")) return rc;
+  std::vector<int> w;
+  for (int x : group1->world)
+    if (!contains(group2->world, x)) w.push_back(x);
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : new_group(std::move(w));
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]) {
+  if (int rc = check_group(group1, "MPI_Group_translate_ranks")) return rc;
+  if (int rc = check_group(group2, "MPI_Group_translate_ranks")) return rc;
+  const int size1 = static_cast<int>(group1->world.size());
+  if (n < 0) return raisef(nullptr, MPI_ERR_ARG, "MPI_Group_translate_ranks", "invalid n %d", n);
+  for (int i = 0; i < n; ++i) {
+    const int r = ranks1[i];
+    if (r == MPI_PROC_NULL) {
+      ranks2[i] = MPI_PROC_NULL;
+      continue;
+    }
+    if (r < 0 || r >= size1)
+      return raisef(nullptr, MPI_ERR_RANK, "MPI_Group_translate_ranks",
+                    "invalid rank %d (group1 has %d ranks)", r, size1);
+    auto it = std::find(group2->world.begin(), group2->world.end(), group1->world[r]);
+    ranks2[i] =
+        it == group2->world.end() ? MPI_UNDEFINED : static_cast<int>(it - group2->world.begin());
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  if (int rc = check_group(group1, "MPI_Group_compare")) return rc;
+  if (int rc = check_group(group2, "MPI_Group_compare")) return rc;
+  *result = compare_lists(group1->world, group2->world);
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_free(MPI_Group* group) {
+  if (!group) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_free", "null group pointer");
+  if (int rc = check_group(*group, "MPI_Group_free")) return rc;
+  if (!(*group)->predefined) delete *group;
+  *group = MPI_GROUP_NULL;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,339 @@
+// Environment: init/finalize, thread level, versions, timers, info objects, attributes.
+//
+// Thread level: MPI_THREAD_SERIALIZED. The engine is single-threaded (no locks), so any
+// thread may call MPI, but never two at once; MPI_Init_thread never provides more.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "mpi/mpi_internal.hpp"
+#include "sluice/sluice.hpp"
+
+int sluice_mpi_in_place_marker = 0;
+sluice_message_s sluice_message_no_proc;
+sluice_info_s sluice_info_env{{}, true};
+
+namespace sluice::mpi {
+namespace {
+
+std::unique_ptr<Session> g_session;
+bool g_initialized = false;
+bool g_finalized = false;
+int g_thread_level = MPI_THREAD_SINGLE;
+std::thread::id g_main_thread;
+int g_pcontrol_level = 1;
+
+// Predefined attribute values (Comm_get_attr hands out their addresses).
+int g_attr_tag_ub = sluice::max_tag;
+int g_attr_wtime_global = 0;
+int g_attr_appnum = 0;
+int g_attr_universe = 1;
+int g_attr_host = MPI_PROC_NULL;
+int g_attr_io = MPI_ANY_SOURCE;
+int g_attr_lastcode = MPI_ERR_LASTCODE;
+
+int init_common(int* argc, char*** argv, const char* function) {
+  if (g_finalized) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI was already finalized");
+  if (g_initialized) return raise(nullptr, MPI_ERR_OTHER, function, "MPI is already initialized");
+  try {
+    g_session = std::make_unique<Session>();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", function, e.what());
+    return MPI_ERR_OTHER;
+  }
+  g_initialized = true;
+  g_main_thread = std::this_thread::get_id();
+  init_predefined_comms();
+  g_attr_universe = engine().size();
+  sluice_info_env.entries.clear();
+  if (argc && argv && *argc > 0 && *argv && (*argv)[0]) {
+    sluice_info_env.entries.emplace_back("command", (*argv)[0]);
+    std::string args;
+    for (int i = 1; i < *argc; ++i) args += (i > 1 ? " " : "") + std::string((*argv)[i]);
+    sluice_info_env.entries.emplace_back("argv", args);
+  }
+  sluice_info_env.entries.emplace_back("maxprocs", std::to_string(engine().size()));
+  char wd[4096];
+  if (getcwd(wd, sizeof wd)) sluice_info_env.entries.emplace_back("wdir", wd);
+  sluice_info_env.entries.emplace_back("thread_level", "MPI_THREAD_SERIALIZED");
+  return MPI_SUCCESS;
+}
+
+int check_info(MPI_Info info, const char* function) {
+  if (!initialized()) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI is not initialized");
+  if (!info) return raise(nullptr, MPI_ERR_INFO, function, "invalid info MPI_INFO_NULL");
+  return MPI_SUCCESS;
+}
+
+int check_key(const char* key, const char* function) {
+  if (!key) return raise(nullptr, MPI_ERR_INFO_KEY, function, "null info key");
+  const std::size_t n = std::strlen(key);
+  if (n == 0 || n > MPI_MAX_INFO_KEY)
+    return raisef(nullptr, MPI_ERR_INFO_KEY, function, "invalid info key length %zu (1..%d)", n,
+                  MPI_MAX_INFO_KEY);
+  return MPI_SUCCESS;
+}
+
+auto find_key(MPI_Info info, const char* key) {
+  return std::find_if(info->entries.begin(), info->entries.end(),
+                      [&](const auto& kv) { return kv.first == key; });
+}
+
+}  // namespace
+
+bool initialized() {
+  return g_initialized;
+}
+detail::Engine& engine() {
+  return *detail::current_engine();
+}
+
+// Implemented in p2p.cpp / comm.cpp.
+void finalize_p2p();
+void finalize_comms();
+
+}  // namespace sluice::mpi
+
+using namespace sluice::mpi;
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  int rc = init_common(argc, argv, "MPI_Init");
+  if (rc == MPI_SUCCESS) g_thread_level = MPI_THREAD_SINGLE;
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  int rc = init_common(argc, argv, "MPI_Init_thread");
+  if (rc != MPI_SUCCESS) return rc;
+  // Honest: the engine has no locks, so at most SERIALIZED.
+  g_thread_level = std::min(std::max(required, MPI_THREAD_SINGLE), MPI_THREAD_SERIALIZED);
+  if (provided) *provided = g_thread_level;
+  return MPI_SUCCESS;
+}
+
+int MPI_Initialized(int* flag) {
+  *flag = g_initialized ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int* flag) {
+  *flag = g_finalized ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Finalize(void) {
+  if (!g_initialized) abort_job(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized");
+  finalize_p2p();  // buffered and freed sends reach their peers
+  finalize_comms();
+  g_session.reset();  // the engine drains its sends and runs a barrier
+  g_initialized = false;
+  g_finalized = true;
+  return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode) {
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "MPI_Abort called on %s with error code %d",
+                comm && comm->valid() ? comm_label(comm) : "an invalid communicator", errorcode);
+  abort_job(errorcode, msg);
+}
+
+int MPI_Query_thread(int* provided) {
+  *provided = g_thread_level;
+  return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int* flag) {
+  *flag = std::this_thread::get_id() == g_main_thread ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_processor_name(char* name, int* resultlen) {
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
+  std::snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", host);
+  *resultlen = static_cast<int>(std::strlen(name));
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int* version, int* subversion) {
+  *version = MPI_VERSION;
+  *subversion = MPI_SUBVERSION;
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char* version, int* resultlen) {
+  std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                "Sluice 0.1.0 (MPI %d.%d C bindings, MPI_THREAD_SERIALIZED)", MPI_VERSION,
+                MPI_SUBVERSION);
+  *resultlen = static_cast<int>(std::strlen(version));
+  return MPI_SUCCESS;
+}
+
+double MPI_Wtime(void) {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+double MPI_Wtick(void) {
+  timespec ts{};
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  if (size < 0)
+    return raisef(nullptr, MPI_ERR_SIZE, "MPI_Alloc_mem", "invalid size %ld", (long)size);
+  void* p = std::malloc(size > 0 ? static_cast<std::size_t>(size) : 1);
+  if (!p)
+    return raisef(nullptr, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",
+                  (long)size);
+  *static_cast<void**>(baseptr) = p;
+  return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void* base) {
+  std::free(base);
+  return MPI_SUCCESS;
+}
+
+int MPI_Pcontrol(const int level, ...) {
+  // No profiling layer is attached; the level is recorded (MPI-3.1 §14.2.4 leaves the
+  // effect to the profiler).
+  g_pcontrol_level = level;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
+  if (int rc = check_comm(comm, "MPI_Comm_get_attr")) return rc;
+  int* value = nullptr;
+  switch (comm_keyval) {
+    case MPI_TAG_UB:
+      value = &g_attr_tag_ub;
+      break;
+    case MPI_WTIME_IS_GLOBAL:
+      value = &g_attr_wtime_global;
+      break;
+    case MPI_APPNUM:
+      value = &g_attr_appnum;
+      break;
+    case MPI_UNIVERSE_SIZE:
+      value = &g_attr_universe;
+      break;
+    case MPI_HOST:
+      value = &g_attr_host;
+      break;
+    case MPI_IO:
+      value = &g_attr_io;
+      break;
+    case MPI_LASTUSEDCODE:
+      value = &g_attr_lastcode;
+      break;
+    default:
+      return raisef(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval %d", comm_keyval);
+  }
+  *static_cast<int**>(attribute_val) = value;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+// ---- info objects ----------------------------------------------------------------------
+
+int MPI_Info_create(MPI_Info* info) {
+  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Info_create: MPI is not initialized");
+  *info = new sluice_info_s;
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
+  if (int rc = check_info(info, "MPI_Info_set")) return rc;
+  if (int rc = check_key(key, "MPI_Info_set")) return rc;
+  if (info->predefined)
+    return raise(nullptr, MPI_ERR_INFO, "MPI_Info_set", "MPI_INFO_ENV is read-only");
+  if (!value || std::strlen(value) == 0 || std::strlen(value) > MPI_MAX_INFO_VAL)
+    return raise(nullptr, MPI_ERR_INFO_VALUE, "MPI_Info_set", "invalid info value length");
+  auto it = find_key(info, key);
+  if (it != info->entries.end())
+    it->second = value;
+  else
+    info->entries.emplace_back(key, value);
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+  if (int rc = check_info(info, "MPI_Info_get")) return rc;
+  if (int rc = check_key(key, "MPI_Info_get")) return rc;
+  if (valuelen < 0)
+    return raisef(nullptr, MPI_ERR_ARG, "MPI_Info_get", "invalid valuelen %d", valuelen);
+  auto it = find_key(info, key);
+  *flag = it != info->entries.end();
+  if (*flag) {
+    const std::size_t n = std::min<std::size_t>(it->second.size(), valuelen);
+    std::memcpy(value, it->second.data(), n);
+    value[n] = '\0';
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+  if (int rc = check_info(info, "MPI_Info_get_valuelen")) return rc;
+  if (int rc = check_key(key, "MPI_Info_get_valuelen")) return rc;
+  auto it = find_key(info, key);
+  *flag = it != info->entries.end();
+  if (*flag) *valuelen = static_cast<int>(it->second.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_delete(MPI_Info info, const char* key) {
+  if (int rc = check_info(info, "MPI_Info_delete")) return rc;
+  if (int rc = check_key(key, "MPI_Info_delete")) return rc;
+  if (info->predefined)
+    return raise(nullptr, MPI_ERR_INFO, "MPI_Info_delete", "MPI_INFO_ENV is read-only");
+  auto it = find_key(info, key);
+  if (it == info->entries.end())
+    return raisef(nullptr, MPI_ERR_INFO_NOKEY, "MPI_Info_delete", "no key '%s'", key);
+  info->entries.erase(it);
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+  if (int rc = check_info(info, "MPI_Info_get_nkeys")) return rc;
+  *nkeys = static_cast<int>(info->entries.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+  if (int rc = check_info(info, "MPI_Info_get_nthkey")) return rc;
+  if (n < 0 || n >= static_cast<int>(info->entries.size()))
+    return raisef(nullptr, MPI_ERR_ARG, "MPI_Info_get_nthkey",
+                  "invalid key index %d (info has %zu keys)", n, info->entries.size());
+  std::snprintf(key, MPI_MAX_INFO_KEY + 1, "%s", info->entries[n].first.c_str());
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+  if (int rc = check_info(info, "MPI_Info_dup")) return rc;
+  auto* copy = new sluice_info_s;
+  copy->entries = info->entries;
+  *newinfo = copy;
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_free(MPI_Info* info) {
+  if (!info) return raise(nullptr, MPI_ERR_INFO, "MPI_Info_free", "null info pointer");
+  if (int rc = check_info(*info, "MPI_Info_free")) return rc;
+  if (!(*info)->predefined) delete *info;
+  *info = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,270 @@
+// Error classes, their strings, error handlers and argument checks.
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "mpi/datatype.hpp"
+#include "mpi/mpi_internal.hpp"
+
+sluice_errhandler_s sluice_errh_fatal{sluice_errhandler_s::Kind::fatal, nullptr, true, 1};
+sluice_errhandler_s sluice_errh_return{sluice_errhandler_s::Kind::ret, nullptr, true, 1};
+
+namespace sluice::mpi {
+namespace {
+
+const char* const kClassStrings[] = {
+    "MPI_SUCCESS: no error",
+    "MPI_ERR_BUFFER: invalid buffer pointer",
+    "MPI_ERR_COUNT: invalid count argument",
+    "MPI_ERR_TYPE: invalid datatype",
+    "MPI_ERR_TAG: invalid tag",
+    "MPI_ERR_COMM: invalid communicator",
+    "MPI_ERR_RANK: invalid rank",
+    "MPI_ERR_REQUEST: invalid request",
+    "MPI_ERR_ROOT: invalid root",
+    "MPI_ERR_GROUP: invalid group",
+    "MPI_ERR_OP: invalid operation",
+    "MPI_ERR_TOPOLOGY: invalid topology",
+    "MPI_ERR_DIMS: invalid dimension argument",
+    "MPI_ERR_ARG: invalid argument of some other kind",
+    "MPI_ERR_UNKNOWN: unknown error",
+    "MPI_ERR_TRUNCATE: message truncated on receive",
+    "MPI_ERR_OTHER: known error not in this list",
+    "MPI_ERR_INTERN: internal MPI (implementation) error",
+    "MPI_ERR_IN_STATUS: error code is in status",
+    "MPI_ERR_PENDING: pending request",
+    "MPI_ERR_ACCESS: permission denied",
+    "MPI_ERR_AMODE: error related to the amode passed to MPI_File_open",
+    "MPI_ERR_ASSERT: invalid assert argument",
+    "MPI_ERR_BAD_FILE: invalid file name",
+    "MPI_ERR_BASE: invalid base argument",
+    "MPI_ERR_CONVERSION: error in a user-supplied data conversion function",
+    "MPI_ERR_DISP: invalid disp argument",
+    "MPI_ERR_DUP_DATAREP: conversion functions already registered for this data representation",
+    "MPI_ERR_FILE_EXISTS: file exists",
+    "MPI_ERR_FILE_IN_USE: file operation could not be completed, the file is in use",
+    "MPI_ERR_FILE: invalid file handle",
+    "MPI_ERR_INFO_KEY: key longer than MPI_MAX_INFO_KEY",
+    "MPI_ERR_INFO_NOKEY: invalid key passed to MPI_Info_delete",
+    "MPI_ERR_INFO_VALUE: value longer than MPI_MAX_INFO_VAL",
+    "MPI_ERR_INFO: invalid info argument",
+    "MPI_ERR_IO: other I/O error",
+    "MPI_ERR_KEYVAL: invalid keyval",
+    "MPI_ERR_LOCKTYPE: invalid locktype argument",
+    "MPI_ERR_NAME: invalid service name",
+    "MPI_ERR_NO_MEM: out of memory (MPI_Alloc_mem)",
+    "MPI_ERR_NOT_SAME: collective argument not identical on all processes",
+    "MPI_ERR_NO_SPACE: not enough space",
+    "MPI_ERR_NO_SUCH_FILE: file does not exist",
+    "MPI_ERR_PORT: invalid port name",
+    "MPI_ERR_QUOTA: quota exceeded",
+    "MPI_ERR_READ_ONLY: read-only file or file system",
+    "MPI_ERR_RMA_CONFLICT: conflicting accesses to window",
+    "MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls",
+    "MPI_ERR_SERVICE: invalid service name",
+    "MPI_ERR_SIZE: invalid size argument",
+    "MPI_ERR_SPAWN: error in spawning processes",
+    "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation",
+    "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported",
+    "MPI_ERR_WIN: invalid window",
+    "MPI_ERR_RMA_RANGE: target memory is not part of the window",
+    "MPI_ERR_RMA_ATTACH: memory cannot be attached",
+    "MPI_ERR_RMA_SHARED: memory cannot be shared",
+    "MPI_ERR_RMA_FLAVOR: passed window has the wrong flavor for the called function",
+    "MPI_T_ERR_INVALID: invalid use of the MPI tool interface",
+};
+constexpr int kNumClasses = sizeof kClassStrings / sizeof kClassStrings[0];
+
+}  // namespace
+
+const char* error_string(int code) {
+  if (code >= 0 && code < kNumClasses) return kClassStrings[code];
+  return nullptr;
+}
+
+void errh_release(MPI_Errhandler h) {
+  if (h && !h->predefined && --h->refs == 0) delete h;
+}
+
+int errc_to_class(Errc e) {
+  switch (e) {
+    case Errc::ok:
+    case Errc::cancelled:
+      return MPI_SUCCESS;
+    case Errc::truncated:
+      return MPI_ERR_TRUNCATE;
+    case Errc::invalid_argument:
+      return MPI_ERR_ARG;
+    case Errc::no_memory:
+      return MPI_ERR_NO_MEM;
+    case Errc::peer_dead:
+      return MPI_ERR_OTHER;
+    case Errc::internal:
+      return MPI_ERR_INTERN;
+  }
+  return MPI_ERR_UNKNOWN;
+}
+
+[[noreturn]] void abort_job(int code, const std::string& reason) {
+  // The launcher treats a rank that exits without finalizing as failed and ends the job.
+  if (!reason.empty()) {
+    const int rank = initialized() ? engine().rank() : -1;
+    std::fprintf(stderr, "[rank %d] %s\n", rank, reason.c_str());
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code != 0 ? code : 1);
+}
+
+const char* comm_label(MPI_Comm comm) {
+  if (!comm) return "MPI_COMM_NULL";
+  if (!comm->valid()) return "an invalid communicator";
+  if (!comm->name.empty()) return comm->name.c_str();
+  return "a communicator";
+}
+
+int raise(MPI_Comm comm, int errclass, const char* function, const char* what) {
+  if (!initialized())
+    abort_job(errclass, std::string(function) + ": " + what + " (MPI is not initialized)");
+  if (!comm || !comm->valid()) comm = MPI_COMM_WORLD;
+  MPI_Errhandler h = comm->errh;
+  switch (h->kind) {
+    case sluice_errhandler_s::Kind::ret:
+      return errclass;
+    case sluice_errhandler_s::Kind::user: {
+      int code = errclass;
+      h->fn(&comm, &code);
+      return errclass;
+    }
+    case sluice_errhandler_s::Kind::fatal:
+      break;
+  }
+  const char* cls = error_string(errclass);
+  abort_job(errclass, std::string(function) + ": " + what + " [" + (cls ? cls : "?") +
+                          "] (MPI_ERRORS_ARE_FATAL on " + comm_label(comm) + ")");
+}
+
+int raisef(MPI_Comm comm, int errclass, const char* function, const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return raise(comm, errclass, function, buf);
+}
+
+int check_comm(MPI_Comm comm, const char* function) {
+  if (!initialized()) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI is not initialized");
+  if (!comm) return raise(nullptr, MPI_ERR_COMM, function, "invalid communicator MPI_COMM_NULL");
+  if (!comm->valid())
+    return raise(nullptr, MPI_ERR_COMM, function,
+                 "invalid communicator (freed or not a communicator)");
+  return MPI_SUCCESS;
+}
+
+int check_count(MPI_Comm comm, int count, const char* function) {
+  if (count < 0) return raisef(comm, MPI_ERR_COUNT, function, "invalid count %d", count);
+  return MPI_SUCCESS;
+}
+
+int check_type(MPI_Comm comm, MPI_Datatype type, const char* function) {
+  if (!type) return raise(comm, MPI_ERR_TYPE, function, "invalid datatype MPI_DATATYPE_NULL");
+  if (dt_check(type) != MPI_SUCCESS)
+    return raise(comm, MPI_ERR_TYPE, function, "invalid datatype (not committed)");
+  return MPI_SUCCESS;
+}
+
+int check_rank(MPI_Comm comm, int rank, bool allow_any, const char* function) {
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (allow_any && rank == MPI_ANY_SOURCE) return MPI_SUCCESS;
+  if (rank < 0 || rank >= comm->size)
+    return raisef(comm, MPI_ERR_RANK, function, "invalid rank %d (communicator %s has %d ranks)",
+                  rank, comm_label(comm), comm->size);
+  return MPI_SUCCESS;
+}
+
+int check_tag(MPI_Comm comm, int tag, bool allow_any, const char* function) {
+  if (allow_any && tag == MPI_ANY_TAG) return MPI_SUCCESS;
+  if (tag < 0 || tag > sluice::max_tag)
+    return raisef(comm, MPI_ERR_TAG, function, "invalid tag %d (valid tags are 0..%d)", tag,
+                  sluice::max_tag);
+  return MPI_SUCCESS;
+}
+
+int check_root(MPI_Comm comm, int root, const char* function) {
+  if (root < 0 || root >= comm->size)
+    return raisef(comm, MPI_ERR_ROOT, function, "invalid root %d (communicator %s has %d ranks)",
+                  root, comm_label(comm), comm->size);
+  return MPI_SUCCESS;
+}
+
+}  // namespace sluice::mpi
+
+using namespace sluice::mpi;
+
+extern "C" {
+
+int MPI_Error_string(int errorcode, char* string, int* resultlen) {
+  const char* s = error_string(errorcode);
+  if (!s)
+    return raisef(nullptr, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
+  std::snprintf(string, MPI_MAX_ERROR_STRING, "%s", s);
+  *resultlen = static_cast<int>(std::strlen(string));
+  return MPI_SUCCESS;
+}
+
+int MPI_Error_class(int errorcode, int* errorclass) {
+  if (!error_string(errorcode))
+    return raisef(nullptr, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
+  *errorclass = errorcode;  // every code Sluice returns is its class
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
+  if (!function)
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "null handler function");
+  auto* h = new sluice_errhandler_s;
+  h->kind = sluice_errhandler_s::Kind::user;
+  h->fn = function;
+  *errhandler = h;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  if (int rc = check_comm(comm, "MPI_Comm_set_errhandler")) return rc;
+  if (!errhandler)
+    return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                 "invalid errhandler MPI_ERRHANDLER_NULL");
+  if (!errhandler->predefined) ++errhandler->refs;
+  errh_release(comm->errh);
+  comm->errh = errhandler;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  if (int rc = check_comm(comm, "MPI_Comm_get_errhandler")) return rc;
+  if (!comm->errh->predefined) ++comm->errh->refs;
+  *errhandler = comm->errh;
+  return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  if (!errhandler || !*errhandler)
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Errhandler_free",
+                 "invalid errhandler MPI_ERRHANDLER_NULL");
+  errh_release(*errhandler);
+  *errhandler = MPI_ERRHANDLER_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  if (int rc = check_comm(comm, "MPI_Comm_call_errhandler")) return rc;
+  raisef(comm, errorcode, "MPI_Comm_call_errhandler", "error code %d raised by the application",
+         errorcode);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

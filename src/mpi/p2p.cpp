@@ -1,0 +1,969 @@
+// Point-to-point bindings and request completion.
+//
+// Every MPI request maps onto one engine request (sends and receives; the data of
+// non-contiguous datatypes goes through a packed staging buffer) or onto an AsyncOp
+// (nonblocking collectives, Comm_idup). Completion is observed in request_poll(), the
+// one place that turns an engine status into an MPI_Status and unpacks staged data.
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <vector>
+
+#include "mpi/datatype.hpp"
+#include "mpi/mpi_internal.hpp"
+
+namespace sluice::mpi {
+namespace {
+
+using detail::RequestImpl;
+using detail::RequestState;
+
+// ---- buffered sends ---------------------------------------------------------------------
+// The attached buffer is carved into segments, one per pending buffered send (its packed
+// data plus MPI_BSEND_OVERHEAD of accounting), first fit; a segment is freed when its
+// engine send completes.
+struct BsendSegment {
+  std::size_t offset;
+  std::size_t length;
+  RequestImpl* req;
+};
+struct BsendBuffer {
+  std::byte* base = nullptr;
+  std::size_t size = 0;
+  std::list<BsendSegment> segments;  // sorted by offset
+} g_bsend;
+
+// Requests the user freed while active: polled until complete, then deleted.
+std::vector<MPI_Request> g_detached;
+
+bool reap_bsends() {
+  bool any = false;
+  for (auto it = g_bsend.segments.begin(); it != g_bsend.segments.end();) {
+    if (it->req->state == RequestState::complete) {
+      engine().test(it->req, nullptr);
+      it = g_bsend.segments.erase(it);
+      any = true;
+    } else {
+      ++it;
+    }
+  }
+  return any;
+}
+
+bool reap_detached() {
+  bool any = false;
+  for (std::size_t i = 0; i < g_detached.size();) {
+    if (request_poll(g_detached[i])) {
+      dt_release(g_detached[i]->type);
+      delete g_detached[i];
+      g_detached[i] = g_detached.back();
+      g_detached.pop_back();
+      any = true;
+    } else {
+      ++i;
+    }
+  }
+  return any;
+}
+
+// First-fit allocation of `length` bytes in the attached buffer; nullopt-like SIZE_MAX.
+std::size_t bsend_alloc(std::size_t length) {
+  std::size_t at = 0;
+  for (auto it = g_bsend.segments.begin(); it != g_bsend.segments.end(); ++it) {
+    if (it->offset - at >= length) return at;
+    at = it->offset + it->length;
+  }
+  return g_bsend.size - at >= length ? at : SIZE_MAX;
+}
+
+void proc_null_status(MPI_Status* st) {
+  st->MPI_SOURCE = MPI_PROC_NULL;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  st->sluice_count = 0;
+  st->sluice_cancelled = 0;
+}
+
+std::size_t bytes_of(int count, MPI_Datatype type) {
+  return static_cast<std::size_t>(count) * dt_size(type);
+}
+
+// Starts the send described by r (buf/count/type/peer/tag/mode/comm).
+int start_send(MPI_Request r, const char* function) {
+  r->active = true;
+  r->done = false;
+  r->status = MPI_Status{};
+  if (r->peer == MPI_PROC_NULL) {
+    proc_null_status(&r->status);
+    r->done = true;
+    return MPI_SUCCESS;
+  }
+  const std::size_t bytes = bytes_of(r->count, r->type);
+  const std::byte* data;
+  if (dt_is_contiguous(r->type)) {
+    data = static_cast<const std::byte*>(r->buf) + dt_true_lb(r->type);
+  } else {
+    r->staging.resize(bytes);
+    dt_pack(r->type, r->buf, r->count, r->staging.data());
+    data = r->staging.data();
+  }
+  const int dest = r->comm->world[r->peer];
+  if (r->mode == SendMode::buffered) {
+    reap_bsends();
+    if (!g_bsend.base)
+      return raise(r->comm, MPI_ERR_BUFFER, function, "no buffer attached (MPI_Buffer_attach)");
+    const std::size_t need = bytes + MPI_BSEND_OVERHEAD;
+    const std::size_t at = bsend_alloc(need);
+    if (at == SIZE_MAX)
+      return raisef(r->comm, MPI_ERR_BUFFER, function,
+                    "attached buffer of %zu bytes has no room for %zu more", g_bsend.size, need);
+    std::byte* copy = g_bsend.base + at + MPI_BSEND_OVERHEAD;
+    if (bytes) std::memcpy(copy, data, bytes);
+    r->staging.clear();
+    Errc err;
+    RequestImpl* impl = engine().isend({copy, bytes}, dest, r->tag, r->comm->p2p_ctx, false, err);
+    auto pos = std::find_if(g_bsend.segments.begin(), g_bsend.segments.end(),
+                            [&](const BsendSegment& s) { return s.offset > at; });
+    g_bsend.segments.insert(pos, BsendSegment{at, need, impl});
+    // The user's buffer is free again: the buffered send is complete for MPI.
+    r->done = true;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+  }
+  Errc err;
+  r->impl =
+      engine().isend({data, bytes}, dest, r->tag, r->comm->p2p_ctx, r->mode == SendMode::sync, err);
+  return MPI_SUCCESS;
+}
+
+int start_recv(MPI_Request r) {
+  r->active = true;
+  r->done = false;
+  r->status = MPI_Status{};
+  if (r->peer == MPI_PROC_NULL) {
+    proc_null_status(&r->status);
+    r->done = true;
+    return MPI_SUCCESS;
+  }
+  const std::size_t bytes = bytes_of(r->count, r->type);
+  std::byte* data;
+  if (dt_is_contiguous(r->type)) {
+    data = static_cast<std::byte*>(r->buf) + dt_true_lb(r->type);
+  } else {
+    r->staging.resize(bytes);
+    data = r->staging.data();
+  }
+  const int src = r->peer == MPI_ANY_SOURCE ? any_source : r->comm->world[r->peer];
+  Errc err;
+  r->impl = engine().irecv({data, bytes}, src, r->tag, r->comm->p2p_ctx, err);
+  return MPI_SUCCESS;
+}
+
+MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const void* buf, int count,
+                        MPI_Datatype type, int peer, int tag, SendMode mode) {
+  auto* r = new sluice_request_s;
+  r->kind = kind;
+  r->comm = comm;
+  r->buf = const_cast<void*>(buf);
+  r->count = count;
+  r->type = type;
+  dt_retain(type);
+  r->peer = peer;
+  r->tag = tag;
+  r->mode = mode;
+  return r;
+}
+
+void delete_request(MPI_Request r) {
+  dt_release(r->type);
+  delete r;
+}
+
+int check_send_args(MPI_Comm comm, int count, MPI_Datatype type, int dest, int tag,
+                    const char* function) {
+  if (int rc = check_comm(comm, function)) return rc;
+  if (int rc = check_count(comm, count, function)) return rc;
+  if (int rc = check_type(comm, type, function)) return rc;
+  if (int rc = check_rank(comm, dest, false, function)) return rc;
+  if (dest != MPI_PROC_NULL)
+    if (int rc = check_tag(comm, tag, false, function)) return rc;
+  return MPI_SUCCESS;
+}
+
+int check_recv_args(MPI_Comm comm, int count, MPI_Datatype type, int source, int tag,
+                    const char* function) {
+  if (int rc = check_comm(comm, function)) return rc;
+  if (int rc = check_count(comm, count, function)) return rc;
+  if (int rc = check_type(comm, type, function)) return rc;
+  if (int rc = check_rank(comm, source, true, function)) return rc;
+  if (source != MPI_PROC_NULL)
+    if (int rc = check_tag(comm, tag, true, function)) return rc;
+  return MPI_SUCCESS;
+}
+
+// Raises a failed completion through the request's communicator.
+int raise_completion(MPI_Request r, const char* function) {
+  const int cls = r->status.MPI_ERROR;
+  if (cls == MPI_ERR_TRUNCATE)
+    return raisef(r->comm, cls, function,
+                  "message truncated: %lld bytes arrived for a receive buffer of %zu bytes "
+                  "(source %d, tag %d)",
+                  static_cast<long long>(r->status.sluice_count), bytes_of(r->count, r->type),
+                  r->status.MPI_SOURCE, r->status.MPI_TAG);
+  return raise(r->comm, cls, function, error_string(cls) ? error_string(cls) : "request failed");
+}
+
+bool request_inactive(MPI_Request r) {
+  return !r || !r->active;
+}
+
+// Reports the completion of a done request: copies its status, releases or deactivates
+// it. Returns its error class.
+int report(MPI_Request* rp, MPI_Status* st) {
+  MPI_Request r = *rp;
+  if (st) *st = r->status;
+  const int err = r->status.MPI_ERROR;
+  if (r->persistent) {
+    r->active = false;
+    r->done = false;
+  } else {
+    delete_request(r);
+    *rp = MPI_REQUEST_NULL;
+  }
+  return err;
+}
+
+// Blocking completion of one request created by the calling function.
+int wait_one(MPI_Request* rp, MPI_Status* st, const char* function) {
+  MPI_Request r = *rp;
+  MPI_Comm comm = r->comm;
+  block_until([r] { return request_poll(r); });
+  sluice_request_s copy_for_error;
+  const bool failed = r->status.MPI_ERROR != MPI_SUCCESS;
+  if (failed) {
+    copy_for_error.comm = comm;
+    copy_for_error.status = r->status;
+    copy_for_error.count = r->count;
+    copy_for_error.type = r->type;
+  }
+  report(rp, st);
+  if (failed) return raise_completion(&copy_for_error, function);
+  return MPI_SUCCESS;
+}
+
+int check_request_array(int count, MPI_Request reqs[], const char* function) {
+  if (count < 0) return raisef(nullptr, MPI_ERR_COUNT, function, "invalid count %d", count);
+  if (count > 0 && !reqs) return raise(nullptr, MPI_ERR_REQUEST, function, "null request array");
+  return MPI_SUCCESS;
+}
+
+int isend_common(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request, SendMode mode, const char* function) {
+  if (int rc = check_send_args(comm, count, type, dest, tag, function)) return rc;
+  MPI_Request r =
+      new_request(sluice_request_s::Kind::send, comm, buf, count, type, dest, tag, mode);
+  if (int rc = start_send(r, function)) {
+    delete_request(r);
+    return rc;
+  }
+  *request = r;
+  return MPI_SUCCESS;
+}
+
+int send_common(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                SendMode mode, const char* function) {
+  if (int rc = check_send_args(comm, count, type, dest, tag, function)) return rc;
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (mode != SendMode::sync && mode != SendMode::buffered && dt_is_contiguous(type)) {
+    // Fast path: the engine's blocking send needs no request when the data goes eagerly.
+    const auto* data = static_cast<const std::byte*>(buf) + dt_true_lb(type);
+    Errc e = engine().send({data, bytes_of(count, type)}, comm->world[dest], tag, comm->p2p_ctx);
+    if (e != Errc::ok) return raise(comm, errc_to_class(e), function, "send failed");
+    return MPI_SUCCESS;
+  }
+  MPI_Request r =
+      new_request(sluice_request_s::Kind::send, comm, buf, count, type, dest, tag, mode);
+  if (int rc = start_send(r, function)) {
+    delete_request(r);
+    return rc;
+  }
+  return wait_one(&r, MPI_STATUS_IGNORE, function);
+}
+
+int probe_status(MPI_Comm comm, const Status& s, MPI_Status* st) {
+  if (st) {
+    st->MPI_SOURCE = comm->comm_rank_of(s.source);
+    st->MPI_TAG = s.tag;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->sluice_count = static_cast<MPI_Count>(s.size);
+    st->sluice_cancelled = 0;
+  }
+  return MPI_SUCCESS;
+}
+
+int source_world(MPI_Comm comm, int source) {
+  return source == MPI_ANY_SOURCE ? any_source : comm->world[source];
+}
+
+int check_probe_args(MPI_Comm comm, int source, int tag, const char* function) {
+  if (int rc = check_comm(comm, function)) return rc;
+  if (int rc = check_rank(comm, source, true, function)) return rc;
+  if (source != MPI_PROC_NULL)
+    if (int rc = check_tag(comm, tag, true, function)) return rc;
+  return MPI_SUCCESS;
+}
+
+int mrecv_start(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* out,
+                const char* function) {
+  if (!message || !*message)
+    return raise(nullptr, MPI_ERR_REQUEST, function, "invalid message MPI_MESSAGE_NULL");
+  MPI_Message m = *message;
+  if (m == MPI_MESSAGE_NO_PROC) {
+    MPI_Request r = new_request(sluice_request_s::Kind::recv, MPI_COMM_SELF, buf, count, type,
+                                MPI_PROC_NULL, 0, SendMode::standard);
+    start_recv(r);
+    *out = r;
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+  }
+  MPI_Comm comm = m->comm;
+  if (int rc = check_count(comm, count, function)) return rc;
+  if (int rc = check_type(comm, type, function)) return rc;
+  MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, type,
+                              m->status.MPI_SOURCE, m->status.MPI_TAG, SendMode::standard);
+  r->active = true;
+  const std::size_t bytes = bytes_of(count, type);
+  std::byte* data;
+  if (dt_is_contiguous(type)) {
+    data = static_cast<std::byte*>(buf) + dt_true_lb(type);
+  } else {
+    r->staging.resize(bytes);
+    data = r->staging.data();
+  }
+  r->impl = engine().mrecv(m->msg, {data, bytes});
+  delete m;
+  *message = MPI_MESSAGE_NULL;
+  *out = r;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+// ---- shared helpers ---------------------------------------------------------------------
+
+void set_empty_status(MPI_Status* st) {
+  if (!st) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  st->sluice_count = 0;
+  st->sluice_cancelled = 0;
+}
+
+bool progress() {
+  bool any = engine().progress();
+  if (!g_bsend.segments.empty()) any |= reap_bsends();
+  if (!g_detached.empty()) any |= reap_detached();
+  return any;
+}
+
+void block_until(const std::function<bool()>& done) {
+  if (done()) return;
+  auto bo = engine().make_backoff();
+  while (!done()) {
+    if (progress())
+      bo.reset();
+    else
+      bo.pause();
+  }
+}
+
+bool request_poll(MPI_Request r) {
+  if (r->done) return true;
+  if (r->kind == sluice_request_s::Kind::async) {
+    if (!r->op->test()) return false;
+    set_empty_status(&r->status);
+    r->status.MPI_ERROR = r->op->error();
+    r->done = true;
+    return true;
+  }
+  if (!r->impl || r->impl->state != RequestState::complete) return false;
+  Status s;
+  engine().test(r->impl, &s);
+  r->impl = nullptr;
+  const std::size_t capacity = bytes_of(r->count, r->type);
+  const std::size_t received = std::min(s.size, capacity);
+  r->status.MPI_SOURCE = r->comm->comm_rank_of(s.source);
+  r->status.MPI_TAG = s.tag;
+  r->status.MPI_ERROR = errc_to_class(s.error);
+  r->status.sluice_count = static_cast<MPI_Count>(s.cancelled ? 0 : received);
+  r->status.sluice_cancelled = s.cancelled ? 1 : 0;
+  if (s.error == Errc::truncated) r->status.sluice_count = static_cast<MPI_Count>(s.size);
+  if (r->kind == sluice_request_s::Kind::recv && !r->staging.empty() && !s.cancelled)
+    dt_unpack(r->type, r->staging.data(), received, r->buf, r->count);
+  if (!r->persistent) r->staging = {};
+  r->done = true;
+  return true;
+}
+
+MPI_Request make_async_request(MPI_Comm comm, std::unique_ptr<AsyncOp> op) {
+  auto* r = new sluice_request_s;
+  r->kind = sluice_request_s::Kind::async;
+  r->comm = comm;
+  r->op = std::move(op);
+  r->active = true;
+  return r;
+}
+
+detail::RequestImpl* isend_bytes(MPI_Comm comm, const void* buf, std::size_t bytes, int peer,
+                                 int tag, uint32_t ctx, bool sync) {
+  Errc err;
+  return engine().isend({static_cast<const std::byte*>(buf), bytes}, comm->world[peer], tag, ctx,
+                        sync, err);
+}
+
+detail::RequestImpl* irecv_bytes(MPI_Comm comm, void* buf, std::size_t bytes, int peer, int tag,
+                                 uint32_t ctx) {
+  Errc err;
+  return engine().irecv({static_cast<std::byte*>(buf), bytes},
+                        peer == MPI_ANY_SOURCE ? any_source : comm->world[peer], tag, ctx, err);
+}
+
+void finalize_p2p() {
+  // Buffered sends and freed send requests must reach their peers; freed receives that
+  // never matched are dropped.
+  block_until([] {
+    if (!g_bsend.segments.empty()) reap_bsends();
+    if (!g_detached.empty()) reap_detached();
+    return g_bsend.segments.empty() &&
+           std::none_of(g_detached.begin(), g_detached.end(),
+                        [](MPI_Request r) { return r->kind == sluice_request_s::Kind::send; });
+  });
+  for (MPI_Request r : g_detached) {
+    if (r->impl) engine().cancel(r->impl);
+  }
+  reap_detached();
+  g_bsend = BsendBuffer{};
+}
+
+}  // namespace sluice::mpi
+
+using namespace sluice::mpi;
+using sluice::Errc;
+using sluice::Status;
+namespace detail = sluice::detail;
+
+extern "C" {
+
+// ---- blocking sends and receives --------------------------------------------------------
+
+int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::standard, "MPI_Send");
+}
+
+int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::sync, "MPI_Ssend");
+}
+
+int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  // A ready send may be a standard send (MPI-3.1 §3.4): the receive is already posted.
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::ready, "MPI_Rsend");
+}
+
+int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend");
+}
+
+int MPI_Buffer_attach(void* buffer, int size) {
+  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Buffer_attach: MPI is not initialized");
+  if (g_bsend.base)
+    return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+  if (size < 0 || (size > 0 && !buffer))
+    return raisef(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "invalid buffer (size %d)", size);
+  g_bsend.base = static_cast<std::byte*>(buffer);
+  g_bsend.size = static_cast<std::size_t>(size);
+  return MPI_SUCCESS;
+}
+
+int MPI_Buffer_detach(void* buffer_addr, int* size) {
+  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Buffer_detach: MPI is not initialized");
+  // Blocks until every message in the buffer has been sent.
+  block_until([] {
+    reap_bsends();
+    return g_bsend.segments.empty();
+  });
+  *static_cast<void**>(buffer_addr) = g_bsend.base;
+  *size = static_cast<int>(g_bsend.size);
+  g_bsend.base = nullptr;
+  g_bsend.size = 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
+  if (int rc = check_recv_args(comm, count, datatype, source, tag, "MPI_Recv")) return rc;
+  MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
+                              SendMode::standard);
+  start_recv(r);
+  return wait_one(&r, status, "MPI_Recv");
+}
+
+// ---- nonblocking ---------------------------------------------------------------------------
+
+int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::standard,
+                      "MPI_Isend");
+}
+
+int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::sync, "MPI_Issend");
+}
+
+int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::ready,
+                      "MPI_Irsend");
+}
+
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::buffered,
+                      "MPI_Ibsend");
+}
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  if (int rc = check_recv_args(comm, count, datatype, source, tag, "MPI_Irecv")) return rc;
+  MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
+                              SendMode::standard);
+  start_recv(r);
+  *request = r;
+  return MPI_SUCCESS;
+}
+
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status) {
+  if (int rc = check_send_args(comm, sendcount, sendtype, dest, sendtag, "MPI_Sendrecv")) return rc;
+  if (int rc = check_recv_args(comm, recvcount, recvtype, source, recvtag, "MPI_Sendrecv"))
+    return rc;
+  MPI_Request rr = new_request(sluice_request_s::Kind::recv, comm, recvbuf, recvcount, recvtype,
+                               source, recvtag, SendMode::standard);
+  start_recv(rr);
+  MPI_Request sr = new_request(sluice_request_s::Kind::send, comm, sendbuf, sendcount, sendtype,
+                               dest, sendtag, SendMode::standard);
+  start_send(sr, "MPI_Sendrecv");
+  const int e1 = wait_one(&sr, MPI_STATUS_IGNORE, "MPI_Sendrecv");
+  const int e2 = wait_one(&rr, status, "MPI_Sendrecv");
+  return e1 != MPI_SUCCESS ? e1 : e2;
+}
+
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  const char* fn = "MPI_Sendrecv_replace";
+  if (int rc = check_send_args(comm, count, datatype, dest, sendtag, fn)) return rc;
+  if (int rc = check_recv_args(comm, count, datatype, source, recvtag, fn)) return rc;
+  // The outgoing data is packed first, so the receive may overwrite the buffer.
+  std::vector<std::byte> packed(bytes_of(count, datatype));
+  dt_pack(datatype, buf, count, packed.data());
+  MPI_Request rr = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source,
+                               recvtag, SendMode::standard);
+  start_recv(rr);
+  int e1 = MPI_SUCCESS;
+  if (dest != MPI_PROC_NULL) {
+    detail::RequestImpl* s =
+        isend_bytes(comm, packed.data(), packed.size(), dest, sendtag, comm->p2p_ctx);
+    block_until([s] { return s->state == detail::RequestState::complete; });
+    Status st;
+    engine().test(s, &st);
+    if (st.error != Errc::ok) e1 = raise(comm, errc_to_class(st.error), fn, "send failed");
+  }
+  const int e2 = wait_one(&rr, status, fn);
+  return e1 != MPI_SUCCESS ? e1 : e2;
+}
+
+// ---- probes --------------------------------------------------------------------------------
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (int rc = check_probe_args(comm, source, tag, "MPI_Iprobe")) return rc;
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    if (status) proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  Status s;
+  *flag = engine().iprobe(source_world(comm, source), tag, comm->p2p_ctx, &s) ? 1 : 0;
+  if (*flag) probe_status(comm, s, status);
+  return MPI_SUCCESS;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (int rc = check_probe_args(comm, source, tag, "MPI_Probe")) return rc;
+  if (source == MPI_PROC_NULL) {
+    if (status) proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  Status s;
+  const int src = source_world(comm, source);
+  block_until([&] {
+    if (!g_bsend.segments.empty()) reap_bsends();
+    return engine().iprobe(src, tag, comm->p2p_ctx, &s);
+  });
+  return probe_status(comm, s, status);
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                MPI_Status* status) {
+  if (int rc = check_probe_args(comm, source, tag, "MPI_Improbe")) return rc;
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    *message = MPI_MESSAGE_NO_PROC;
+    if (status) proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  Status s;
+  detail::UnexpectedMsg* u = engine().mprobe(source_world(comm, source), tag, comm->p2p_ctx, &s);
+  *flag = u != nullptr;
+  if (!u) return MPI_SUCCESS;
+  auto* m = new sluice_message_s;
+  m->msg = u;
+  m->comm = comm;
+  probe_status(comm, s, &m->status);
+  if (status) *status = m->status;
+  *message = m;
+  return MPI_SUCCESS;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (int rc = check_probe_args(comm, source, tag, "MPI_Mprobe")) return rc;
+  int flag = 0;
+  block_until([&] {
+    MPI_Improbe(source, tag, comm, &flag, message, status);
+    return flag != 0;
+  });
+  return MPI_SUCCESS;
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+              MPI_Status* status) {
+  MPI_Request r;
+  if (int rc = mrecv_start(buf, count, datatype, message, &r, "MPI_Mrecv")) return rc;
+  return wait_one(&r, status, "MPI_Mrecv");
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Request* request) {
+  return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv");
+}
+
+// ---- completion ------------------------------------------------------------------------------
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  if (!request) return raise(nullptr, MPI_ERR_REQUEST, "MPI_Wait", "null request pointer");
+  if (request_inactive(*request)) {
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  return wait_one(request, status, "MPI_Wait");
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (!request) return raise(nullptr, MPI_ERR_REQUEST, "MPI_Test", "null request pointer");
+  MPI_Request r = *request;
+  if (request_inactive(r)) {
+    *flag = 1;
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  if (!request_poll(r)) {
+    progress();
+    if (!request_poll(r)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  return wait_one(request, status, "MPI_Test");  // already complete: reports and releases
+}
+
+int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  if (int rc = check_request_array(count, reqs, "MPI_Waitall")) return rc;
+  block_until([&] {
+    for (int i = 0; i < count; ++i)
+      if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) return false;
+    return true;
+  });
+  bool failed = false;
+  MPI_Comm comm = nullptr;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* st = statuses ? &statuses[i] : nullptr;
+    if (request_inactive(reqs[i])) {
+      set_empty_status(st);
+      continue;
+    }
+    MPI_Comm c = reqs[i]->comm;
+    if (report(&reqs[i], st) != MPI_SUCCESS && !failed) {
+      failed = true;
+      comm = c;
+    }
+  }
+  if (failed)
+    return raise(comm, MPI_ERR_IN_STATUS, "MPI_Waitall", "a request failed (see statuses)");
+  return MPI_SUCCESS;
+}
+
+int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  if (int rc = check_request_array(count, reqs, "MPI_Testall")) return rc;
+  auto all_done = [&] {
+    for (int i = 0; i < count; ++i)
+      if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) return false;
+    return true;
+  };
+  if (!all_done()) {
+    progress();
+    if (!all_done()) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  return MPI_Waitall(count, reqs, statuses);
+}
+
+// Index of the first done active request, MPI_UNDEFINED if none is active, -1 if some are
+// active but none done.
+static int find_done(int count, MPI_Request reqs[]) {
+  bool any_active = false;
+  for (int i = 0; i < count; ++i) {
+    if (request_inactive(reqs[i])) continue;
+    any_active = true;
+    if (request_poll(reqs[i])) return i;
+  }
+  return any_active ? -1 : MPI_UNDEFINED;
+}
+
+int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+  if (int rc = check_request_array(count, reqs, "MPI_Waitany")) return rc;
+  int i = -1;
+  block_until([&] { return (i = find_done(count, reqs)) != -1; });
+  *index = i;
+  if (i == MPI_UNDEFINED) {
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  return wait_one(&reqs[i], status, "MPI_Waitany");
+}
+
+int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  if (int rc = check_request_array(count, reqs, "MPI_Testany")) return rc;
+  int i = find_done(count, reqs);
+  if (i == -1) {
+    progress();
+    i = find_done(count, reqs);
+  }
+  if (i == -1) {
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  *flag = 1;
+  *index = i;
+  if (i == MPI_UNDEFINED) {
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  return wait_one(&reqs[i], status, "MPI_Testany");
+}
+
+// Reports every done request; returns false if none was active.
+static int collect_some(int count, MPI_Request reqs[], int* outcount, int indices[],
+                        MPI_Status statuses[], const char* function) {
+  int n = 0;
+  bool failed = false;
+  MPI_Comm comm = nullptr;
+  for (int i = 0; i < count; ++i) {
+    if (request_inactive(reqs[i]) || !request_poll(reqs[i])) continue;
+    MPI_Status* st = statuses ? &statuses[n] : nullptr;
+    MPI_Comm c = reqs[i]->comm;
+    if (report(&reqs[i], st) != MPI_SUCCESS && !failed) {
+      failed = true;
+      comm = c;
+    }
+    indices[n++] = i;
+  }
+  *outcount = n;
+  if (failed) return raise(comm, MPI_ERR_IN_STATUS, function, "a request failed (see statuses)");
+  return MPI_SUCCESS;
+}
+
+int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+  if (int rc = check_request_array(incount, reqs, "MPI_Waitsome")) return rc;
+  int i = -1;
+  block_until([&] { return (i = find_done(incount, reqs)) != -1; });
+  if (i == MPI_UNDEFINED) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  return collect_some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome");
+}
+
+int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+  if (int rc = check_request_array(incount, reqs, "MPI_Testsome")) return rc;
+  int i = find_done(incount, reqs);
+  if (i == -1) {
+    progress();
+    i = find_done(incount, reqs);
+  }
+  if (i == MPI_UNDEFINED) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  if (i == -1) {
+    *outcount = 0;
+    return MPI_SUCCESS;
+  }
+  return collect_some(incount, reqs, outcount, indices, statuses, "MPI_Testsome");
+}
+
+int MPI_Request_free(MPI_Request* request) {
+  if (!request || !*request)
+    return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request MPI_REQUEST_NULL");
+  MPI_Request r = *request;
+  *request = MPI_REQUEST_NULL;
+  if (!r->active || request_poll(r)) {
+    delete_request(r);
+    return MPI_SUCCESS;
+  }
+  // Still in flight: completes in the background, then is deleted.
+  r->persistent = false;
+  g_detached.push_back(r);
+  return MPI_SUCCESS;
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  if (request_inactive(request)) {
+    *flag = 1;
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  if (!request_poll(request)) progress();
+  *flag = request_poll(request) ? 1 : 0;
+  if (*flag && status) *status = request->status;
+  return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request* request) {
+  if (!request || !*request)
+    return raise(nullptr, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request MPI_REQUEST_NULL");
+  MPI_Request r = *request;
+  if (r->kind == sluice_request_s::Kind::async)
+    return raise(r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
+                 "nonblocking collective and communicator operations cannot be cancelled");
+  if (!r->active || r->done) return MPI_SUCCESS;
+  // Receives not yet matched are cancelled; a send cannot be recalled once started, so
+  // it completes normally and MPI_Test_cancelled reports false (MPI-3.1 §3.8.4 allows it).
+  if (r->kind == sluice_request_s::Kind::recv && r->impl) engine().cancel(r->impl);
+  return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  *flag = status->sluice_cancelled ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  status->sluice_cancelled = flag ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  if (int rc = check_type(nullptr, datatype, "MPI_Get_count")) return rc;
+  const std::size_t size = dt_size(datatype);
+  const auto bytes = static_cast<std::size_t>(status->sluice_count);
+  if (size == 0)
+    *count = 0;
+  else
+    *count = bytes % size ? MPI_UNDEFINED : static_cast<int>(bytes / size);
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  if (int rc = check_type(nullptr, datatype, "MPI_Get_elements_x")) return rc;
+  const std::size_t n = dt_elements(datatype, static_cast<std::size_t>(status->sluice_count));
+  *count = n == SIZE_MAX ? MPI_UNDEFINED : static_cast<MPI_Count>(n);
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  MPI_Count c;
+  if (int rc = MPI_Get_elements_x(status, datatype, &c)) return rc;
+  *count = c > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(c);
+  return MPI_SUCCESS;
+}
+
+int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  if (int rc = check_type(nullptr, datatype, "MPI_Status_set_elements")) return rc;
+  // Elements -> bytes, assuming the basic elements of the type are of equal size.
+  const std::size_t per = dt_basic_count(datatype);
+  status->sluice_count = per == 0 ? 0
+                                  : static_cast<MPI_Count>(count) *
+                                        static_cast<MPI_Count>(dt_size(datatype)) /
+                                        static_cast<MPI_Count>(per);
+  return MPI_SUCCESS;
+}
+
+// ---- persistent requests -------------------------------------------------------------------
+
+static int persistent_init(const void* buf, int count, MPI_Datatype type, int peer, int tag,
+                           MPI_Comm comm, MPI_Request* request, sluice_request_s::Kind kind,
+                           SendMode mode, const char* function) {
+  const int rc = kind == sluice_request_s::Kind::send
+                     ? check_send_args(comm, count, type, peer, tag, function)
+                     : check_recv_args(comm, count, type, peer, tag, function);
+  if (rc) return rc;
+  MPI_Request r = new_request(kind, comm, buf, count, type, peer, tag, mode);
+  r->persistent = true;
+  *request = r;
+  return MPI_SUCCESS;
+}
+
+int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request) {
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::standard, "MPI_Send_init");
+}
+
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::sync, "MPI_Ssend_init");
+}
+
+int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request* request) {
+  return persistent_init(buf, count, datatype, source, tag, comm, request,
+                         sluice_request_s::Kind::recv, SendMode::standard, "MPI_Recv_init");
+}
+
+int MPI_Start(MPI_Request* request) {
+  if (!request || !*request || !(*request)->persistent)
+    return raise(nullptr, MPI_ERR_REQUEST, "MPI_Start", "not a persistent request");
+  MPI_Request r = *request;
+  if (r->active)
+    return raise(r->comm, MPI_ERR_REQUEST, "MPI_Start", "persistent request is already active");
+  if (r->kind == sluice_request_s::Kind::send) return start_send(r, "MPI_Start");
+  return start_recv(r);
+}
+
+int MPI_Startall(int count, MPI_Request reqs[]) {
+  if (int rc = check_request_array(count, reqs, "MPI_Startall")) return rc;
+  for (int i = 0; i < count; ++i)
+    if (int rc = MPI_Start(&reqs[i])) return rc;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
