@@ -305,6 +305,23 @@ INSTANTIATE_TEST_SUITE_P(Faults, ReliableUnderFaults,
                                            FaultCase{"corrupt_only", 0, 0, 0, 0.2}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The same exchange on the real clock: timings vary with the machine's load, the outcome
+// must not.
+TEST(Reliable, LossyExchangeOnRealClock) {
+  FaultConfig f;
+  f.seed = 4242;
+  f.drop = 0.05;
+  f.reorder = 0.05;
+  f.duplicate = 0.02;
+  f.corrupt = 0.02;
+  Pair pair(f, test_config(), {}, /*real_clock=*/true);
+  const RunResult r = exchange(pair, 2000);
+  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text() << "\n" << pair.ch[1]->stats_text();
+  EXPECT_EQ(pair.ch[0]->stats().delivered, 2000u);
+  EXPECT_EQ(pair.ch[1]->stats().delivered, 2000u);
+  EXPECT_TRUE(pair.ch[0]->dead_peers().empty());
+}
+
 TEST(Reliable, SequenceNumbersWrapAround) {
   ReliableConfig c = test_config();
   c.initial_seq = 0xFFFFFF00u;  // wraps after 256 packets

@@ -17,6 +17,7 @@ namespace {
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 constexpr std::uint64_t kRtoGranularityNs = 10'000;
 constexpr unsigned kMaxBackoff = 30;
+constexpr std::size_t kSpareBytes = 8u << 20;
 
 std::uint64_t steady_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -133,6 +134,26 @@ std::uint64_t ReliableChannel::rto_ns(int rank) const {
   return p ? p->rto : 0;
 }
 
+std::vector<std::byte> ReliableChannel::take_buffer(std::span<const std::byte> contents) {
+  std::vector<std::byte> buf;
+  if (!spare_.empty()) {
+    buf = std::move(spare_.back());
+    spare_.pop_back();
+    spare_bytes_ -= buf.capacity();
+  }
+  buf.assign(contents.begin(), contents.end());
+  return buf;
+}
+
+void ReliableChannel::give_buffer(std::vector<std::byte>&& buf) {
+  if (buf.capacity() == 0 || spare_bytes_ + buf.capacity() > kSpareBytes) {
+    std::vector<std::byte>().swap(buf);
+    return;
+  }
+  spare_bytes_ += buf.capacity();
+  spare_.push_back(std::move(buf));
+}
+
 // ---- sending -------------------------------------------------------------------------
 
 namespace {
@@ -232,6 +253,7 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
 
   TxPacket pkt;
   pkt.seq = p.next_seq;
+  pkt.header = take_buffer({});
   pkt.header.resize(sizeof(RelHeader) + header.size());
   RelHeader h;
   h.type = RelType::data;
@@ -242,11 +264,15 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
   store_rel(pkt.header, h);
   if (!header.empty())
     std::memcpy(pkt.header.data() + sizeof(RelHeader), header.data(), header.size());
-  pkt.payload.assign(payload.begin(), payload.end());
+  pkt.payload = take_buffer(payload);
 
   const IoStatus s = transmit(p, pkt, 0);
-  if (s == IoStatus::failed) declare_dead(p);
-  if (s != IoStatus::done) return s;  // nothing was consumed: the caller retries
+  if (s != IoStatus::done) {  // nothing was consumed: the caller retries
+    give_buffer(std::move(pkt.header));
+    give_buffer(std::move(pkt.payload));
+    if (s == IoStatus::failed) declare_dead(p);
+    return s;
+  }
 
   pkt.first_sent = now_;
   if (p.flight.empty()) {
@@ -371,6 +397,8 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
     progress = true;
     if (!t.sacked) newly_acked(t);
     p.flight_bytes -= t.bytes();
+    give_buffer(std::move(t.header));
+    give_buffer(std::move(t.payload));
     p.flight.pop_front();
   }
   if (seq_after(cum, p.una)) p.una = cum;
@@ -384,7 +412,8 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
       newly_acked(t);
       t.sacked = true;  // the receiver never discards what it buffered: free the copy
       p.flight_bytes -= t.payload.size();
-      std::vector<std::byte>().swap(t.payload);
+      give_buffer(std::move(t.payload));
+      t.payload.clear();  // a moved-from vector is valid but unspecified: make it empty
     }
   }
 
@@ -463,8 +492,8 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
 
   slot.full = true;
   slot.seq = seq;
-  slot.header.assign(upper.begin(), upper.end());
-  slot.payload.assign(payload.begin(), payload.end());
+  slot.header = take_buffer(upper);
+  slot.payload = take_buffer(payload);
   ++p.buffered;
   if (offset == 0) {  // in order, but the caller's budget is spent: deliver next poll
     if (!p.in_ready_list) {
@@ -499,6 +528,8 @@ int ReliableChannel::drain(Peer& p, drivers::PacketSink& sink, int budget) {
     ++n;
     ++stats_.delivered;
     sink.on_packet(p.rank, header, payload);
+    give_buffer(std::move(header));
+    give_buffer(std::move(payload));
   }
   if (p.state == PeerState::alive && p.buffered > 0 && !p.in_ready_list) {
     const RxSlot& s = p.ring[p.next_deliver & mask];

@@ -195,6 +195,12 @@ class ReliableChannel final : public drivers::Driver {
   std::uint64_t next_deadline_ = UINT64_MAX;  // earliest armed timer (may be early, never late)
   ReliableStats stats_;
   std::vector<std::byte> scratch_;  // header assembly for control packets
+  // Packet buffers recycled between sends and arrivals, so the steady state allocates
+  // nothing; bounded by kSpareBytes of capacity.
+  std::vector<std::vector<std::byte>> spare_;
+  std::size_t spare_bytes_ = 0;
+  std::vector<std::byte> take_buffer(std::span<const std::byte> contents);
+  void give_buffer(std::vector<std::byte>&& buf);
 };
 
 }  // namespace sluice::proto::reliable
