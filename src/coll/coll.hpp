@@ -42,6 +42,10 @@ struct Reducer {
 
 class Schedule;
 
+// Collectives use tags [0, kTagLimit) on the group's context; the MPI layer reserves the
+// tags above for communicator management.
+inline constexpr uint32_t kTagLimit = 0x3fff0000;
+
 // Every call returns a started schedule (never nullptr); errors (bad peer, truncation,
 // dead peer) surface through error() once it is done. In-place variants: pass nullptr as
 // the buffer MPI would mark MPI_IN_PLACE (documented per call). Counts, displacements and
@@ -88,7 +92,10 @@ Schedule* iscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
 Schedule* iexscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
                   const Reducer& op);
 
-bool test(Schedule* s);         // advances; true once done
+bool test(Schedule* s);  // advances; true once done
+// Advances this schedule without a progress pass of the engine (for callers that run the
+// engine's progress themselves); true once done.
+bool poll(Schedule* s);
 void wait(Schedule* s);         // progress (with backoff) until done
 Errc error(const Schedule* s);  // first error, valid once done
 // Called once, when the schedule completes (from whichever call advanced it last); set it

@@ -14,7 +14,6 @@ constexpr std::size_t kAlign = 64;
 constexpr std::size_t kArenaMax = std::size_t{1} << 20;
 // Finished schedules kept for reuse.
 constexpr std::size_t kPoolMax = 64;
-constexpr uint32_t kTagMask = 0x3fffffff;  // tags must be >= 0 (sluice::max_tag)
 
 std::byte* align_up(std::byte* p) {
   auto v = reinterpret_cast<std::uintptr_t>(p);
@@ -113,7 +112,7 @@ Builder::Builder(Group& g, const char* algorithm)
   }
   s_ = Runner::instance().acquire();
   s_->ctx_ = g.ctx;
-  s_->tag_ = static_cast<int>(g.seq & kTagMask);
+  s_->tag_ = static_cast<int>(g.seq % kTagLimit);
   ++g.seq;
   s_->algorithm_ = algorithm;
 }
@@ -262,6 +261,12 @@ bool test(Schedule* s) {
   rn.step(s);
   if (s->done()) return true;
   rn.engine().progress();
+  return s->done();
+}
+
+bool poll(Schedule* s) {
+  if (s->done()) return true;
+  Runner::instance().step(s);
   return s->done();
 }
 

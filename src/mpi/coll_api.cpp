@@ -1,0 +1,797 @@
+// MPI collective bindings over the collective schedules of src/coll.
+//
+// Each binding checks its arguments (errors go through the communicator's handler), turns
+// its buffers into contiguous bytes — the user's buffer itself for contiguous datatypes, a
+// staging buffer packed now and/or unpacked at completion otherwise — and starts one
+// schedule. The blocking form waits for it; the I-form wraps it in an AsyncOp request
+// whose completion does the unpacking. Datatypes and ops are retained while an operation
+// is pending, so MPI_Type_free / MPI_Op_free right after an I-call are safe.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "coll/coll.hpp"
+#include "mpi/datatype.hpp"
+#include "mpi/mpi_internal.hpp"
+#include "mpi/op.hpp"
+
+namespace sluice::mpi {
+namespace {
+
+using B = std::byte;
+
+// ---- the collective group of a communicator ----------------------------------------------
+
+// One coll::Group per communicator, keyed by its collective context id: comm.cpp agrees
+// new context ids above every member's previous ones, so an id is never reused within a
+// process and an entry can never be mistaken for a later communicator's (whose sequence
+// numbers must start at 0 on every member).
+coll::Group& group_of(MPI_Comm comm) {
+  static std::unordered_map<uint32_t, std::unique_ptr<coll::Group>> groups;
+  static uint32_t last_ctx = 0;
+  static coll::Group* last = nullptr;
+  if (last && last_ctx == comm->coll_ctx) return *last;
+  std::unique_ptr<coll::Group>& g = groups[comm->coll_ctx];
+  if (!g) {
+    g = std::make_unique<coll::Group>();
+    g->rank = comm->rank;
+    g->size = comm->size;
+    g->world = comm->world;
+    g->ctx = comm->coll_ctx;
+  }
+  last_ctx = comm->coll_ctx;
+  last = g.get();
+  return *g;
+}
+
+// ---- reductions ------------------------------------------------------------------------
+
+// The coll::Reducer of an (op, datatype) pair: schedules hold packed elements.
+struct MpiReducer {
+  MPI_Op op = nullptr;
+  MPI_Datatype type = nullptr;
+};
+
+void reduce_fn(const void* in, void* inout, std::size_t count, const void* arg) {
+  auto* r = static_cast<const MpiReducer*>(arg);
+  op_apply_packed(r->op, r->type, in, inout, count);
+}
+
+// ---- one collective in flight ----------------------------------------------------------
+
+class CollOp final : public AsyncOp {
+ public:
+  CollOp() = default;
+  CollOp(const CollOp&) = delete;
+  CollOp& operator=(const CollOp&) = delete;
+  ~CollOp() override {
+    if (sched_) {
+      coll::wait(sched_);  // buffers below must outlive the schedule
+      coll::release(sched_);
+    }
+    release_refs();
+  }
+
+  bool test() override {
+    if (finished_) return true;
+    if (!coll::poll(sched_)) return false;
+    error_ = errc_to_class(coll::error(sched_));
+    coll::release(sched_);
+    sched_ = nullptr;
+    if (error_ == MPI_SUCCESS)
+      for (const Unpack& u : unpacks_)
+        dt_unpack(u.type, u.from, u.count * dt_size(u.type), u.to, u.count);
+    release_refs();
+    finished_ = true;
+    return true;
+  }
+  int error() const override { return error_; }
+
+  void start(coll::Schedule* s) { sched_ = s; }
+
+  B* stage(std::size_t bytes) {
+    staging_.emplace_back(new B[bytes == 0 ? 1 : bytes]);
+    return staging_.back().get();
+  }
+  void unpack_later(MPI_Datatype t, const B* from, void* to, std::size_t count) {
+    if (count == 0) return;
+    retain(t);
+    unpacks_.push_back({t, from, to, count});
+  }
+  void retain(MPI_Datatype t) {
+    dt_retain(t);
+    types_.push_back(t);
+  }
+
+  // The reducer for `op` over `type`; valid as long as this object.
+  coll::Reducer reducer(MPI_Op op, MPI_Datatype type) {
+    op_retain(op);
+    op_ = op;
+    retain(type);
+    red_.op = op;
+    red_.type = type;
+    return coll::Reducer{reduce_fn, &red_, dt_size(type), op_is_commutative(op)};
+  }
+
+ private:
+  struct Unpack {
+    MPI_Datatype type;
+    const B* from;
+    void* to;
+    std::size_t count;
+  };
+  void release_refs() {
+    for (MPI_Datatype t : types_) dt_release(t);
+    types_.clear();
+    if (op_) op_release(op_);
+    op_ = nullptr;
+  }
+
+  coll::Schedule* sched_ = nullptr;
+  bool finished_ = false;
+  int error_ = MPI_SUCCESS;
+  std::vector<std::unique_ptr<B[]>> staging_;
+  std::vector<Unpack> unpacks_;
+  std::vector<MPI_Datatype> types_;
+  MPI_Op op_ = nullptr;
+  MpiReducer red_;
+};
+
+// ---- buffers as bytes -------------------------------------------------------------------
+
+std::size_t bytes_of(int count, MPI_Datatype t) {
+  return static_cast<std::size_t>(count) * dt_size(t);
+}
+
+// `count` elements of `type` at `buf` as contiguous bytes: the buffer itself when the type
+// is contiguous, else a staging buffer, packed now when `in`, unpacked at completion when
+// `out`.
+B* view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type, bool in, bool out) {
+  if (dt_is_contiguous(type)) return static_cast<B*>(const_cast<void*>(buf)) + dt_true_lb(type);
+  B* s = op.stage(count * dt_size(type));
+  if (in) dt_pack(type, buf, count, s);
+  if (out) op.unpack_later(type, s, const_cast<void*>(buf), count);
+  return s;
+}
+
+// Per-rank blocks (v- and w-variants) as one base pointer plus byte counts and offsets.
+struct Blocks {
+  B* base = nullptr;
+  std::vector<std::size_t> bytes, displs;
+};
+
+// Block i: counts[i] elements of types[i] (types[0] for all when `one_type`) at
+// buf + displs[i] * unit[i] bytes (unit = the type's extent for v-variants, 1 for w).
+Blocks blocks(CollOp& op, const void* buf, int P, const int counts[], const int displs[],
+              const MPI_Datatype types[], bool one_type, bool byte_displs, bool in, bool out) {
+  Blocks b;
+  b.bytes.resize(P);
+  b.displs.resize(P);
+  auto type_of = [&](int i) { return types[one_type ? 0 : i]; };
+  auto addr_of = [&](int i) {
+    const MPI_Aint unit = byte_displs ? 1 : dt_extent(type_of(i));
+    return static_cast<const B*>(buf) + static_cast<MPI_Aint>(displs[i]) * unit;
+  };
+  bool contiguous = true;
+  for (int i = 0; i < P && contiguous; ++i)
+    contiguous = counts[i] == 0 || dt_is_contiguous(type_of(i));
+  if (contiguous) {
+    // Offsets from the lowest block, so negative displacements work too.
+    const B* low = nullptr;
+    for (int i = 0; i < P; ++i) {
+      b.bytes[i] = bytes_of(counts[i], type_of(i));
+      if (b.bytes[i] == 0) continue;
+      const B* at = addr_of(i) + dt_true_lb(type_of(i));
+      if (!low || at < low) low = at;
+    }
+    b.base = const_cast<B*>(low);
+    for (int i = 0; i < P; ++i)
+      b.displs[i] =
+          b.bytes[i] ? static_cast<std::size_t>(addr_of(i) + dt_true_lb(type_of(i)) - low) : 0;
+    return b;
+  }
+  std::size_t total = 0;
+  for (int i = 0; i < P; ++i) {
+    b.bytes[i] = bytes_of(counts[i], type_of(i));
+    b.displs[i] = total;
+    total += b.bytes[i];
+  }
+  b.base = op.stage(total);
+  for (int i = 0; i < P; ++i) {
+    if (counts[i] == 0) continue;
+    void* at = const_cast<B*>(addr_of(i));
+    if (in) dt_pack(type_of(i), at, counts[i], b.base + b.displs[i]);
+    if (out) op.unpack_later(type_of(i), b.base + b.displs[i], at, counts[i]);
+  }
+  return b;
+}
+
+// ---- argument checks --------------------------------------------------------------------
+
+int check_buffer_type(MPI_Comm comm, int count, MPI_Datatype type, const char* fn) {
+  if (int rc = check_count(comm, count, fn)) return rc;
+  return check_type(comm, type, fn);
+}
+
+int check_op(MPI_Comm comm, MPI_Op op, MPI_Datatype type, const char* fn) {
+  if (!op) return raise(comm, MPI_ERR_OP, fn, "invalid operation MPI_OP_NULL");
+  if (op_check(op, type) != MPI_SUCCESS)
+    return raise(comm, MPI_ERR_OP, fn, "operation not defined for this datatype");
+  return MPI_SUCCESS;
+}
+
+int check_counts(MPI_Comm comm, int P, const int counts[], const int displs[], const char* fn) {
+  if (!counts) return raise(comm, MPI_ERR_COUNT, fn, "null counts array");
+  for (int i = 0; i < P; ++i)
+    if (counts[i] < 0)
+      return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %d for rank %d", counts[i], i);
+  if (displs == nullptr && P > 0) return raise(comm, MPI_ERR_ARG, fn, "null displacements array");
+  return MPI_SUCCESS;
+}
+
+int in_place_error(MPI_Comm comm, const char* fn) {
+  return raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed here");
+}
+
+int check_request(MPI_Comm comm, MPI_Request* req, const char* fn) {
+  if (!req) return raise(comm, MPI_ERR_REQUEST, fn, "null request pointer");
+  return MPI_SUCCESS;
+}
+
+bool in_place(const void* p) {
+  return p == MPI_IN_PLACE;
+}
+
+// ---- the collectives: check, stage, start ------------------------------------------------
+
+int start_barrier(CollOp& op, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  op.start(coll::ibarrier(group_of(comm)));
+  return MPI_SUCCESS;
+}
+
+int start_bcast(CollOp& op, void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
+  if (int rc = check_root(comm, root, fn)) return rc;
+  const bool is_root = comm->rank == root;
+  B* b = view(op, buf, count, type, is_root, !is_root);
+  op.start(coll::ibcast(group_of(comm), b, bytes_of(count, type), root));
+  return MPI_SUCCESS;
+}
+
+int start_reduce(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                 MPI_Op mop, int root, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
+  if (int rc = check_op(comm, mop, type, fn)) return rc;
+  if (int rc = check_root(comm, root, fn)) return rc;
+  const bool is_root = comm->rank == root;
+  const bool ip = in_place(sendbuf);
+  if (ip && !is_root) return in_place_error(comm, fn);
+  if (is_root && !ip && count > 0 && sendbuf == recvbuf)
+    return raise(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf are the same (use MPI_IN_PLACE)");
+  coll::Reducer red = op.reducer(mop, type);
+  const B* s = ip ? nullptr : view(op, sendbuf, count, type, true, false);
+  B* r = is_root ? view(op, recvbuf, count, type, ip, true) : nullptr;
+  op.start(coll::ireduce(group_of(comm), s, r, count, red, root));
+  return MPI_SUCCESS;
+}
+
+int start_allreduce(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                    MPI_Op mop, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
+  if (int rc = check_op(comm, mop, type, fn)) return rc;
+  const bool ip = in_place(sendbuf);
+  if (!ip && count > 0 && sendbuf == recvbuf)
+    return raise(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf are the same (use MPI_IN_PLACE)");
+  coll::Reducer red = op.reducer(mop, type);
+  const B* s = ip ? nullptr : view(op, sendbuf, count, type, true, false);
+  B* r = view(op, recvbuf, count, type, ip, true);
+  op.start(coll::iallreduce(group_of(comm), s, r, count, red));
+  return MPI_SUCCESS;
+}
+
+int start_gather(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_root(comm, root, fn)) return rc;
+  const bool is_root = comm->rank == root, ip = in_place(sendbuf);
+  if (ip && !is_root) return in_place_error(comm, fn);
+  if (!ip)
+    if (int rc = check_buffer_type(comm, sendcount, sendtype, fn)) return rc;
+  if (is_root)
+    if (int rc = check_buffer_type(comm, recvcount, recvtype, fn)) return rc;
+  const std::size_t block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
+  const B* s = ip ? nullptr : view(op, sendbuf, sendcount, sendtype, true, false);
+  B* r = is_root ? view(op, recvbuf, static_cast<std::size_t>(recvcount) * comm->size, recvtype, ip,
+                        true)
+                 : nullptr;
+  op.start(coll::igather(group_of(comm), s, r, block, root));
+  return MPI_SUCCESS;
+}
+
+int start_gatherv(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_root(comm, root, fn)) return rc;
+  const bool is_root = comm->rank == root, ip = in_place(sendbuf);
+  if (ip && !is_root) return in_place_error(comm, fn);
+  if (!ip)
+    if (int rc = check_buffer_type(comm, sendcount, sendtype, fn)) return rc;
+  Blocks rb;
+  if (is_root) {
+    if (int rc = check_type(comm, recvtype, fn)) return rc;
+    if (int rc = check_counts(comm, comm->size, recvcounts, displs, fn)) return rc;
+    const MPI_Datatype t[1] = {recvtype};
+    rb = blocks(op, recvbuf, comm->size, recvcounts, displs, t, true, false, ip, true);
+  }
+  const B* s = ip ? nullptr : view(op, sendbuf, sendcount, sendtype, true, false);
+  op.start(coll::igatherv(group_of(comm), s, ip ? 0 : bytes_of(sendcount, sendtype), rb.base,
+                          rb.bytes, rb.displs, root));
+  return MPI_SUCCESS;
+}
+
+int start_scatter(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_root(comm, root, fn)) return rc;
+  const bool is_root = comm->rank == root, ip = in_place(recvbuf);
+  if (ip && !is_root) return in_place_error(comm, fn);
+  if (is_root)
+    if (int rc = check_buffer_type(comm, sendcount, sendtype, fn)) return rc;
+  if (!ip)
+    if (int rc = check_buffer_type(comm, recvcount, recvtype, fn)) return rc;
+  const std::size_t block = is_root ? bytes_of(sendcount, sendtype) : bytes_of(recvcount, recvtype);
+  const B* s = is_root ? view(op, sendbuf, static_cast<std::size_t>(sendcount) * comm->size,
+                              sendtype, true, false)
+                       : nullptr;
+  B* r = ip ? nullptr : view(op, recvbuf, recvcount, recvtype, false, true);
+  op.start(coll::iscatter(group_of(comm), s, r, block, root));
+  return MPI_SUCCESS;
+}
+
+int start_scatterv(CollOp& op, const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_root(comm, root, fn)) return rc;
+  const bool is_root = comm->rank == root, ip = in_place(recvbuf);
+  if (ip && !is_root) return in_place_error(comm, fn);
+  if (!ip)
+    if (int rc = check_buffer_type(comm, recvcount, recvtype, fn)) return rc;
+  Blocks sb;
+  if (is_root) {
+    if (int rc = check_type(comm, sendtype, fn)) return rc;
+    if (int rc = check_counts(comm, comm->size, sendcounts, displs, fn)) return rc;
+    const MPI_Datatype t[1] = {sendtype};
+    sb = blocks(op, sendbuf, comm->size, sendcounts, displs, t, true, false, true, false);
+  }
+  B* r = ip ? nullptr : view(op, recvbuf, recvcount, recvtype, false, true);
+  op.start(coll::iscatterv(group_of(comm), sb.base, sb.bytes, sb.displs, r,
+                           ip ? 0 : bytes_of(recvcount, recvtype), root));
+  return MPI_SUCCESS;
+}
+
+int start_allgather(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  const bool ip = in_place(sendbuf);
+  if (!ip)
+    if (int rc = check_buffer_type(comm, sendcount, sendtype, fn)) return rc;
+  if (int rc = check_buffer_type(comm, recvcount, recvtype, fn)) return rc;
+  const B* s = ip ? nullptr : view(op, sendbuf, sendcount, sendtype, true, false);
+  B* r = view(op, recvbuf, static_cast<std::size_t>(recvcount) * comm->size, recvtype, ip, true);
+  op.start(coll::iallgather(group_of(comm), s, r, bytes_of(recvcount, recvtype)));
+  return MPI_SUCCESS;
+}
+
+int start_allgatherv(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const int recvcounts[], const int displs[],
+                     MPI_Datatype recvtype, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  const bool ip = in_place(sendbuf);
+  if (!ip)
+    if (int rc = check_buffer_type(comm, sendcount, sendtype, fn)) return rc;
+  if (int rc = check_type(comm, recvtype, fn)) return rc;
+  if (int rc = check_counts(comm, comm->size, recvcounts, displs, fn)) return rc;
+  const MPI_Datatype t[1] = {recvtype};
+  Blocks rb = blocks(op, recvbuf, comm->size, recvcounts, displs, t, true, false, ip, true);
+  const B* s = ip ? nullptr : view(op, sendbuf, sendcount, sendtype, true, false);
+  op.start(coll::iallgatherv(group_of(comm), s,
+                             ip ? rb.bytes[comm->rank] : bytes_of(sendcount, sendtype), rb.base,
+                             rb.bytes, rb.displs));
+  return MPI_SUCCESS;
+}
+
+int start_alltoall(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                   const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  const bool ip = in_place(sendbuf);
+  if (!ip)
+    if (int rc = check_buffer_type(comm, sendcount, sendtype, fn)) return rc;
+  if (int rc = check_buffer_type(comm, recvcount, recvtype, fn)) return rc;
+  const std::size_t P = comm->size;
+  const B* s = ip ? nullptr : view(op, sendbuf, sendcount * P, sendtype, true, false);
+  B* r = view(op, recvbuf, recvcount * P, recvtype, ip, true);
+  op.start(coll::ialltoall(group_of(comm), s, r, bytes_of(recvcount, recvtype)));
+  return MPI_SUCCESS;
+}
+
+// Alltoallv (one type per side, displacements in extents) and Alltoallw (a type per peer,
+// displacements in bytes) share this.
+int start_alltoallvw(CollOp& op, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                     const int rdispls[], const MPI_Datatype recvtypes[], bool w, MPI_Comm comm,
+                     const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  const int P = comm->size;
+  const bool ip = in_place(sendbuf);
+  auto check_side = [&](const int counts[], const int displs[], const MPI_Datatype types[]) {
+    if (int rc = check_counts(comm, P, counts, displs, fn)) return rc;
+    if (!types) return raise(comm, MPI_ERR_TYPE, fn, "null datatype array");
+    for (int i = 0; i < (w ? P : 1); ++i)
+      if (int rc = check_type(comm, types[i], fn)) return rc;
+    return MPI_SUCCESS;
+  };
+  if (!ip)
+    if (int rc = check_side(sendcounts, sdispls, sendtypes)) return rc;
+  if (int rc = check_side(recvcounts, rdispls, recvtypes)) return rc;
+  Blocks rb = blocks(op, recvbuf, P, recvcounts, rdispls, recvtypes, !w, w, ip, true);
+  if (ip) {
+    op.start(coll::ialltoallv(group_of(comm), nullptr, {}, {}, rb.base, rb.bytes, rb.displs));
+  } else {
+    Blocks sb = blocks(op, sendbuf, P, sendcounts, sdispls, sendtypes, !w, w, true, false);
+    op.start(coll::ialltoallv(group_of(comm), sb.base, sb.bytes, sb.displs, rb.base, rb.bytes,
+                              rb.displs));
+  }
+  return MPI_SUCCESS;
+}
+
+int start_reduce_scatter(CollOp& op, const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype type, MPI_Op mop, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_type(comm, type, fn)) return rc;
+  if (int rc = check_op(comm, mop, type, fn)) return rc;
+  if (!recvcounts) return raise(comm, MPI_ERR_COUNT, fn, "null recvcounts array");
+  const int P = comm->size;
+  std::vector<std::size_t> counts(P);
+  std::size_t total = 0;
+  for (int i = 0; i < P; ++i) {
+    if (recvcounts[i] < 0)
+      return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %d for rank %d", recvcounts[i], i);
+    counts[i] = recvcounts[i];
+    total += counts[i];
+  }
+  const bool ip = in_place(sendbuf);
+  coll::Reducer red = op.reducer(mop, type);
+  const B* s = ip ? nullptr : view(op, sendbuf, total, type, true, false);
+  B* r;
+  if (ip) {  // recvbuf holds the whole input; only our block is the result
+    r = view(op, recvbuf, total, type, true, false);
+    if (!dt_is_contiguous(type)) op.unpack_later(type, r, recvbuf, counts[comm->rank]);
+  } else {
+    r = view(op, recvbuf, counts[comm->rank], type, false, true);
+  }
+  op.start(coll::ireduce_scatter(group_of(comm), s, r, counts, red));
+  return MPI_SUCCESS;
+}
+
+int start_reduce_scatter_block(CollOp& op, const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype type, MPI_Op mop, MPI_Comm comm, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_buffer_type(comm, recvcount, type, fn)) return rc;
+  if (int rc = check_op(comm, mop, type, fn)) return rc;
+  const std::size_t total = static_cast<std::size_t>(recvcount) * comm->size;
+  const bool ip = in_place(sendbuf);
+  coll::Reducer red = op.reducer(mop, type);
+  const B* s = ip ? nullptr : view(op, sendbuf, total, type, true, false);
+  B* r;
+  if (ip) {
+    r = view(op, recvbuf, total, type, true, false);
+    if (!dt_is_contiguous(type)) op.unpack_later(type, r, recvbuf, recvcount);
+  } else {
+    r = view(op, recvbuf, recvcount, type, false, true);
+  }
+  op.start(coll::ireduce_scatter_block(group_of(comm), s, r, recvcount, red));
+  return MPI_SUCCESS;
+}
+
+int start_scan(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+               MPI_Op mop, MPI_Comm comm, bool exclusive, const char* fn) {
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
+  if (int rc = check_op(comm, mop, type, fn)) return rc;
+  const bool ip = in_place(sendbuf);
+  if (!ip && count > 0 && sendbuf == recvbuf)
+    return raise(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf are the same (use MPI_IN_PLACE)");
+  coll::Reducer red = op.reducer(mop, type);
+  const B* s = ip ? nullptr : view(op, sendbuf, count, type, true, false);
+  // Exscan leaves rank 0's recvbuf alone.
+  B* r = view(op, recvbuf, count, type, ip, !(exclusive && comm->rank == 0));
+  coll::Group& g = group_of(comm);
+  op.start(exclusive ? coll::iexscan(g, s, r, count, red) : coll::iscan(g, s, r, count, red));
+  return MPI_SUCCESS;
+}
+
+// ---- blocking and nonblocking completion ---------------------------------------------------
+
+int finish_blocking(MPI_Comm comm, CollOp& op, const char* fn) {
+  block_until([&op] { return op.test(); });
+  if (op.error() != MPI_SUCCESS) {
+    const char* what = error_string(op.error());
+    return raisef(comm, op.error(), fn, "collective failed: %s", what ? what : "error");
+  }
+  return MPI_SUCCESS;
+}
+
+int finish_nonblocking(MPI_Comm comm, std::unique_ptr<CollOp> op, MPI_Request* request) {
+  *request = make_async_request(comm, std::move(op));
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace sluice::mpi
+
+using namespace sluice::mpi;
+
+// Blocking: a CollOp on the stack, started and waited for. Nonblocking: on the heap,
+// handed to a request.
+#define SLUICE_BLOCKING(fn, comm, ...)     \
+  do {                                     \
+    CollOp op_;                            \
+    if (int rc_ = __VA_ARGS__) return rc_; \
+    return finish_blocking(comm, op_, fn); \
+  } while (0)
+#define SLUICE_NONBLOCKING(fn, comm, request, ...)                \
+  do {                                                            \
+    if (int rc_ = check_comm(comm, fn)) return rc_;               \
+    if (int rc_ = check_request(comm, request, fn)) return rc_;   \
+    auto holder_ = std::make_unique<CollOp>();                    \
+    CollOp& op_ = *holder_;                                       \
+    if (int rc_ = __VA_ARGS__) return rc_;                        \
+    return finish_nonblocking(comm, std::move(holder_), request); \
+  } while (0)
+
+extern "C" {
+
+int MPI_Barrier(MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Barrier", comm, start_barrier(op_, comm, "MPI_Barrier"));
+}
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Ibarrier", comm, request, start_barrier(op_, comm, "MPI_Ibarrier"));
+}
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Bcast", comm,
+                  start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Bcast"));
+}
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Ibcast", comm, request,
+                     start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Ibcast"));
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm) {
+  SLUICE_BLOCKING(
+      "MPI_Reduce", comm,
+      start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Reduce"));
+}
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING(
+      "MPI_Ireduce", comm, request,
+      start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Ireduce"));
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
+  SLUICE_BLOCKING(
+      "MPI_Allreduce", comm,
+      start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Allreduce"));
+}
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING(
+      "MPI_Iallreduce", comm, request,
+      start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Iallreduce"));
+}
+
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Gather", comm,
+                  start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root, comm, "MPI_Gather"));
+}
+int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Igather", comm, request,
+                     start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  root, comm, "MPI_Igather"));
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Gatherv", comm,
+                  start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                recvtype, root, comm, "MPI_Gatherv"));
+}
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Igatherv", comm, request,
+                     start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                   recvtype, root, comm, "MPI_Igatherv"));
+}
+
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Scatter", comm,
+                  start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                root, comm, "MPI_Scatter"));
+}
+int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Iscatter", comm, request,
+                     start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   root, comm, "MPI_Iscatter"));
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Scatterv", comm,
+                  start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                 recvtype, root, comm, "MPI_Scatterv"));
+}
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Iscatterv", comm, request,
+                     start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                    recvtype, root, comm, "MPI_Iscatterv"));
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Allgather", comm,
+                  start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, "MPI_Allgather"));
+}
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Iallgather", comm, request,
+                     start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                     recvtype, comm, "MPI_Iallgather"));
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Allgatherv", comm,
+                  start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                   recvtype, comm, "MPI_Allgatherv"));
+}
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Iallgatherv", comm, request,
+                     start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                      displs, recvtype, comm, "MPI_Iallgatherv"));
+}
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Alltoall", comm,
+                  start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm, "MPI_Alltoall"));
+}
+int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Ialltoall", comm, request,
+                     start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, "MPI_Ialltoall"));
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  const MPI_Datatype st[1] = {sendtype}, rt[1] = {recvtype};
+  SLUICE_BLOCKING("MPI_Alltoallv", comm,
+                  start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
+                                   rdispls, rt, false, comm, "MPI_Alltoallv"));
+}
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request) {
+  const MPI_Datatype st[1] = {sendtype}, rt[1] = {recvtype};
+  SLUICE_NONBLOCKING("MPI_Ialltoallv", comm, request,
+                     start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
+                                      rdispls, rt, false, comm, "MPI_Ialltoallv"));
+}
+
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Alltoallw", comm,
+                  start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                   recvcounts, rdispls, recvtypes, true, comm, "MPI_Alltoallw"));
+}
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request* request) {
+  SLUICE_NONBLOCKING(
+      "MPI_Ialltoallw", comm, request,
+      start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                       recvtypes, true, comm, "MPI_Ialltoallw"));
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Reduce_scatter", comm,
+                  start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                                       "MPI_Reduce_scatter"));
+}
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Ireduce_scatter", comm, request,
+                     start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                                          "MPI_Ireduce_scatter"));
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Reduce_scatter_block", comm,
+                  start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                             "MPI_Reduce_scatter_block"));
+}
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request* request) {
+  SLUICE_NONBLOCKING("MPI_Ireduce_scatter_block", comm, request,
+                     start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op,
+                                                comm, "MPI_Ireduce_scatter_block"));
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Scan", comm,
+                  start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, false, "MPI_Scan"));
+}
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING(
+      "MPI_Iscan", comm, request,
+      start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, false, "MPI_Iscan"));
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm) {
+  SLUICE_BLOCKING("MPI_Exscan", comm,
+                  start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, true, "MPI_Exscan"));
+}
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING(
+      "MPI_Iexscan", comm, request,
+      start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, true, "MPI_Iexscan"));
+}
+
+}  // extern "C"
