@@ -440,9 +440,19 @@ std::string Engine::stats_report() const {
   o << "sluice rank " << rank_ << " statistics\n";
   for (const auto& d : drivers_) o << "  driver " << d->name() << ": " << d->stats_text() << "\n";
   const proto::Thresholds& th = p2p_->thresholds();
-  o << "  thresholds: eager <= " << th.eager_limit
-    << " B, rendezvous by get >= " << th.get_threshold
-    << " B (SLUICE_SHM_RNDV=" << config_.get_string("SHM_RNDV") << ")\n";
+  o << "  thresholds: eager <= " << th.eager_limit << " B (SLUICE_EAGER_LIMIT), then ";
+  switch (th.rndv) {
+    case proto::Thresholds::RndvMode::pipeline:
+      o << "rendezvous by pipelined copy (SLUICE_SHM_RNDV=pipeline)\n";
+      break;
+    case proto::Thresholds::RndvMode::get:
+      o << "rendezvous by get where the driver can (SLUICE_SHM_RNDV=cma)\n";
+      break;
+    case proto::Thresholds::RndvMode::automatic:
+      o << "pipelined copy below " << th.get_threshold
+        << " B and get from there (SLUICE_SHM_RNDV=auto)\n";
+      break;
+  }
   for (proto::Protocol p :
        {proto::Protocol::eager, proto::Protocol::rndv_get, proto::Protocol::rndv_pipeline}) {
     int i = static_cast<int>(p);
