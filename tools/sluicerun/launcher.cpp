@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
@@ -181,10 +182,12 @@ class Launcher {
       rank.stdout_forwarder.finish();
       rank.stderr_forwarder.finish();
     }
+    remove_leftover_segments();
     return exit_status_.value_or(0);
   }
 
   ~Launcher() {
+    remove_leftover_segments();
     // Only reached early on a setup failure; never leave ranks behind.
     for (RankProcess& rank : ranks_)
       if (rank.pid > 0 && !rank.reaped) ::kill(rank.pid, SIGKILL);
@@ -192,6 +195,15 @@ class Launcher {
   }
 
  private:
+  // A rank killed between creating its shared-memory segment and unlinking its name (the
+  // shm driver unlinks right after every local rank attached) would leave the segment in
+  // /dev/shm. The names follow ShmDriver::segment_name: /sluice-<job id>-<rank>.
+  void remove_leftover_segments() {
+    if (job_id_.empty()) return;
+    for (int r = 0; r < options_.nranks; ++r)
+      ::shm_unlink(("/sluice-" + job_id_ + "-" + std::to_string(r)).c_str());
+  }
+
   // ---- setup ----
 
   bool set_up(std::string& error) {
