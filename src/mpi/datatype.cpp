@@ -555,26 +555,76 @@ char* copy_elements(const Type& t, const void* buf, std::size_t n, char* packed)
   return packed;
 }
 
-// Copies the first `bytes` (< size) of the element at `elem`, stopping inside a block.
 template <bool kPack>
-void copy_partial(const Type& t, char* elem, std::size_t bytes, char* packed) {
-  for (std::size_t rep = 0; rep < t.reps; ++rep) {
+inline void copy_bytes(char* mem, char* packed, std::size_t len) {
+  if constexpr (kPack) {
+    std::memcpy(packed, mem, len);
+  } else {
+    std::memcpy(mem, packed, len);
+  }
+}
+
+// Copies `bytes` of the element at `elem`, starting `skip` bytes into its packed form;
+// skip + bytes <= size. Skips whole repetitions and runs arithmetically.
+template <bool kPack>
+char* copy_within(const Type& t, char* elem, std::size_t skip, std::size_t bytes, char* packed) {
+  std::size_t unit = 0;  // packed bytes of one repetition
+  for (const Run& r : t.runs) unit += r.length * r.count;
+  if (unit == 0) return packed;
+  std::size_t rep = skip / unit;
+  skip %= unit;
+  for (; rep < t.reps && bytes > 0; ++rep) {
     char* base = elem + static_cast<MPI_Aint>(rep) * t.rep_stride;
     for (const Run& r : t.runs) {
-      char* mem = base + r.offset;
-      for (std::size_t i = 0; i < r.count; ++i, mem += r.stride) {
-        std::size_t len = std::min(r.length, bytes);
-        if constexpr (kPack) {
-          std::memcpy(packed, mem, len);
-        } else {
-          std::memcpy(mem, packed, len);
-        }
-        packed += len;
-        bytes -= len;
-        if (bytes == 0) return;
+      const std::size_t total = r.length * r.count;
+      if (skip >= total) {
+        skip -= total;
+        continue;
+      }
+      std::size_t i = skip / r.length;
+      const std::size_t within = skip % r.length;
+      skip = 0;
+      char* mem = base + r.offset + static_cast<MPI_Aint>(i) * r.stride;
+      if (within > 0) {  // finish a block begun by the previous fragment
+        std::size_t len = std::min(r.length - within, bytes);
+        copy_bytes<kPack>(mem + within, packed, len);
+        packed += len, bytes -= len, ++i, mem += r.stride;
+        if (bytes == 0) return packed;
+      }
+      std::size_t full = std::min(r.count - i, bytes / r.length);
+      if (full > 0) {
+        packed = strided<kPack>(mem, r.stride, r.length, full, packed);
+        i += full, mem += static_cast<MPI_Aint>(full) * r.stride, bytes -= full * r.length;
+      }
+      if (bytes == 0) return packed;
+      if (i < r.count) {  // the fragment ends inside this block
+        copy_bytes<kPack>(mem, packed, bytes);
+        return packed + bytes;
       }
     }
   }
+  return packed;
+}
+
+// Copies bytes [first, first + bytes) of the packed form of elements at `buf`.
+template <bool kPack>
+void copy_range(const Type& t, const void* buf, std::size_t first, std::size_t bytes,
+                char* packed) {
+  const std::size_t size = t.size;
+  if (size == 0 || bytes == 0) return;
+  const MPI_Aint extent = t.extent();
+  std::size_t e = first / size;
+  const std::size_t off = first % size;
+  if (off > 0) {
+    std::size_t n = std::min(size - off, bytes);
+    packed = copy_within<kPack>(t, at(buf, static_cast<MPI_Aint>(e) * extent), off, n, packed);
+    bytes -= n, ++e;
+  }
+  const std::size_t whole = bytes / size;
+  packed = copy_elements<kPack>(t, at(buf, static_cast<MPI_Aint>(e) * extent), whole, packed);
+  e += whole, bytes -= whole * size;
+  if (bytes > 0)
+    copy_within<kPack>(t, at(buf, static_cast<MPI_Aint>(e) * extent), 0, bytes, packed);
 }
 
 }  // namespace
@@ -607,16 +657,19 @@ std::size_t dt_pack(MPI_Datatype t, const void* buf, std::size_t count, void* ou
 
 std::size_t dt_unpack(MPI_Datatype t, const void* in, std::size_t bytes, void* buf,
                       std::size_t count) {
-  if (t->size == 0) return 0;
   bytes = std::min(bytes, count * t->size);
-  std::size_t whole = bytes / t->size;
-  char* packed = const_cast<char*>(static_cast<const char*>(in));
-  packed = copy_elements<false>(*t, buf, whole, packed);
-  std::size_t rest = bytes - whole * t->size;
-  if (rest > 0) {
-    copy_partial<false>(*t, at(buf, static_cast<MPI_Aint>(whole) * t->extent()), rest, packed);
-  }
+  copy_range<false>(*t, buf, 0, bytes, const_cast<char*>(static_cast<const char*>(in)));
   return bytes;
+}
+
+void dt_pack_range(MPI_Datatype t, const void* buf, std::size_t first, std::size_t bytes,
+                   void* out) {
+  copy_range<true>(*t, buf, first, bytes, static_cast<char*>(out));
+}
+
+void dt_unpack_range(MPI_Datatype t, const void* in, std::size_t first, std::size_t bytes,
+                     void* buf) {
+  copy_range<false>(*t, buf, first, bytes, const_cast<char*>(static_cast<const char*>(in)));
 }
 
 std::size_t dt_elements(MPI_Datatype t, std::size_t bytes) {

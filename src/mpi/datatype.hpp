@@ -123,6 +123,12 @@ std::size_t dt_elements(MPI_Datatype, std::size_t bytes);
 int dt_check(MPI_Datatype);
 
 // ---- extras ----------------------------------------------------------------------------
+// Fragments of the packed stream, for pipelining a large non-contiguous message without
+// staging all of it: pack/unpack bytes [first, first + bytes) of the packed form of the
+// elements at `buf` (first + bytes <= count * size for the caller's count). Fragment
+// boundaries may fall anywhere, also inside a basic element.
+void dt_pack_range(MPI_Datatype, const void* buf, std::size_t first, std::size_t bytes, void* out);
+void dt_unpack_range(MPI_Datatype, const void* in, std::size_t first, std::size_t bytes, void* buf);
 // Reference counting: a pending operation retains its datatype so MPI_Type_free may be
 // called before it completes. No-ops on predefined types.
 void dt_retain(MPI_Datatype);

@@ -217,6 +217,23 @@ void check_type(const Typed& t, std::size_t count, const std::string& what) {
     ASSERT_EQ(got2.bytes, want2.bytes);
   }
 
+  // Fragments of the packed stream at arbitrary boundaries reassemble the same bytes.
+  {
+    std::mt19937 rng(unsigned(n * 7 + count));
+    std::vector<unsigned char> pieces(n, 0);
+    Buffer frag(r, count, 4), frag_want(r, count, 4);
+    std::size_t first = 0;
+    while (first < n) {
+      std::size_t len = std::min<std::size_t>(n - first, 1 + rng() % 13);
+      dt_pack_range(t.type, src.base(), first, len, pieces.data() + first);
+      dt_unpack_range(t.type, packed.data() + first, first, len, frag.base());
+      first += len;
+    }
+    ASSERT_EQ(pieces, packed);
+    ref_unpack(r, packed.data(), n, frag_want.base(), count);
+    ASSERT_EQ(frag.bytes, frag_want.bytes);
+  }
+
   for (std::size_t bytes : {std::size_t(0), std::size_t(1), n / 3, n / 2, n ? n - 1 : 0, n}) {
     ASSERT_EQ(dt_elements(t.type, bytes), ref_elements(r, bytes)) << "bytes=" << bytes;
   }
@@ -1061,6 +1078,43 @@ TEST(Ops, PackedBuffersMatchLayoutReduction) {
   dt_release(r);
   dt_release(v);
   dt_release(vr);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Pack, LargeFragmentsOfRepeatedStridedTypes) {
+  // Two columns of a 1000x9 matrix of doubles per element, 3 elements, packed in fragments
+  // with boundaries inside doubles and inside repetitions.
+  MPI_Datatype col = dt_hvector(1000, 2, 9 * 8, MPI_DOUBLE, MPI_COMBINER_VECTOR);
+  MPI_Datatype elems = dt_resized(col, 0, 9 * 8 * 1000);
+  MPI_Datatype pair = dt_hvector(2, 1, 4 * 8, col, MPI_COMBINER_HVECTOR);  // repetitions
+  for (MPI_Datatype t : {elems, pair}) {
+    const std::size_t count = t == elems ? 3 : 1;
+    std::vector<double> m(9 * 1000 * 3 + 64);
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = double(i);
+    const std::size_t n = count * dt_size(t);
+    std::vector<char> whole(n), frags(n);
+    dt_pack(t, m.data(), count, whole.data());
+    for (std::size_t first = 0, k = 0; first < n; ++k) {
+      std::size_t len = std::min(n - first, std::size_t(5003 + 977 * k));
+      dt_pack_range(t, m.data(), first, len, frags.data() + first);
+      first += len;
+    }
+    EXPECT_EQ(frags, whole);
+    std::vector<double> back(m.size(), -1.0), want(m.size(), -1.0);
+    dt_unpack(t, whole.data(), n, want.data(), count);
+    for (std::size_t first = 0, k = 0; first < n; ++k) {
+      std::size_t len = std::min(n - first, std::size_t(3331 + 17 * k));
+      dt_unpack_range(t, whole.data() + first, first, len, back.data());
+      first += len;
+    }
+    EXPECT_EQ(back, want);
+  }
+  dt_release(col);
+  dt_release(elems);
+  dt_release(pair);
 }
 
 }  // namespace
