@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -118,6 +119,36 @@ struct Pair {
       ch[r] = std::make_unique<ReliableChannel>(std::move(fd), c);
     }
   }
+  bool settled() const { return fault[0]->held() == 0 && fault[1]->held() == 0; }
+};
+
+// Two ranks joined by two wires (rails), each rail behind its own FaultDriver.
+struct DualRailPair {
+  std::uint64_t clock = 1'000'000;
+  LoopbackWire wire[2] = {LoopbackWire(2), LoopbackWire(2)};
+  FaultDriver* fault[2][2] = {};  // [rank][rail]
+  std::unique_ptr<ReliableChannel> ch[2];
+
+  DualRailPair(const FaultConfig& faults, ReliableConfig cfg) {
+    for (int r = 0; r < 2; ++r) {
+      std::vector<std::unique_ptr<Driver>> rails;
+      for (int rail = 0; rail < 2; ++rail) {
+        FaultConfig fc = faults;
+        fc.seed = faults.seed * 4 + static_cast<std::uint64_t>(2 * r + rail);
+        auto fd = std::make_unique<FaultDriver>(wire[rail].endpoint(r), fc);
+        fault[r][rail] = fd.get();
+        rails.push_back(std::move(fd));
+      }
+      cfg.clock = [this] { return clock; };
+      ch[r] = std::make_unique<ReliableChannel>(std::move(rails), cfg);
+    }
+  }
+  bool settled() const {
+    for (auto& per_rank : fault)
+      for (FaultDriver* f : per_rank)
+        if (f->held() != 0) return false;
+    return true;
+  }
 };
 
 ReliableConfig test_config() {
@@ -135,8 +166,10 @@ struct RunResult {
 
 // Both ranks send `count` messages to each other while polling; the fake clock advances
 // `step_ns` per round. Returns when everything arrived and both channels are quiet.
-RunResult exchange(Pair& pair, std::uint32_t count, std::uint64_t step_ns = 5'000,
-                   int poll_budget = 16) {
+template <class P>
+RunResult exchange(P& pair, std::uint32_t count, std::uint64_t step_ns = 5'000,
+                   int poll_budget = 16,
+                   const std::function<void(std::uint32_t)>& each_round = {}) {
   const std::size_t max_header =
       pair.ch[0]->caps().max_header < 64 ? pair.ch[0]->caps().max_header : 64;
   const std::size_t max_payload = pair.ch[0]->caps().max_packet;
@@ -159,9 +192,10 @@ RunResult exchange(Pair& pair, std::uint32_t count, std::uint64_t step_ns = 5'00
     }
     for (int r = 0; r < 2; ++r) pair.ch[r]->poll(checker[r], poll_budget);
     if (::testing::Test::HasFatalFailure()) return result;
+    if (each_round) each_round(checker[1].next);
     if (sent[0] == count && sent[1] == count && checker[0].next == count &&
         checker[1].next == count && pair.ch[0]->quiescent() && pair.ch[1]->quiescent() &&
-        pair.fault[0]->held() == 0 && pair.fault[1]->held() == 0) {
+        pair.settled()) {
       result.finished = true;
       return result;
     }
@@ -505,6 +539,69 @@ TEST(Reliable, ThreeRanksAllToAllUnderFaults) {
   }
   ASSERT_TRUE(all_done());
   for (int r = 0; r < kRanks; ++r) EXPECT_TRUE(ch[r]->dead_peers().empty());
+}
+
+// ---- multi-rail ----------------------------------------------------------------------
+
+TEST(ReliableRails, StripesOverBothRailsAndFailsOverWhenOneGoesDark) {
+  FaultConfig f;
+  f.seed = 31;
+  f.drop = 0.02;
+  f.reorder = 0.02;
+  ReliableConfig c = test_config();
+  c.rail_retry_ns = 20'000'000;  // 20 ms of fake time
+  DualRailPair pair(f, c);
+  EXPECT_EQ(pair.ch[0]->name(), "fault(wire)*2+rel");
+  EXPECT_EQ(pair.ch[0]->rails(), 2u);
+
+  std::uint64_t before_cut[2] = {}, at_cut_clock = 0;
+  bool cut = false, healed = false;
+  const RunResult r = exchange(pair, 4000, 5'000, 16, [&](std::uint32_t delivered) {
+    if (!cut && delivered >= 1000) {  // rail 0 goes dark both ways, mid-run
+      cut = true;
+      at_cut_clock = pair.clock;
+      before_cut[0] = pair.ch[0]->stats().rail_packets[0];
+      before_cut[1] = pair.ch[0]->stats().rail_packets[1];
+      pair.fault[0][0]->set_blackhole(true);
+      pair.fault[1][0]->set_blackhole(true);
+    }
+    if (cut && !healed && delivered >= 3000) {  // and comes back
+      healed = true;
+      pair.fault[0][0]->set_blackhole(false);
+      pair.fault[1][0]->set_blackhole(false);
+    }
+  });
+  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text() << "\n" << pair.ch[1]->stats_text();
+  ASSERT_TRUE(cut && healed);
+  std::printf("  rank0 %s\n  rank1 %s\n", pair.ch[0]->stats_text().c_str(),
+              pair.ch[1]->stats_text().c_str());
+  for (int i = 0; i < 2; ++i) {
+    const ReliableStats& s = pair.ch[i]->stats();
+    EXPECT_EQ(s.delivered, 4000u);
+    EXPECT_GE(s.rail_failovers, 1u);  // each side noticed rail 0 died
+    EXPECT_TRUE(pair.ch[i]->dead_peers().empty());
+  }
+  // Both rails carried a fair share before the cut.
+  EXPECT_GT(before_cut[0], before_cut[1] / 3);
+  EXPECT_GT(before_cut[1], before_cut[0] / 3);
+  (void)at_cut_clock;
+}
+
+TEST(ReliableRails, RailComesBackAfterRetryInterval) {
+  ReliableConfig c = test_config();
+  c.rail_retry_ns = 2'000'000;
+  DualRailPair pair({}, c);
+  pair.fault[0][1]->set_blackhole(true);
+  pair.fault[1][1]->set_blackhole(true);
+  ASSERT_TRUE(exchange(pair, 500).finished);
+  EXPECT_FALSE(pair.ch[0]->rail_up(1, 1));
+  EXPECT_TRUE(pair.ch[0]->rail_up(1, 0));
+  pair.fault[0][1]->set_blackhole(false);
+  pair.fault[1][1]->set_blackhole(false);
+  pair.clock += 3'000'000;
+  ASSERT_TRUE(exchange(pair, 500).finished);  // messages restart at 0: a second checker
+  EXPECT_TRUE(pair.ch[0]->rail_up(1, 1));
+  EXPECT_GE(pair.ch[0]->stats().rail_recoveries, 1u);
 }
 
 // ---- window, fast retransmit ----------------------------------------------------------

@@ -54,28 +54,63 @@ class ReliableChannel::Intake final : public drivers::PacketSink {
   int budget_;
 };
 
+namespace {
+std::vector<std::unique_ptr<drivers::Driver>> one_rail(std::unique_ptr<drivers::Driver> d) {
+  std::vector<std::unique_ptr<drivers::Driver>> v;
+  v.push_back(std::move(d));
+  return v;
+}
+}  // namespace
+
 ReliableChannel::ReliableChannel(std::unique_ptr<drivers::Driver> inner, ReliableConfig config)
-    : inner_(std::move(inner)), cfg_(std::move(config)) {
-  if (!inner_) throw std::invalid_argument("ReliableChannel: no inner driver");
+    : ReliableChannel(one_rail(std::move(inner)), std::move(config)) {}
+
+ReliableChannel::ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> rails,
+                                 ReliableConfig config)
+    : rails_(std::move(rails)), cfg_(std::move(config)) {
+  if (rails_.empty() || rails_.size() > kMaxRails)
+    throw std::invalid_argument("ReliableChannel: need 1..4 inner drivers");
+  for (const auto& r : rails_)
+    if (!r) throw std::invalid_argument("ReliableChannel: no inner driver");
   if (cfg_.window < 1 || cfg_.window > kSackBits)
     throw std::invalid_argument("ReliableChannel: window must be 1..128 packets");
   if (cfg_.min_rto_ns == 0 || cfg_.min_rto_ns > cfg_.max_rto_ns)
     throw std::invalid_argument("ReliableChannel: need 0 < min_rto <= max_rto");
   if (cfg_.peer_timeout_ns == 0) throw std::invalid_argument("ReliableChannel: peer timeout 0");
   if (cfg_.ack_every == 0) cfg_.ack_every = 1;
-  const drivers::DriverCaps& ic = inner_->caps();
-  if (ic.max_header <= sizeof(RelHeader))
+  if (cfg_.rail_fail_after == 0) cfg_.rail_fail_after = 1;
+  caps_ = rails_[0]->caps();
+  for (const auto& r : rails_) {  // what every rail can carry
+    const drivers::DriverCaps& c = r->caps();
+    caps_.max_header = std::min(caps_.max_header, c.max_header);
+    caps_.max_packet = std::min(caps_.max_packet, c.max_packet);
+    caps_.inline_payload = std::min(caps_.inline_payload, c.inline_payload);
+    caps_.rdma_get = caps_.rdma_get && c.rdma_get;
+  }
+  if (caps_.max_header <= sizeof(RelHeader))
     throw std::invalid_argument("ReliableChannel: inner driver's headers are too small");
-  caps_ = ic;
-  caps_.max_header = std::min<std::size_t>(ic.max_header - sizeof(RelHeader), 0xFFFF);
-  caps_.max_packet = std::min<std::size_t>(ic.max_packet, 0xFFFFFFFFu);
+  caps_.max_header = std::min<std::size_t>(caps_.max_header - sizeof(RelHeader), 0xFFFF);
+  caps_.max_packet = std::min<std::size_t>(caps_.max_packet, 0xFFFFFFFFu);
   caps_.reliable = true;
   caps_.ordered = true;
-  name_ = std::string(inner_->name()) + "+rel";
+  name_ = std::string(rails_[0]->name());
+  if (rails_.size() > 1) name_ += "*" + std::to_string(rails_.size());
+  name_ += "+rel";
   ring_size_ = std::bit_ceil(2 * cfg_.window);
 }
 
 ReliableChannel::~ReliableChannel() = default;
+
+bool ReliableChannel::reaches(int rank) const {
+  for (const auto& r : rails_)
+    if (r->reaches(rank)) return true;
+  return false;
+}
+
+bool ReliableChannel::rail_up(int rank, std::size_t rail) const {
+  const Peer* p = find_peer(rank);
+  return rail < rails_.size() && (!p || !p->rail[rail].down);
+}
 
 std::uint64_t ReliableChannel::now() const {
   return cfg_.clock ? cfg_.clock() : steady_ns();
@@ -185,7 +220,51 @@ void ReliableChannel::acked_out(Peer& p) {
   p.ack_deadline = 0;
 }
 
-IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags) {
+int ReliableChannel::pick_rail(Peer& p, int avoid) {
+  const int n = static_cast<int>(rails_.size());
+  if (n == 1) return 0;
+  int avoided = -1, down = -1;
+  for (int k = 0; k < n; ++k) {
+    const int r = (p.next_rail + k) % n;
+    if (!rails_[static_cast<std::size_t>(r)]->reaches(p.rank)) continue;
+    RailHealth& h = p.rail[static_cast<std::size_t>(r)];
+    if (h.down && now_ < h.retry_at) {
+      if (down < 0) down = r;
+      continue;
+    }
+    if (r == avoid) {
+      avoided = r;
+      continue;
+    }
+    p.next_rail = static_cast<std::uint8_t>((r + 1) % n);
+    if (h.down) h.retry_at = now_ + cfg_.rail_retry_ns;  // one trial packet per interval
+    return r;
+  }
+  if (avoided >= 0) return avoided;
+  return down >= 0 ? down : 0;  // every rail is down: keep trying; the peer timeout decides
+}
+
+void ReliableChannel::rail_lost(Peer& p, int rail) {
+  if (rails_.size() == 1) return;
+  RailHealth& h = p.rail[static_cast<std::size_t>(rail)];
+  if (++h.losses >= cfg_.rail_fail_after && !h.down) {
+    h.down = true;
+    h.retry_at = now_ + cfg_.rail_retry_ns;
+    ++stats_.rail_failovers;
+  }
+}
+
+void ReliableChannel::rail_acked(Peer& p, int rail) {
+  if (rails_.size() == 1) return;
+  RailHealth& h = p.rail[static_cast<std::size_t>(rail)];
+  h.losses = 0;
+  if (h.down) {
+    h.down = false;
+    ++stats_.rail_recoveries;
+  }
+}
+
+IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail) {
   RelHeader h = load_rel(pkt.header);
   h.flags = flags;
   fill_ack(p, h);
@@ -193,13 +272,17 @@ IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags) {
                                          pkt.header.size() - sizeof(RelHeader));
   h.crc = packet_crc(h, upper, pkt.payload);
   store_rel(pkt.header, h);
-  const IoStatus s = inner_->send(p.rank, pkt.header, pkt.payload);
+  const int rail = pick_rail(p, avoid_rail);
+  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, pkt.payload);
   if (s == IoStatus::done) {
     if (p.ack_pending) ++stats_.acks_piggybacked;
     acked_out(p);
     ++pkt.transmissions;
     pkt.last_sent = now_;
     pkt.xmit_order = ++p.xmit_counter;
+    pkt.rail = static_cast<std::uint8_t>(rail);
+    pkt.loss_noted = false;
+    ++stats_.rail_packets[rail];
   }
   return s;
 }
@@ -214,9 +297,11 @@ bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
   h.crc = packet_crc(h, {}, {});
   scratch_.resize(sizeof h);
   store_rel(scratch_, h);
-  const IoStatus s = inner_->send(p.rank, scratch_, {});
+  const int rail = pick_rail(p, -1);
+  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, scratch_, {});
   if (s == IoStatus::failed) declare_dead(p);
   if (s != IoStatus::done) return false;
+  ++stats_.rail_packets[rail];
   if (type == RelType::ack) {
     ++stats_.acks_standalone;
     if (flags & rel_flags::nack) ++stats_.nacks_sent;
@@ -229,7 +314,11 @@ bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
 
 void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, bool fast) {
   // Ask for an immediate ack: the sender is already recovering, don't add the ack delay.
-  const IoStatus s = transmit(p, pkt, rel_flags::ack_request);
+  if (!pkt.loss_noted) {
+    pkt.loss_noted = true;
+    rail_lost(p, pkt.rail);
+  }
+  const IoStatus s = transmit(p, pkt, rel_flags::ack_request, pkt.rail);
   if (s == IoStatus::done) {
     ++(fast ? stats_.retransmit_fast : stats_.retransmit_timeout);
   } else if (s == IoStatus::failed) {
@@ -309,10 +398,11 @@ int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
       }
     }
   }
-  if (delivered < budget) {
+  for (std::size_t k = 0; k < rails_.size() && delivered < budget; ++k) {
     Intake intake(*this, sink, delivered, budget);
-    inner_->poll(intake, budget - delivered);
+    rails_[(poll_start_ + k) % rails_.size()]->poll(intake, budget - delivered);
   }
+  poll_start_ = (poll_start_ + 1) % rails_.size();
   if (now_ >= next_deadline_) run_timers();
   flush_acks();
   return delivered;
@@ -385,6 +475,7 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
   std::uint64_t sample_sent = 0;
   auto newly_acked = [&](const TxPacket& t) {
     progress = true;
+    rail_acked(p, t.rail);
     newest_xmit = std::max(newest_xmit, t.xmit_order);
     if (t.transmissions == 1 && (!have_sample || t.last_sent > sample_sent)) {
       have_sample = true;  // Karn: a resent packet's ack is ambiguous, never a sample
@@ -653,7 +744,7 @@ std::uint64_t ReliableChannel::next_timer_ns() const {
 bool ReliableChannel::block(std::uint64_t timeout_ns) {
   const std::uint64_t t = std::min(timeout_ns, next_timer_ns());
   if (t == 0) return true;
-  return inner_->block(t);
+  return rails_.size() == 1 && rails_[0]->block(t);  // one driver to sleep in, or none
 }
 
 std::string ReliableChannel::stats_text() const {
@@ -684,8 +775,17 @@ std::string ReliableChannel::stats_text() const {
       static_cast<unsigned long long>(stats_.peers_dead),
       n ? static_cast<double>(srtt_sum) / static_cast<double>(n) / 1000.0 : 0.0);
   std::string out = buf;
-  const std::string inner = inner_->stats_text();
-  if (!inner.empty()) out += " | " + inner;
+  if (rails_.size() > 1) {
+    out += " rails=";
+    for (std::size_t r = 0; r < rails_.size(); ++r)
+      out += (r ? "/" : "") + std::to_string(stats_.rail_packets[r]);
+    out += " failovers=" + std::to_string(stats_.rail_failovers) +
+           " recoveries=" + std::to_string(stats_.rail_recoveries);
+  }
+  for (const auto& r : rails_) {
+    const std::string inner = r->stats_text();
+    if (!inner.empty()) out += " | " + inner;
+  }
   return out;
 }
 

@@ -9,10 +9,26 @@
 // that declares silent peers dead (send() then fails; dead_peers() and on_peer_dead tell
 // the engine, which fails their requests with Errc::peer_dead).
 //
+// Multi-rail (paper 002's failover): given several inner drivers that reach the same
+// peers (e.g. one udp driver per network interface), the channel stripes packets over
+// them round-robin, per peer. A rail that loses rail_fail_after packets in a row (no ack
+// for anything sent over it in between) is taken out of the rotation for that peer and
+// retransmissions go over the others; after rail_retry_ns one packet tries it again, and
+// an ack for a packet sent over it brings it back. Sequence numbers span all rails, so
+// nothing is lost or delivered twice across a switch.
+//
+// Usage by the engine: wrap each unreliable driver (or set of rails), route peers to the
+// channel like any driver, and fail the requests of peers reported by on_peer_dead /
+// dead_peers() with Errc::peer_dead. Before destroying a channel, poll until quiescent()
+// (or a deadline) so the last packets and acks get out. The inner drivers should map
+// transient conditions (ENOBUFS, EAGAIN) to IoStatus::again: failed means unreachable and
+// declares the peer dead.
+//
 // The wire format and every timer are documented in proto/reliable/wire.hpp.
 // Single-threaded, like every driver: the caller serialises send/poll.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -41,6 +57,8 @@ struct ReliableConfig {
   std::uint64_t peer_timeout_ns = 30'000'000'000;  // no ack progress this long -> dead
   std::uint64_t keepalive_ns = 0;                  // 0: never probe idle peers
   std::uint32_t initial_seq = 0;                   // first sequence number (both sides agree)
+  std::uint32_t rail_fail_after = 8;               // losses in a row that take a rail out
+  std::uint64_t rail_retry_ns = 100'000'000;       // then try it again after this long
   // Monotonic nanoseconds; empty means std::chrono::steady_clock. Tests pass a fake clock.
   std::function<std::uint64_t()> clock;
   // Called once per peer when it is declared dead (from inside poll or send).
@@ -67,20 +85,27 @@ struct ReliableStats {
   std::uint64_t window_full = 0;         // send() answered again: window full
   std::uint64_t rtt_samples = 0;
   std::uint64_t peers_dead = 0;
+  std::uint64_t rail_failovers = 0;    // a rail taken out of a peer's rotation
+  std::uint64_t rail_recoveries = 0;   // and brought back
+  std::uint64_t rail_packets[4] = {};  // packets (all types) sent over each rail
 };
+
+inline constexpr std::size_t kMaxRails = 4;
 
 class ReliableChannel final : public drivers::Driver {
  public:
   // Throws std::invalid_argument when the config is out of range or the inner driver's
   // headers are too small to carry a RelHeader.
   ReliableChannel(std::unique_ptr<drivers::Driver> inner, ReliableConfig config);
+  // Several rails (1..kMaxRails) to the same peers.
+  ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> rails, ReliableConfig config);
   ~ReliableChannel() override;
   ReliableChannel(const ReliableChannel&) = delete;
   ReliableChannel& operator=(const ReliableChannel&) = delete;
 
   std::string_view name() const override { return name_; }
   const drivers::DriverCaps& caps() const override { return caps_; }
-  bool reaches(int peer) const override { return inner_->reaches(peer); }
+  bool reaches(int peer) const override;
 
   drivers::IoStatus send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) override;
@@ -101,7 +126,10 @@ class ReliableChannel final : public drivers::Driver {
   std::uint64_t srtt_ns(int peer) const;  // smoothed RTT (0 before the first sample)
   std::uint64_t rto_ns(int peer) const;
   const ReliableStats& stats() const { return stats_; }
-  drivers::Driver& inner() { return *inner_; }
+  drivers::Driver& inner(std::size_t rail = 0) { return *rails_.at(rail); }
+  std::size_t rails() const { return rails_.size(); }
+  // Whether `rail` is in `peer`'s rotation (false once taken out after losses).
+  bool rail_up(int peer, std::size_t rail) const;
 
  private:
   struct TxPacket {
@@ -112,6 +140,8 @@ class ReliableChannel final : public drivers::Driver {
     std::uint64_t last_sent = 0;
     std::uint64_t xmit_order = 0;  // per-peer transmission counter at the last send
     std::uint32_t transmissions = 0;
+    std::uint8_t rail = 0;    // of the last transmission
+    bool loss_noted = false;  // that transmission was already counted lost on its rail
     bool sacked = false;
     std::size_t bytes() const { return header.size() + payload.size(); }
   };
@@ -122,6 +152,11 @@ class ReliableChannel final : public drivers::Driver {
     std::vector<std::byte> payload;
   };
   enum class PeerState : std::uint8_t { alive, dead };
+  struct RailHealth {
+    std::uint32_t losses = 0;  // in a row, with no ack for this rail in between
+    bool down = false;
+    std::uint64_t retry_at = 0;
+  };
   struct Peer {
     int rank = -1;
     PeerState state = PeerState::alive;
@@ -148,6 +183,9 @@ class ReliableChannel final : public drivers::Driver {
     std::uint32_t nacked_at = 0;
     bool in_ack_list = false;
     bool in_ready_list = false;
+    // rails
+    std::array<RailHealth, kMaxRails> rail{};
+    std::uint8_t next_rail = 0;
     // liveness
     bool talked = false;  // any packet exchanged (keepalive applies)
     std::uint64_t last_heard = 0;
@@ -164,7 +202,10 @@ class ReliableChannel final : public drivers::Driver {
   // Fills ack + sack from `p`'s receive state.
   void fill_ack(Peer& p, RelHeader& h) const;
   void acked_out(Peer& p);  // an ack went out to p: disarm its delayed ack
-  drivers::IoStatus transmit(Peer& p, TxPacket& pkt, std::uint8_t flags);
+  drivers::IoStatus transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail = -1);
+  int pick_rail(Peer& p, int avoid);
+  void rail_lost(Peer& p, int rail);
+  void rail_acked(Peer& p, int rail);
   bool send_control(Peer& p, RelType type, std::uint8_t flags);
   void retransmit(Peer& p, TxPacket& pkt, bool fast);
 
@@ -182,7 +223,8 @@ class ReliableChannel final : public drivers::Driver {
   void declare_dead(Peer& p);
   void rtt_sample(Peer& p, std::uint64_t r);
 
-  std::unique_ptr<drivers::Driver> inner_;
+  std::vector<std::unique_ptr<drivers::Driver>> rails_;
+  std::size_t poll_start_ = 0;  // rail polled first, rotating
   ReliableConfig cfg_;
   std::string name_;
   drivers::DriverCaps caps_;
