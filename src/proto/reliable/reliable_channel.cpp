@@ -495,7 +495,8 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
   if (seq_after(cum, p.una)) p.una = cum;
 
   if ((h.sack[0] | h.sack[1]) != 0) {
-    for (TxPacket& t : p.flight) {
+    for (std::size_t i = 0; i < p.flight.size(); ++i) {
+      TxPacket& t = p.flight[i];
       const std::uint32_t bit = t.seq - cum - 1;
       if (seq_after(t.seq, cum) && bit >= kSackBits) break;
       if (bit >= kSackBits) continue;  // at or before a stale cumulative point
@@ -693,10 +694,10 @@ void ReliableChannel::run_timers() {
     }
 
     if (!p.flight.empty() && p.rto_deadline && now_ >= p.rto_deadline) {
-      auto first = std::find_if(p.flight.begin(), p.flight.end(),
-                                [](const TxPacket& t) { return !t.sacked; });
-      if (first != p.flight.end())
-        retransmit(p, *first, false);
+      std::size_t first = 0;
+      while (first < p.flight.size() && p.flight[first].sacked) ++first;
+      if (first < p.flight.size())
+        retransmit(p, p.flight[first], false);
       else  // everything is buffered at the peer; only its cumulative ack is missing
         send_control(p, RelType::probe, rel_flags::ack_request);
       if (p.state != PeerState::alive) continue;

@@ -28,9 +28,9 @@
 // Single-threaded, like every driver: the caller serialises send/poll.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -145,6 +145,39 @@ class ReliableChannel final : public drivers::Driver {
     bool sacked = false;
     std::size_t bytes() const { return header.size() + payload.size(); }
   };
+  // Packets in flight to one peer, oldest first: a ring that grows on demand (up to the
+  // window), so a peer we have only exchanged a message or two with costs little memory.
+  class TxRing {
+   public:
+    bool empty() const { return count_ == 0; }
+    std::size_t size() const { return count_; }
+    TxPacket& operator[](std::size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+    TxPacket& front() { return (*this)[0]; }
+    void push_back(TxPacket&& t) {
+      if (count_ == slots_.size()) grow();
+      (*this)[count_] = std::move(t);
+      ++count_;
+    }
+    void pop_front() {
+      front() = TxPacket{};
+      head_ = (head_ + 1) & (slots_.size() - 1);
+      --count_;
+    }
+    void clear() {
+      std::vector<TxPacket>().swap(slots_);
+      head_ = count_ = 0;
+    }
+
+   private:
+    void grow() {  // capacity stays a power of two
+      std::vector<TxPacket> bigger(std::max<std::size_t>(4, slots_.size() * 2));
+      for (std::size_t i = 0; i < count_; ++i) bigger[i] = std::move((*this)[i]);
+      slots_.swap(bigger);
+      head_ = 0;
+    }
+    std::vector<TxPacket> slots_;
+    std::size_t head_ = 0, count_ = 0;
+  };
   struct RxSlot {
     bool full = false;
     std::uint32_t seq = 0;
@@ -161,9 +194,9 @@ class ReliableChannel final : public drivers::Driver {
     int rank = -1;
     PeerState state = PeerState::alive;
     // send side
-    std::uint32_t next_seq = 0;   // next sequence number to assign
-    std::uint32_t una = 0;        // oldest unacknowledged
-    std::deque<TxPacket> flight;  // seqs una .. next_seq-1, in order
+    std::uint32_t next_seq = 0;  // next sequence number to assign
+    std::uint32_t una = 0;       // oldest unacknowledged
+    TxRing flight;               // seqs una .. next_seq-1, in order
     std::size_t flight_bytes = 0;
     std::uint64_t xmit_counter = 0;
     std::uint64_t srtt = 0, rttvar = 0, rto = 0;
