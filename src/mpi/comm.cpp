@@ -216,18 +216,21 @@ using namespace sluice::mpi;
 extern "C" {
 
 int MPI_Comm_size(MPI_Comm comm, int* size) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_size")) return rc;
   *size = comm->size;
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_rank")) return rc;
   *rank = comm->rank;
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_dup")) return rc;
   std::unique_ptr<AllgatherInts> ag;
   const int mine = static_cast<int>(g_next_ctx);
@@ -238,6 +241,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_idup")) return rc;
   *newcomm = MPI_COMM_NULL;
   *request = make_async_request(comm, std::make_unique<IdupOp>(comm, newcomm));
@@ -245,6 +249,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split")) return rc;
   if (color < 0 && color != MPI_UNDEFINED)
     return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
@@ -268,6 +273,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split_type")) return rc;
   int color = MPI_UNDEFINED;
   if (split_type == MPI_COMM_TYPE_SHARED) {
@@ -284,6 +290,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_create")) return rc;
   if (!group) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group MPI_GROUP_NULL");
   for (int w : group->world)
@@ -300,6 +307,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 }
 
 int MPI_Comm_free(MPI_Comm* comm) {
+  SLUICE_MPI_CALL;
   if (!comm) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_free", "null communicator pointer");
   if (int rc = check_comm(*comm, "MPI_Comm_free")) return rc;
   if ((*comm)->predefined)
@@ -310,6 +318,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
 }
 
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm1, "MPI_Comm_compare")) return rc;
   if (int rc = check_comm(comm2, "MPI_Comm_compare")) return rc;
   if (comm1 == comm2) {
@@ -322,18 +331,21 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 }
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_group")) return rc;
   *group = new_group(comm->world);
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_test_inter")) return rc;
   *flag = 0;  // Sluice has intracommunicators only
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_set_name")) return rc;
   if (!comm_name) return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_name", "null name");
   comm->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
@@ -341,6 +353,7 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
 }
 
 int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_get_name")) return rc;
   std::snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", comm->name.c_str());
   *resultlen = static_cast<int>(std::strlen(comm_name));
@@ -350,12 +363,14 @@ int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 // ---- groups ------------------------------------------------------------------------------
 
 int MPI_Group_size(MPI_Group group, int* size) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_size")) return rc;
   *size = static_cast<int>(group->world.size());
   return MPI_SUCCESS;
 }
 
 int MPI_Group_rank(MPI_Group group, int* rank) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_rank")) return rc;
   *rank = group->rank_of_self();
   return MPI_SUCCESS;
@@ -378,6 +393,7 @@ static int check_rank_list(MPI_Group group, int n, const int ranks[], const char
 }
 
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_incl")) return rc;
   if (int rc = check_rank_list(group, n, ranks, "MPI_Group_incl")) return rc;
   std::vector<int> w;
@@ -387,6 +403,7 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
 }
 
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_excl")) return rc;
   if (int rc = check_rank_list(group, n, ranks, "MPI_Group_excl")) return rc;
   std::vector<bool> drop(group->world.size(), false);
@@ -403,6 +420,7 @@ static bool contains(const std::vector<int>& v, int x) {
 }
 
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_union")) return rc;
   if (int rc = check_group(group2, "MPI_Group_union")) return rc;
   std::vector<int> w = group1->world;
@@ -413,6 +431,7 @@ int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
 }
 
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_intersection")) return rc;
   if (int rc = check_group(group2, "MPI_Group_intersection")) return rc;
   std::vector<int> w;
@@ -423,6 +442,7 @@ int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgro
 }
 
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_difference")) return rc;
   if (int rc = check_group(group2, "MPI_Group_difference")) return rc;
   std::vector<int> w;
@@ -434,6 +454,7 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup
 
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                               int ranks2[]) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_translate_ranks")) return rc;
   if (int rc = check_group(group2, "MPI_Group_translate_ranks")) return rc;
   const int size1 = static_cast<int>(group1->world.size());
@@ -455,6 +476,7 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
 }
 
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_compare")) return rc;
   if (int rc = check_group(group2, "MPI_Group_compare")) return rc;
   *result = compare_lists(group1->world, group2->world);
@@ -462,6 +484,7 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
 }
 
 int MPI_Group_free(MPI_Group* group) {
+  SLUICE_MPI_CALL;
   if (!group) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_free", "null group pointer");
   if (int rc = check_group(*group, "MPI_Group_free")) return rc;
   if (!(*group)->predefined) delete *group;

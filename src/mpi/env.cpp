@@ -1,7 +1,7 @@
 // Environment: init/finalize, thread level, versions, timers, info objects, attributes.
 //
-// Thread level: MPI_THREAD_SERIALIZED. The engine is single-threaded (no locks), so any
-// thread may call MPI, but never two at once; MPI_Init_thread never provides more.
+// Thread level: MPI_Init_thread provides what is asked, up to MPI_THREAD_MULTIPLE, which
+// costs one uncontended lock per call (see mpi_internal.hpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,7 +62,7 @@ int init_common(int* argc, char*** argv, const char* function) {
   sluice_info_env.entries.emplace_back("maxprocs", std::to_string(engine().size()));
   char wd[4096];
   if (getcwd(wd, sizeof wd)) sluice_info_env.entries.emplace_back("wdir", wd);
-  sluice_info_env.entries.emplace_back("thread_level", "MPI_THREAD_SERIALIZED");
+
   return MPI_SUCCESS;
 }
 
@@ -114,8 +114,9 @@ int MPI_Init(int* argc, char*** argv) {
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   int rc = init_common(argc, argv, "MPI_Init_thread");
   if (rc != MPI_SUCCESS) return rc;
-  // Honest: the engine has no locks, so at most SERIALIZED.
-  g_thread_level = std::min(std::max(required, MPI_THREAD_SINGLE), MPI_THREAD_SERIALIZED);
+  // MULTIPLE is provided through the big lock (mpi_internal.hpp); lower levels skip it.
+  g_thread_level = std::min(std::max(required, MPI_THREAD_SINGLE), MPI_THREAD_MULTIPLE);
+  g_threaded = g_thread_level == MPI_THREAD_MULTIPLE;
   if (provided) *provided = g_thread_level;
   return MPI_SUCCESS;
 }
@@ -131,12 +132,14 @@ int MPI_Finalized(int* flag) {
 }
 
 int MPI_Finalize(void) {
+  SLUICE_MPI_CALL;
   if (!g_initialized) abort_job(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized");
   finalize_p2p();  // buffered and freed sends reach their peers
   finalize_comms();
   g_session.reset();  // the engine drains its sends and runs a barrier
   g_initialized = false;
   g_finalized = true;
+  g_threaded = false;
   return MPI_SUCCESS;
 }
 
@@ -158,6 +161,7 @@ int MPI_Is_thread_main(int* flag) {
 }
 
 int MPI_Get_processor_name(char* name, int* resultlen) {
+  SLUICE_MPI_CALL;
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
   std::snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", host);
@@ -172,8 +176,9 @@ int MPI_Get_version(int* version, int* subversion) {
 }
 
 int MPI_Get_library_version(char* version, int* resultlen) {
+  SLUICE_MPI_CALL;
   std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                "Sluice 0.1.0 (MPI %d.%d C bindings, MPI_THREAD_SERIALIZED)", MPI_VERSION,
+                "Sluice 0.1.0 (MPI %d.%d C bindings, up to MPI_THREAD_MULTIPLE)", MPI_VERSION,
                 MPI_SUBVERSION);
   *resultlen = static_cast<int>(std::strlen(version));
   return MPI_SUCCESS;
@@ -191,6 +196,7 @@ double MPI_Wtick(void) {
 }
 
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  SLUICE_MPI_CALL;
   if (size < 0)
     return raisef(nullptr, MPI_ERR_SIZE, "MPI_Alloc_mem", "invalid size %ld", (long)size);
   void* p = std::malloc(size > 0 ? static_cast<std::size_t>(size) : 1);
@@ -202,11 +208,13 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
 }
 
 int MPI_Free_mem(void* base) {
+  SLUICE_MPI_CALL;
   std::free(base);
   return MPI_SUCCESS;
 }
 
 int MPI_Pcontrol(const int level, ...) {
+  SLUICE_MPI_CALL;
   // No profiling layer is attached; the level is recorded (MPI-3.1 §14.2.4 leaves the
   // effect to the profiler).
   g_pcontrol_level = level;
@@ -214,6 +222,7 @@ int MPI_Pcontrol(const int level, ...) {
 }
 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_get_attr")) return rc;
   int* value = nullptr;
   switch (comm_keyval) {
@@ -249,12 +258,14 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* 
 // ---- info objects ----------------------------------------------------------------------
 
 int MPI_Info_create(MPI_Info* info) {
+  SLUICE_MPI_CALL;
   if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Info_create: MPI is not initialized");
   *info = new sluice_info_s;
   return MPI_SUCCESS;
 }
 
 int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
+  SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_set")) return rc;
   if (int rc = check_key(key, "MPI_Info_set")) return rc;
   if (info->predefined)
@@ -270,6 +281,7 @@ int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
 }
 
 int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+  SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get")) return rc;
   if (int rc = check_key(key, "MPI_Info_get")) return rc;
   if (valuelen < 0)
@@ -285,6 +297,7 @@ int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int*
 }
 
 int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+  SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_valuelen")) return rc;
   if (int rc = check_key(key, "MPI_Info_get_valuelen")) return rc;
   auto it = find_key(info, key);
@@ -294,6 +307,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* fl
 }
 
 int MPI_Info_delete(MPI_Info info, const char* key) {
+  SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_delete")) return rc;
   if (int rc = check_key(key, "MPI_Info_delete")) return rc;
   if (info->predefined)
@@ -306,12 +320,14 @@ int MPI_Info_delete(MPI_Info info, const char* key) {
 }
 
 int MPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+  SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_nkeys")) return rc;
   *nkeys = static_cast<int>(info->entries.size());
   return MPI_SUCCESS;
 }
 
 int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+  SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_nthkey")) return rc;
   if (n < 0 || n >= static_cast<int>(info->entries.size()))
     return raisef(nullptr, MPI_ERR_ARG, "MPI_Info_get_nthkey",
@@ -321,6 +337,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
 }
 
 int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+  SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_dup")) return rc;
   auto* copy = new sluice_info_s;
   copy->entries = info->entries;
@@ -329,6 +346,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
 }
 
 int MPI_Info_free(MPI_Info* info) {
+  SLUICE_MPI_CALL;
   if (!info) return raise(nullptr, MPI_ERR_INFO, "MPI_Info_free", "null info pointer");
   if (int rc = check_info(*info, "MPI_Info_free")) return rc;
   if (!(*info)->predefined) delete *info;

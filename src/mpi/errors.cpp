@@ -208,6 +208,7 @@ using namespace sluice::mpi;
 extern "C" {
 
 int MPI_Error_string(int errorcode, char* string, int* resultlen) {
+  SLUICE_MPI_CALL;
   const char* s = error_string(errorcode);
   if (!s)
     return raisef(nullptr, MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
@@ -217,6 +218,7 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
 }
 
 int MPI_Error_class(int errorcode, int* errorclass) {
+  SLUICE_MPI_CALL;
   if (!error_string(errorcode))
     return raisef(nullptr, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
   *errorclass = errorcode;  // every code Sluice returns is its class
@@ -224,6 +226,7 @@ int MPI_Error_class(int errorcode, int* errorclass) {
 }
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
+  SLUICE_MPI_CALL;
   if (!function)
     return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "null handler function");
   auto* h = new sluice_errhandler_s;
@@ -234,6 +237,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errha
 }
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_set_errhandler")) return rc;
   if (!errhandler)
     return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
@@ -245,6 +249,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 }
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_get_errhandler")) return rc;
   if (!comm->errh->predefined) ++comm->errh->refs;
   *errhandler = comm->errh;
@@ -252,6 +257,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 }
 
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  SLUICE_MPI_CALL;
   if (!errhandler || !*errhandler)
     return raise(nullptr, MPI_ERR_ARG, "MPI_Errhandler_free",
                  "invalid errhandler MPI_ERRHANDLER_NULL");
@@ -261,6 +267,7 @@ int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
 }
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_call_errhandler")) return rc;
   raisef(comm, errorcode, "MPI_Comm_call_errhandler", "error code %d raised by the application",
          errorcode);

@@ -6,8 +6,10 @@
 // >= kMgmtTagBase are reserved for communicator management (context agreement of
 // dup/split/create); collective algorithms use tags below it.
 //
-// Threads: MPI_THREAD_SERIALIZED. The engine has no locks, so calls from several threads
-// must be serialized by the application (see docs in env.cpp).
+// Threads: MPI_Init_thread provides up to MPI_THREAD_MULTIPLE. The engine has no locks, so
+// under MULTIPLE one process-wide lock serializes MPI calls: every entry point starts with
+// SLUICE_MPI_CALL; blocking waits (block_until) drop it between progress passes so other
+// threads' calls proceed while one thread is blocked. Below MULTIPLE the lock is skipped.
 #pragma once
 
 #include <mpi.h>
@@ -141,6 +143,27 @@ int check_rank(MPI_Comm comm, int rank, bool allow_any, const char* function);
 int check_tag(MPI_Comm comm, int tag, bool allow_any, const char* function);
 int check_root(MPI_Comm comm, int root, const char* function);
 const char* comm_label(MPI_Comm comm);  // "MPI_COMM_WORLD", a name, or "communicator"
+
+// ---- thread safety -------------------------------------------------------------------
+extern bool g_threaded;  // MPI_THREAD_MULTIPLE was provided: calls take the big lock
+void big_lock();
+void big_unlock();
+// Held for the duration of an MPI call (re-entrant: MPI functions may call each other).
+class CallGuard {
+ public:
+  CallGuard() : locked_(g_threaded) {
+    if (locked_) big_lock();
+  }
+  ~CallGuard() {
+    if (locked_) big_unlock();
+  }
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+
+ private:
+  bool locked_;
+};
+#define SLUICE_MPI_CALL ::sluice::mpi::CallGuard sluice_mpi_call_guard_
 
 // ---- progress and blocking ---------------------------------------------------------
 // One progress pass of the engine plus the MPI layer's own background work (buffered

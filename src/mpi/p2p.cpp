@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 #include <list>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "mpi/datatype.hpp"
@@ -33,6 +35,8 @@ struct BsendBuffer {
   std::list<BsendSegment> segments;  // sorted by offset
 } g_bsend;
 
+void delete_request(MPI_Request r);
+
 // Requests the user freed while active: polled until complete, then deleted.
 std::vector<MPI_Request> g_detached;
 
@@ -54,8 +58,7 @@ bool reap_detached() {
   bool any = false;
   for (std::size_t i = 0; i < g_detached.size();) {
     if (request_poll(g_detached[i])) {
-      dt_release(g_detached[i]->type);
-      delete g_detached[i];
+      delete_request(g_detached[i]);
       g_detached[i] = g_detached.back();
       g_detached.pop_back();
       any = true;
@@ -159,9 +162,19 @@ int start_recv(MPI_Request r) {
   return MPI_SUCCESS;
 }
 
+// Request objects are recycled: no allocation per message once warm.
+std::vector<MPI_Request> g_request_pool;
+
+MPI_Request alloc_request() {
+  if (g_request_pool.empty()) return new sluice_request_s;
+  MPI_Request r = g_request_pool.back();
+  g_request_pool.pop_back();
+  return r;
+}
+
 MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const void* buf, int count,
                         MPI_Datatype type, int peer, int tag, SendMode mode) {
-  auto* r = new sluice_request_s;
+  MPI_Request r = alloc_request();
   r->kind = kind;
   r->comm = comm;
   r->buf = const_cast<void*>(buf);
@@ -175,8 +188,26 @@ MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const void* 
 }
 
 void delete_request(MPI_Request r) {
-  dt_release(r->type);
-  delete r;
+  if (r->type) dt_release(r->type);
+  if (g_request_pool.size() >= 1024) {
+    delete r;
+    return;
+  }
+  // Back to a fresh state, keeping small staging buffers' capacity.
+  r->kind = sluice_request_s::Kind::send;
+  r->persistent = r->active = r->done = false;
+  r->comm = nullptr;
+  r->impl = nullptr;
+  r->op.reset();
+  r->staging.clear();
+  if (r->staging.capacity() > 65536) r->staging.shrink_to_fit();
+  r->buf = nullptr;
+  r->count = 0;
+  r->type = nullptr;
+  r->peer = r->tag = 0;
+  r->mode = SendMode::standard;
+  r->status = MPI_Status{};
+  g_request_pool.push_back(r);
 }
 
 int check_send_args(MPI_Comm comm, int count, MPI_Datatype type, int dest, int tag,
@@ -274,7 +305,8 @@ int send_common(const void* buf, int count, MPI_Datatype type, int dest, int tag
                 SendMode mode, const char* function) {
   if (int rc = check_send_args(comm, count, type, dest, tag, function)) return rc;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (mode != SendMode::sync && mode != SendMode::buffered && dt_is_contiguous(type)) {
+  if (mode != SendMode::sync && mode != SendMode::buffered && !g_threaded &&
+      dt_is_contiguous(type)) {
     // Fast path: the engine's blocking send needs no request when the data goes eagerly.
     const auto* data = static_cast<const std::byte*>(buf) + dt_true_lb(type);
     Errc e = engine().send({data, bytes_of(count, type)}, comm->world[dest], tag, comm->p2p_ctx);
@@ -367,14 +399,50 @@ bool progress() {
   return any;
 }
 
+namespace {
+std::recursive_mutex g_big_mutex;
+thread_local int t_lock_depth = 0;  // how many CallGuards this thread holds
+}  // namespace
+
+bool g_threaded = false;
+
+void big_lock() {
+  g_big_mutex.lock();
+  ++t_lock_depth;
+}
+
+void big_unlock() {
+  --t_lock_depth;
+  g_big_mutex.unlock();
+}
+
 void block_until(const std::function<bool()>& done) {
   if (done()) return;
-  auto bo = engine().make_backoff();
+  if (!g_threaded) {
+    auto bo = engine().make_backoff();
+    while (!done()) {
+      if (progress())
+        bo.reset();
+      else
+        bo.pause();
+    }
+    return;
+  }
+  // MULTIPLE: let other threads in between passes. The wait sleeps with nanosleep, not the
+  // engine's driver doorbell, because another thread may be inside the engine meanwhile.
+  const auto& cfg = engine().config();
+  util::Backoff bo(static_cast<uint64_t>(cfg.get_seconds("SPIN_TIME") * 1e9),
+                   static_cast<uint64_t>(cfg.get_seconds("BACKOFF_MAX") * 1e9), nullptr);
   while (!done()) {
-    if (progress())
+    const bool moved = progress();
+    const int depth = t_lock_depth;
+    for (int i = 0; i < depth; ++i) big_unlock();
+    if (moved)
       bo.reset();
     else
       bo.pause();
+    if (depth) std::this_thread::yield();
+    for (int i = 0; i < depth; ++i) big_lock();
   }
 }
 
@@ -407,7 +475,7 @@ bool request_poll(MPI_Request r) {
 }
 
 MPI_Request make_async_request(MPI_Comm comm, std::unique_ptr<AsyncOp> op) {
-  auto* r = new sluice_request_s;
+  MPI_Request r = alloc_request();
   r->kind = sluice_request_s::Kind::async;
   r->comm = comm;
   r->op = std::move(op);
@@ -444,6 +512,8 @@ void finalize_p2p() {
   }
   reap_detached();
   g_bsend = BsendBuffer{};
+  for (MPI_Request r : g_request_pool) delete r;
+  g_request_pool.clear();
 }
 
 }  // namespace sluice::mpi
@@ -458,23 +528,28 @@ extern "C" {
 // ---- blocking sends and receives --------------------------------------------------------
 
 int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SLUICE_MPI_CALL;
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::standard, "MPI_Send");
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SLUICE_MPI_CALL;
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::sync, "MPI_Ssend");
 }
 
 int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SLUICE_MPI_CALL;
   // A ready send may be a standard send (MPI-3.1 §3.4): the receive is already posted.
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::ready, "MPI_Rsend");
 }
 
 int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  SLUICE_MPI_CALL;
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend");
 }
 
 int MPI_Buffer_attach(void* buffer, int size) {
+  SLUICE_MPI_CALL;
   if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Buffer_attach: MPI is not initialized");
   if (g_bsend.base)
     return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
@@ -486,6 +561,7 @@ int MPI_Buffer_attach(void* buffer, int size) {
 }
 
 int MPI_Buffer_detach(void* buffer_addr, int* size) {
+  SLUICE_MPI_CALL;
   if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Buffer_detach: MPI is not initialized");
   // Blocks until every message in the buffer has been sent.
   block_until([] {
@@ -501,7 +577,32 @@ int MPI_Buffer_detach(void* buffer_addr, int* size) {
 
 int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_recv_args(comm, count, datatype, source, tag, "MPI_Recv")) return rc;
+  if (source != MPI_PROC_NULL && dt_is_contiguous(datatype)) {
+    // Fast path: one engine request, no MPI request object.
+    const std::size_t bytes = bytes_of(count, datatype);
+    Errc err;
+    RequestImpl* impl = engine().irecv({static_cast<std::byte*>(buf) + dt_true_lb(datatype), bytes},
+                                       source_world(comm, source), tag, comm->p2p_ctx, err);
+    block_until([impl] { return impl->state == RequestState::complete; });
+    Status s;
+    engine().test(impl, &s);
+    if (status) {
+      status->MPI_SOURCE = comm->comm_rank_of(s.source);
+      status->MPI_TAG = s.tag;
+      status->MPI_ERROR = MPI_SUCCESS;
+      status->sluice_count = static_cast<MPI_Count>(s.size);
+      status->sluice_cancelled = 0;
+    }
+    if (s.error == Errc::ok) return MPI_SUCCESS;
+    if (s.error == Errc::truncated)
+      return raisef(comm, MPI_ERR_TRUNCATE, "MPI_Recv",
+                    "message truncated: %zu bytes arrived for a receive buffer of %zu bytes "
+                    "(source %d, tag %d)",
+                    s.size, bytes, comm->comm_rank_of(s.source), s.tag);
+    return raise(comm, errc_to_class(s.error), "MPI_Recv", "receive failed");
+  }
   MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
                               SendMode::standard);
   start_recv(r);
@@ -512,29 +613,34 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, M
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::standard,
                       "MPI_Isend");
 }
 
 int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::sync, "MPI_Issend");
 }
 
 int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::ready,
                       "MPI_Irsend");
 }
 
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::buffered,
                       "MPI_Ibsend");
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
+  SLUICE_MPI_CALL;
   if (int rc = check_recv_args(comm, count, datatype, source, tag, "MPI_Irecv")) return rc;
   MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
                               SendMode::standard);
@@ -546,6 +652,7 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_send_args(comm, sendcount, sendtype, dest, sendtag, "MPI_Sendrecv")) return rc;
   if (int rc = check_recv_args(comm, recvcount, recvtype, source, recvtag, "MPI_Sendrecv"))
     return rc;
@@ -562,6 +669,7 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   const char* fn = "MPI_Sendrecv_replace";
   if (int rc = check_send_args(comm, count, datatype, dest, sendtag, fn)) return rc;
   if (int rc = check_recv_args(comm, count, datatype, source, recvtag, fn)) return rc;
@@ -587,6 +695,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
 // ---- probes --------------------------------------------------------------------------------
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Iprobe")) return rc;
   if (source == MPI_PROC_NULL) {
     *flag = 1;
@@ -600,6 +709,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Probe")) return rc;
   if (source == MPI_PROC_NULL) {
     if (status) proc_null_status(status);
@@ -616,6 +726,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                 MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Improbe")) return rc;
   if (source == MPI_PROC_NULL) {
     *flag = 1;
@@ -637,6 +748,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
 }
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Mprobe")) return rc;
   int flag = 0;
   block_until([&] {
@@ -648,6 +760,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
 
 int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
               MPI_Status* status) {
+  SLUICE_MPI_CALL;
   MPI_Request r;
   if (int rc = mrecv_start(buf, count, datatype, message, &r, "MPI_Mrecv")) return rc;
   return wait_one(&r, status, "MPI_Mrecv");
@@ -655,12 +768,14 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
 
 int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
                MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv");
 }
 
 // ---- completion ------------------------------------------------------------------------------
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_REQUEST, "MPI_Wait", "null request pointer");
   if (request_inactive(*request)) {
     set_empty_status(status);
@@ -670,6 +785,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_REQUEST, "MPI_Test", "null request pointer");
   MPI_Request r = *request;
   if (request_inactive(r)) {
@@ -689,6 +805,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitall")) return rc;
   block_until([&] {
     for (int i = 0; i < count; ++i)
@@ -715,6 +832,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 }
 
 int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Testall")) return rc;
   auto all_done = [&] {
     for (int i = 0; i < count; ++i)
@@ -745,6 +863,7 @@ static int find_done(int count, MPI_Request reqs[]) {
 }
 
 int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitany")) return rc;
   int i = -1;
   block_until([&] { return (i = find_done(count, reqs)) != -1; });
@@ -757,6 +876,7 @@ int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
 }
 
 int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Testany")) return rc;
   int i = find_done(count, reqs);
   if (i == -1) {
@@ -800,6 +920,7 @@ static int collect_some(int count, MPI_Request reqs[], int* outcount, int indice
 
 int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
+  SLUICE_MPI_CALL;
   if (int rc = check_request_array(incount, reqs, "MPI_Waitsome")) return rc;
   int i = -1;
   block_until([&] { return (i = find_done(incount, reqs)) != -1; });
@@ -812,6 +933,7 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
 
 int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
+  SLUICE_MPI_CALL;
   if (int rc = check_request_array(incount, reqs, "MPI_Testsome")) return rc;
   int i = find_done(incount, reqs);
   if (i == -1) {
@@ -830,6 +952,7 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
 }
 
 int MPI_Request_free(MPI_Request* request) {
+  SLUICE_MPI_CALL;
   if (!request || !*request)
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request MPI_REQUEST_NULL");
   MPI_Request r = *request;
@@ -845,6 +968,7 @@ int MPI_Request_free(MPI_Request* request) {
 }
 
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  SLUICE_MPI_CALL;
   if (request_inactive(request)) {
     *flag = 1;
     set_empty_status(status);
@@ -857,6 +981,7 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 }
 
 int MPI_Cancel(MPI_Request* request) {
+  SLUICE_MPI_CALL;
   if (!request || !*request)
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request MPI_REQUEST_NULL");
   MPI_Request r = *request;
@@ -871,16 +996,19 @@ int MPI_Cancel(MPI_Request* request) {
 }
 
 int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  SLUICE_MPI_CALL;
   *flag = status->sluice_cancelled ? 1 : 0;
   return MPI_SUCCESS;
 }
 
 int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  SLUICE_MPI_CALL;
   status->sluice_cancelled = flag ? 1 : 0;
   return MPI_SUCCESS;
 }
 
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  SLUICE_MPI_CALL;
   if (int rc = check_type(nullptr, datatype, "MPI_Get_count")) return rc;
   const std::size_t size = dt_size(datatype);
   const auto bytes = static_cast<std::size_t>(status->sluice_count);
@@ -892,6 +1020,7 @@ int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
 }
 
 int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  SLUICE_MPI_CALL;
   if (int rc = check_type(nullptr, datatype, "MPI_Get_elements_x")) return rc;
   const std::size_t n = dt_elements(datatype, static_cast<std::size_t>(status->sluice_count));
   *count = n == SIZE_MAX ? MPI_UNDEFINED : static_cast<MPI_Count>(n);
@@ -899,6 +1028,7 @@ int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Coun
 }
 
 int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  SLUICE_MPI_CALL;
   MPI_Count c;
   if (int rc = MPI_Get_elements_x(status, datatype, &c)) return rc;
   *count = c > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(c);
@@ -906,6 +1036,7 @@ int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count
 }
 
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  SLUICE_MPI_CALL;
   if (int rc = check_type(nullptr, datatype, "MPI_Status_set_elements")) return rc;
   // Elements -> bytes, assuming the basic elements of the type are of equal size.
   const std::size_t per = dt_basic_count(datatype);
@@ -933,23 +1064,27 @@ static int persistent_init(const void* buf, int count, MPI_Datatype type, int pe
 
 int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return persistent_init(buf, count, datatype, dest, tag, comm, request,
                          sluice_request_s::Kind::send, SendMode::standard, "MPI_Send_init");
 }
 
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return persistent_init(buf, count, datatype, dest, tag, comm, request,
                          sluice_request_s::Kind::send, SendMode::sync, "MPI_Ssend_init");
 }
 
 int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request* request) {
+  SLUICE_MPI_CALL;
   return persistent_init(buf, count, datatype, source, tag, comm, request,
                          sluice_request_s::Kind::recv, SendMode::standard, "MPI_Recv_init");
 }
 
 int MPI_Start(MPI_Request* request) {
+  SLUICE_MPI_CALL;
   if (!request || !*request || !(*request)->persistent)
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Start", "not a persistent request");
   MPI_Request r = *request;
@@ -960,6 +1095,7 @@ int MPI_Start(MPI_Request* request) {
 }
 
 int MPI_Startall(int count, MPI_Request reqs[]) {
+  SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Startall")) return rc;
   for (int i = 0; i < count; ++i)
     if (int rc = MPI_Start(&reqs[i])) return rc;
