@@ -127,7 +127,10 @@ const ReliableChannel::Peer* ReliableChannel::find_peer(int rank) const {
 }
 
 ReliableChannel::Peer& ReliableChannel::peer(int rank) {
+  // Traffic comes in runs to and from one peer: remember the last one (map nodes are stable).
+  if (last_peer_ && last_peer_->rank == rank) return *last_peer_;
   auto [it, fresh] = peers_.try_emplace(rank);
+  last_peer_ = &it->second;
   Peer& p = it->second;
   if (fresh) {
     p.rank = rank;

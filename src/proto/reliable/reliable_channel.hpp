@@ -263,6 +263,7 @@ class ReliableChannel final : public drivers::Driver {
   drivers::DriverCaps caps_;
   std::uint32_t ring_size_ = 0;  // power of two >= 2 * window
   std::unordered_map<int, Peer> peers_;
+  Peer* last_peer_ = nullptr;    // peer() cache
   std::vector<int> ack_list_;    // peers with ack_now set
   std::vector<int> ready_list_;  // peers with deliverable buffered packets
   std::vector<int> dead_peers_;
