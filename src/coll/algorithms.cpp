@@ -25,6 +25,7 @@ namespace {
 constexpr std::size_t kBcastShort = 12288;      // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
 constexpr int kBcastMinProcs = 8;               // MPIR_CVAR_BCAST_MIN_PROCS
 constexpr std::size_t kAllreduceShort = 2048;   // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+constexpr std::size_t kReduceShort = 2048;      // MPIR_CVAR_REDUCE_SHORT_MSG_SIZE
 constexpr std::size_t kAllgatherShort = 81920;  // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE (total)
 constexpr std::size_t kAllgatherLong = 524288;  // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE (total)
 constexpr std::size_t kAlltoallShort = 256;     // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE (block)
@@ -280,77 +281,123 @@ void allreduce_recursive_doubling(Builder& b, const B* mine, B* out, std::size_t
   b.end_round();
 }
 
-// Rabenseifner (commutative operators): reduce-scatter by recursive halving, then
-// allgather by recursive doubling, so each rank moves ~2n bytes instead of n log P.
-// Extra ranks fold in and out as in recursive doubling.
-void allreduce_rabenseifner(Builder& b, const B* mine, B* out, std::size_t count) {
-  const Reducer& op = b.reducer();
-  const std::size_t es = op.elem_size, n = count * es;
-  const int P = b.size(), r = b.rank();
-  const int pof2 = pof2_floor(P), rem = P - pof2;
-  const std::size_t q = count / pof2, qr = count % pof2;
-  auto disp = [&](int blk) {  // first element of block blk (of pof2)
+// Rabenseifner's reduce-scatter phase (commutative operators), shared by allreduce and
+// reduce: ranks beyond the largest power of two fold into their odd neighbour, then
+// recursive halving over pof2 blocks leaves block `newrank` of the reduction in `acc`
+// (n elements, writable; may equal `mine`, i.e. in place). Folded-away ranks only send.
+struct Halving {
+  int pof2 = 1, rem = 0, newrank = -1;
+  std::size_t q = 0, qr = 0;  // block b holds q elements, plus one for b < qr
+  struct Step {
+    int peer, klo, khi, slo, shi;  // blocks kept [klo, khi) and sent [slo, shi)
+  } steps[32];
+  int nsteps = 0;
+  std::size_t disp(int blk) const {  // first element of block blk
     return static_cast<std::size_t>(blk) * q + std::min<std::size_t>(blk, qr);
-  };
-  bool acc_ro = mine != out;
-  int newrank;
-  if (r < 2 * rem) {
+  }
+  int world_of(int nr) const { return nr < rem ? nr * 2 + 1 : nr + rem; }
+};
+
+Halving reduce_scatter_rabenseifner(Builder& b, const B* mine, B* acc, std::size_t count) {
+  const std::size_t es = b.reducer().elem_size, n = count * es;
+  const int P = b.size(), r = b.rank();
+  Halving h;
+  h.pof2 = pof2_floor(P);
+  h.rem = P - h.pof2;
+  h.q = count / h.pof2;
+  h.qr = count % h.pof2;
+  bool acc_ro = mine != acc;  // our data still only in `mine`
+  if (r < 2 * h.rem) {
     if (r % 2 == 0) {
       b.send(r + 1, mine, n);
-      if (!acc_ro) b.end_round();
-      b.recv(r + 1, out, n);
       b.end_round();
-      return;
+      return h;
     }
-    B* x = acc_ro ? out : b.temp(n);
+    B* x = acc_ro ? acc : b.temp(n);
     b.recv(r - 1, x, n);
     b.end_round();
-    if (acc_ro)
-      b.reduce(mine, out, count);
-    else
-      b.reduce(x, out, count);
+    b.reduce(acc_ro ? mine : x, acc, count);
     acc_ro = false;
-    newrank = r / 2;
+    h.newrank = r / 2;
   } else {
-    newrank = r - rem;
+    h.newrank = r - h.rem;
   }
-  auto world_of = [&](int nr) { return nr < rem ? nr * 2 + 1 : nr + rem; };
-  struct Step {
-    int peer, klo, khi, slo, shi;
-  };
-  Step steps[32];
-  int nsteps = 0;
-  B* half = nullptr;  // receives the partner's share of our half; the first half is largest
-  int lo = 0, hi = pof2;
-  for (int mask = pof2 / 2; mask >= 1; mask >>= 1) {
-    const int peer = world_of(newrank ^ mask), mid = lo + mask;
-    Step s = newrank < mid ? Step{peer, lo, mid, mid, hi} : Step{peer, mid, hi, lo, mid};
-    const std::size_t ko = disp(s.klo), kc = disp(s.khi) - ko;
-    const std::size_t so = disp(s.slo), sc = disp(s.shi) - so;
+  B* half = nullptr;  // the partner's share of our half; the first half is the largest
+  int lo = 0, hi = h.pof2;
+  for (int mask = h.pof2 / 2; mask >= 1; mask >>= 1) {
+    const int peer = h.world_of(h.newrank ^ mask), mid = lo + mask;
+    const Halving::Step s = h.newrank < mid ? Halving::Step{peer, lo, mid, mid, hi}
+                                            : Halving::Step{peer, mid, hi, lo, mid};
+    const std::size_t ko = h.disp(s.klo), kc = h.disp(s.khi) - ko;
+    const std::size_t so = h.disp(s.slo), sc = h.disp(s.shi) - so;
     if (acc_ro) {
-      b.recv(peer, out + ko * es, kc * es);
+      b.recv(peer, acc + ko * es, kc * es);
       b.send(peer, mine + so * es, sc * es);
       b.end_round();
-      b.reduce(mine + ko * es, out + ko * es, kc);
+      b.reduce(mine + ko * es, acc + ko * es, kc);
       acc_ro = false;
     } else {
-      if (!half) half = b.temp(disp(pof2 / 2) * es);
+      if (!half) half = b.temp(h.disp(h.pof2 / 2) * es);
       b.recv(peer, half, kc * es);
-      b.send(peer, out + so * es, sc * es);
+      b.send(peer, acc + so * es, sc * es);
       b.end_round();
-      b.reduce(half, out + ko * es, kc);
+      b.reduce(half, acc + ko * es, kc);
     }
-    steps[nsteps++] = s;
+    h.steps[h.nsteps++] = s;
     lo = s.klo;
     hi = s.khi;
   }
-  for (int i = nsteps - 1; i >= 0; --i) {
-    const Step& s = steps[i];
-    b.recv(s.peer, out + disp(s.slo) * es, (disp(s.shi) - disp(s.slo)) * es);
-    b.send(s.peer, out + disp(s.klo) * es, (disp(s.khi) - disp(s.klo)) * es);
+  return h;
+}
+
+// Rabenseifner allreduce: the reduce-scatter above, then an allgather by recursive
+// doubling (the halving steps in reverse), so each rank moves ~2n bytes, not n log P.
+void allreduce_rabenseifner(Builder& b, const B* mine, B* out, std::size_t count) {
+  const std::size_t es = b.reducer().elem_size, n = count * es;
+  const int r = b.rank();
+  const Halving h = reduce_scatter_rabenseifner(b, mine, out, count);
+  if (h.newrank < 0) {  // folded away: the odd neighbour sends the result
+    b.recv(r + 1, out, n);
+    b.end_round();
+    return;
+  }
+  for (int i = h.nsteps - 1; i >= 0; --i) {
+    const Halving::Step& s = h.steps[i];
+    b.recv(s.peer, out + h.disp(s.slo) * es, (h.disp(s.shi) - h.disp(s.slo)) * es);
+    b.send(s.peer, out + h.disp(s.klo) * es, (h.disp(s.khi) - h.disp(s.klo)) * es);
     b.end_round();
   }
-  if (r < 2 * rem) b.send(r - 1, out, n);
+  if (r < 2 * h.rem) b.send(r - 1, out, n);
+  b.end_round();
+}
+
+// Rabenseifner reduce: the reduce-scatter above, then a binomial gather of the blocks to
+// the root (the halving steps in reverse, each pair's half nearer the root receiving).
+// The root accumulates in its own buffer; a folded-away root gets the result from its
+// odd neighbour.
+void reduce_rabenseifner(Builder& b, const B* mine, B* out, std::size_t count, int root) {
+  const std::size_t es = b.reducer().elem_size, n = count * es;
+  const int r = b.rank();
+  B* acc = r == root ? out : b.temp(n);
+  const Halving h = reduce_scatter_rabenseifner(b, mine, acc, count);
+  const int newroot = root < 2 * h.rem ? root / 2 : root - h.rem;
+  if (h.newrank >= 0) {
+    for (int i = h.nsteps - 1; i >= 0; --i) {
+      const Halving::Step& s = h.steps[i];
+      const int mask = h.pof2 >> (i + 1);
+      if ((h.newrank & mask) == (newroot & mask)) {  // receive the partner's blocks
+        b.recv(s.peer, acc + h.disp(s.slo) * es, (h.disp(s.shi) - h.disp(s.slo)) * es);
+        b.end_round();
+      } else {  // hand ours over and stop
+        b.send(s.peer, acc + h.disp(s.klo) * es, (h.disp(s.khi) - h.disp(s.klo)) * es);
+        b.end_round();
+        return;
+      }
+    }
+    if (h.world_of(newroot) != root) b.send(root, acc, n);  // our folded-away even root
+  } else if (r == root) {
+    b.recv(r + 1, out, n);
+  }
   b.end_round();
 }
 
@@ -768,7 +815,13 @@ Schedule* ireduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t coun
     b.copy(mine, recvbuf, n);
     return b.start();
   }
-  reduce_binomial(b, mine, g.rank == root ? wb(recvbuf) : nullptr, count, root);
+  if (op.commutative && n >= kReduceShort &&
+      count >= static_cast<std::size_t>(pof2_floor(g.size))) {
+    b.set_algorithm("reduce: Rabenseifner reduce-scatter + gather");
+    reduce_rabenseifner(b, mine, g.rank == root ? wb(recvbuf) : nullptr, count, root);
+  } else {
+    reduce_binomial(b, mine, g.rank == root ? wb(recvbuf) : nullptr, count, root);
+  }
   return b.start();
 }
 

@@ -103,6 +103,7 @@ class CollOp final : public AsyncOp {
     unpacks_.push_back({t, from, to, count});
   }
   void retain(MPI_Datatype t) {
+    if (t->predefined) return;  // never freed; keeps small collectives allocation-free
     dt_retain(t);
     types_.push_back(t);
   }
