@@ -251,12 +251,19 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split")) return rc;
-  if (color < 0 && color != MPI_UNDEFINED)
-    return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
+  // A bad color still takes part in the exchange (as MPI_UNDEFINED), so the other members
+  // do not wait forever when the error handler returns.
+  const bool bad_color = color < 0 && color != MPI_UNDEFINED;
+  if (bad_color) color = MPI_UNDEFINED;
   std::unique_ptr<AllgatherInts> ag;
   if (int rc = allgather_ints(comm, {color, key, static_cast<int>(g_next_ctx)}, ag))
     return raise(comm, rc, "MPI_Comm_split", "exchange failed");
   const uint32_t ctx = agreed_ctx(*ag, comm->size, 2);
+  if (bad_color) {
+    *newcomm = MPI_COMM_NULL;
+    return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split",
+                  "invalid color (negative, not MPI_UNDEFINED)");
+  }
   if (color == MPI_UNDEFINED) {
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -293,14 +300,16 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_create")) return rc;
   if (!group) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group MPI_GROUP_NULL");
-  for (int w : group->world)
-    if (comm->comm_rank_of(w) < 0)
-      return raisef(comm, MPI_ERR_GROUP, "MPI_Comm_create",
-                    "group contains world rank %d, which is not in %s", w, comm_label(comm));
   std::unique_ptr<AllgatherInts> ag;
   if (int rc = allgather_ints(comm, {static_cast<int>(g_next_ctx)}, ag))
     return raise(comm, rc, "MPI_Comm_create", "exchange failed");
   const uint32_t ctx = agreed_ctx(*ag, comm->size, 0);
+  for (int w : group->world)
+    if (comm->comm_rank_of(w) < 0) {
+      *newcomm = MPI_COMM_NULL;
+      return raisef(comm, MPI_ERR_GROUP, "MPI_Comm_create",
+                    "group contains world rank %d, which is not in %s", w, comm_label(comm));
+    }
   *newcomm =
       group->rank_of_self() == MPI_UNDEFINED ? MPI_COMM_NULL : new_comm(group->world, ctx, comm);
   return MPI_SUCCESS;
