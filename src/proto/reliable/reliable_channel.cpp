@@ -141,8 +141,13 @@ ReliableChannel::Peer& ReliableChannel::peer(int rank) {
   return p;
 }
 
-void ReliableChannel::arm(std::uint64_t deadline) {
+void ReliableChannel::arm(Peer& p, std::uint64_t deadline) {
+  if (deadline == kNever) return;
   next_deadline_ = std::min(next_deadline_, deadline);
+  if (!p.in_timer_list) {  // timers only ever visit peers with something armed
+    p.in_timer_list = true;
+    timer_list_.push_back(p.rank);
+  }
 }
 
 bool ReliableChannel::peer_dead(int rank) const {
@@ -377,7 +382,7 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
   p.talked = true;
   ++stats_.data_sent;
   stats_.bytes_sent += header.size() + payload.size();
-  arm(peer_deadline(p));
+  arm(p, peer_deadline(p));
   return IoStatus::done;
 }
 
@@ -436,7 +441,7 @@ void ReliableChannel::on_raw(int src, std::span<const std::byte> header,
   p.last_heard = now_;
   if (!p.talked) {
     p.talked = true;
-    arm(peer_deadline(p));
+    arm(p, peer_deadline(p));
   }
   process_ack(p, h);
   if (p.state == PeerState::dead) return;
@@ -517,7 +522,7 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
     p.backoff = 0;
     p.waiting_since = now_;
     p.rto_deadline = p.flight.empty() ? 0 : now_ + p.rto;
-    arm(peer_deadline(p));
+    arm(p, peer_deadline(p));
   }
   if (newest_xmit == 0) return;
   // Fast retransmission: a packet sent after this one's last transmission has arrived,
@@ -569,7 +574,7 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
     request_ack(p, false);
   } else if (p.ack_deadline == 0) {
     p.ack_deadline = now_ + cfg_.delayed_ack_ns;
-    arm(p.ack_deadline);
+    arm(p, p.ack_deadline);
   }
 
   if (offset == 0 && delivered < budget) {
@@ -678,14 +683,14 @@ std::uint64_t ReliableChannel::peer_deadline(const Peer& p) const {
 
 void ReliableChannel::run_timers() {
   next_deadline_ = kNever;
-  std::vector<int> ranks;  // by value: a dead-peer callback may send and add peers
-  ranks.reserve(peers_.size());
-  for (const auto& [rank, p] : peers_)
-    if (p.state == PeerState::alive) ranks.push_back(rank);
+  std::vector<int> ranks;  // swapped out: a dead-peer callback may send and arm peers
+  ranks.swap(timer_list_);
 
   for (int rank : ranks) {
     Peer* pp = find_peer(rank);
-    if (!pp || pp->state != PeerState::alive) continue;
+    if (!pp) continue;
+    pp->in_timer_list = false;
+    if (pp->state != PeerState::alive) continue;
     Peer& p = *pp;
     const bool silent_in_flight =
         !p.flight.empty() && now_ - p.waiting_since >= cfg_.peer_timeout_ns;
@@ -721,7 +726,7 @@ void ReliableChannel::run_timers() {
       if (p.state != PeerState::alive) continue;
       p.next_probe = now_ + cfg_.keepalive_ns;
     }
-    arm(peer_deadline(p));
+    arm(p, peer_deadline(p));
   }
 }
 

@@ -216,6 +216,7 @@ class ReliableChannel final : public drivers::Driver {
     std::uint32_t nacked_at = 0;
     bool in_ack_list = false;
     bool in_ready_list = false;
+    bool in_timer_list = false;
     // rails
     std::array<RailHealth, kMaxRails> rail{};
     std::uint8_t next_rail = 0;
@@ -230,7 +231,7 @@ class ReliableChannel final : public drivers::Driver {
   Peer& peer(int rank);
   Peer* find_peer(int rank);
   const Peer* find_peer(int rank) const;
-  void arm(std::uint64_t deadline);
+  void arm(Peer& p, std::uint64_t deadline);  // p has a timer due at `deadline`
 
   // Fills ack + sack from `p`'s receive state.
   void fill_ack(Peer& p, RelHeader& h) const;
@@ -266,6 +267,7 @@ class ReliableChannel final : public drivers::Driver {
   Peer* last_peer_ = nullptr;    // peer() cache
   std::vector<int> ack_list_;    // peers with ack_now set
   std::vector<int> ready_list_;  // peers with deliverable buffered packets
+  std::vector<int> timer_list_;  // peers with an armed timer (some may have expired)
   std::vector<int> dead_peers_;
   std::uint64_t now_ = 0;                     // clock at the start of the current call
   std::uint64_t next_deadline_ = UINT64_MAX;  // earliest armed timer (may be early, never late)
