@@ -1,12 +1,19 @@
 // MPI datatypes: the predefined types, the derived-type engine and the pack/unpack
 // kernels the point-to-point and collective layers use.
 //
-// Every type is flattened when it is constructed into a precompiled list of byte runs for
-// one element (adjacent runs merged, equal-length equally-spaced runs folded into one
-// strided run), so packing is a loop of memcpy calls and never interprets the constructor
-// tree. Derived types copy what they need from their children, so freeing a child never
-// invalidates a parent; a type itself stays alive while anything holds a reference
-// (dt_retain/dt_release), e.g. a pending request after MPI_Type_free.
+// Every type is flattened when it is constructed (not at commit: an uncommitted type may
+// be the child of another constructor, which needs its layout anyway; commit is then O(1))
+// into a precompiled list of byte runs for one element: adjacent blocks merged, equal-length
+// equally-spaced blocks folded into one strided run, and a regular repetition of a
+// multi-run pattern kept as (runs x reps) instead of being expanded. Packing is then a loop
+// of memcpy calls that never interprets the constructor tree. Derived types copy what they
+// need from their children, so freeing a child never invalidates a parent; a type itself
+// stays alive while anything holds a reference (dt_retain/dt_release), e.g. a pending
+// request after MPI_Type_free.
+//
+// Extents follow MPI-3.1 §4.1: create_struct pads the extent to the strictest member
+// alignment (as a C compiler pads a struct) unless a member has bounds set by
+// create_resized; lb/ub of every constructor come from the members' lb/ub.
 #pragma once
 
 #include <mpi.h>
