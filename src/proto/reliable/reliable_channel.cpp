@@ -328,6 +328,7 @@ void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, bool fast) {
   }
   const IoStatus s = transmit(p, pkt, rel_flags::ack_request, pkt.rail);
   if (s == IoStatus::done) {
+    p.last_retransmit = now_;
     ++(fast ? stats_.retransmit_fast : stats_.retransmit_timeout);
   } else if (s == IoStatus::failed) {
     declare_dead(p);
@@ -485,8 +486,12 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
     progress = true;
     rail_acked(p, t.rail);
     newest_xmit = std::max(newest_xmit, t.xmit_order);
-    if (t.transmissions == 1 && (!have_sample || t.last_sent > sample_sent)) {
-      have_sample = true;  // Karn: a resent packet's ack is ambiguous, never a sample
+    // Karn: a resent packet's ack is ambiguous, never a sample. Nor is one for a packet
+    // sent before our latest retransmission: that ack may have been lost and only
+    // repeated because the retransmission asked for it, which would time the RTO itself.
+    if (t.transmissions == 1 && t.last_sent > p.last_retransmit &&
+        (!have_sample || t.last_sent > sample_sent)) {
+      have_sample = true;
       sample_sent = t.last_sent;
     }
   };

@@ -201,8 +201,9 @@ class ReliableChannel final : public drivers::Driver {
     std::uint64_t xmit_counter = 0;
     std::uint64_t srtt = 0, rttvar = 0, rto = 0;
     unsigned backoff = 0;
-    std::uint64_t rto_deadline = 0;   // 0: disarmed
-    std::uint64_t waiting_since = 0;  // last ack progress (or start of the flight)
+    std::uint64_t last_retransmit = 0;  // time of the latest retransmission
+    std::uint64_t rto_deadline = 0;     // 0: disarmed
+    std::uint64_t waiting_since = 0;    // last ack progress (or start of the flight)
     // receive side
     std::uint32_t next_deliver = 0;  // next seq the sink gets
     std::vector<RxSlot> ring;        // out-of-order (and budget-deferred) arrivals
