@@ -468,8 +468,45 @@ const bool predefined_ready = [] {
 
 // ---- copy kernels --------------------------------------------------------------------------
 
+// Copies n <= 64 bytes between non-overlapping buffers with two possibly overlapping
+// fixed-size moves: inlined moves instead of a memcpy call per small block.
+inline void copy_small(char* dst, const char* src, std::size_t n) {
+  if (n >= 16) {
+    if (n >= 32) {
+      std::memcpy(dst, src, 32);
+      std::memcpy(dst + n - 32, src + n - 32, 32);
+    } else {
+      std::memcpy(dst, src, 16);
+      std::memcpy(dst + n - 16, src + n - 16, 16);
+    }
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else if (n >= 2) {
+    std::memcpy(dst, src, 2);
+    std::memcpy(dst + n - 2, src + n - 2, 2);
+  } else if (n == 1) {
+    *dst = *src;
+  }
+}
+
+// One block between memory and the packed stream.
+template <bool kPack>
+inline void copy_block(char* mem, char* packed, std::size_t len) {
+  char* dst = kPack ? packed : mem;
+  const char* src = kPack ? mem : packed;
+  if (len <= 64) {
+    copy_small(dst, src, len);
+  } else {
+    std::memcpy(dst, src, len);
+  }
+}
+
 // Copies `count` blocks of `len` bytes spaced `stride` apart in memory to/from consecutive
-// packed bytes. Small common lengths get fixed-size copies the compiler turns into moves.
+// packed bytes. Common lengths get fixed-size copies the compiler turns into moves.
 template <bool kPack, std::size_t kLen>
 inline char* strided_fixed(char* mem, MPI_Aint stride, std::size_t count, char* packed) {
   for (std::size_t i = 0; i < count; ++i, mem += stride, packed += kLen) {
@@ -485,35 +522,19 @@ inline char* strided_fixed(char* mem, MPI_Aint stride, std::size_t count, char* 
 template <bool kPack>
 inline char* strided(char* mem, MPI_Aint stride, std::size_t len, std::size_t count, char* packed) {
   if (count == 1) {
-    if constexpr (kPack) {
-      std::memcpy(packed, mem, len);
-    } else {
-      std::memcpy(mem, packed, len);
-    }
+    copy_block<kPack>(mem, packed, len);
     return packed + len;
   }
   switch (len) {
-    case 1:
-      return strided_fixed<kPack, 1>(mem, stride, count, packed);
-    case 2:
-      return strided_fixed<kPack, 2>(mem, stride, count, packed);
     case 4:
       return strided_fixed<kPack, 4>(mem, stride, count, packed);
     case 8:
       return strided_fixed<kPack, 8>(mem, stride, count, packed);
-    case 12:
-      return strided_fixed<kPack, 12>(mem, stride, count, packed);
     case 16:
       return strided_fixed<kPack, 16>(mem, stride, count, packed);
-    case 32:
-      return strided_fixed<kPack, 32>(mem, stride, count, packed);
     default:
       for (std::size_t i = 0; i < count; ++i, mem += stride, packed += len) {
-        if constexpr (kPack) {
-          std::memcpy(packed, mem, len);
-        } else {
-          std::memcpy(mem, packed, len);
-        }
+        copy_block<kPack>(mem, packed, len);
       }
       return packed;
   }
@@ -548,7 +569,12 @@ char* copy_elements(const Type& t, const void* buf, std::size_t n, char* packed)
     for (std::size_t rep = 0; rep < t.reps; ++rep) {
       char* base = elem + static_cast<MPI_Aint>(rep) * t.rep_stride;
       for (const Run& r : t.runs) {
-        packed = strided<kPack>(base + r.offset, r.stride, r.length, r.count, packed);
+        if (r.count == 1) {  // struct members: mostly single small blocks
+          copy_block<kPack>(base + r.offset, packed, r.length);
+          packed += r.length;
+        } else {
+          packed = strided<kPack>(base + r.offset, r.stride, r.length, r.count, packed);
+        }
       }
     }
   }

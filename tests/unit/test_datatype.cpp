@@ -1118,3 +1118,22 @@ TEST(Pack, LargeFragmentsOfRepeatedStridedTypes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Pack, EveryBlockLengthUpTo130) {
+  // Exercises each small-copy size class, strided and single-block paths.
+  for (std::size_t len = 1; len <= 130; ++len) {
+    for (std::size_t count : {1, 3}) {
+      std::vector<Block> bs;
+      auto c = basic(MPI_CHAR);
+      for (std::size_t i = 0; i < count; ++i) bs.push_back({MPI_Aint(i * (len + 3)), len, &c->ref});
+      Typed t(dt_hvector(count, len, MPI_Aint(len + 3), MPI_CHAR, MPI_COMBINER_HVECTOR),
+              ref_blocks(bs));
+      check_type(t, 2, "len " + std::to_string(len));
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+}  // namespace
