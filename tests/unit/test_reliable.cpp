@@ -668,6 +668,30 @@ TEST(Reliable, OneLostPacketIsRepairedByFastRetransmit) {
   EXPECT_EQ(pair.ch[1]->stats().out_of_order, 6u);
 }
 
+TEST(Reliable, LostTailIsRepairedByATailProbeBeforeTheTimeout) {
+  Pair pair({}, test_config());
+  ASSERT_TRUE(exchange(pair, 50).finished);  // RTT samples exist now
+  const std::uint64_t rto = pair.ch[0]->rto_ns(1);
+  const std::byte hdr[8] = {};
+  for (int i = 0; i < 5; ++i) {
+    pair.fault[0]->set_blackhole(i >= 3);  // the last two of a burst vanish
+    ASSERT_EQ(pair.ch[0]->send(1, hdr, {}), IoStatus::done);
+  }
+  pair.fault[0]->set_blackhole(false);
+  const std::uint64_t t0 = pair.clock;
+  CountingSink sink;
+  while (sink.count < 5 && pair.clock - t0 < 10 * rto) {
+    pair.clock += 2'000;
+    pair.ch[1]->poll(sink, 16);
+    pair.ch[0]->poll(sink, 16);
+  }
+  EXPECT_EQ(sink.count, 5);
+  EXPECT_LT(pair.clock - t0, rto);  // repaired before the RTO would have fired
+  EXPECT_EQ(pair.ch[0]->stats().tail_probes, 1u);
+  EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 1u);  // packet 3, exposed by the probe
+  EXPECT_EQ(pair.ch[0]->stats().retransmit_timeout, 0u);
+}
+
 TEST(Reliable, LostTailIsRepairedByTimeoutWithBackoff) {
   Pair pair({}, test_config());
   const std::byte hdr[8] = {};

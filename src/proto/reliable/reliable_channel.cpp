@@ -320,16 +320,27 @@ bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
   return true;
 }
 
-void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, bool fast) {
-  // Ask for an immediate ack: the sender is already recovering, don't add the ack delay.
-  if (!pkt.loss_noted) {
+void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, Resend why) {
+  // A tail probe is a guess, not a detected loss: it does not count against the rail.
+  if (why != Resend::tail_probe && !pkt.loss_noted) {
     pkt.loss_noted = true;
     rail_lost(p, pkt.rail);
   }
+  // Ask for an immediate ack: the sender is already recovering, don't add the ack delay.
   const IoStatus s = transmit(p, pkt, rel_flags::ack_request, pkt.rail);
   if (s == IoStatus::done) {
     p.last_retransmit = now_;
-    ++(fast ? stats_.retransmit_fast : stats_.retransmit_timeout);
+    switch (why) {
+      case Resend::timeout:
+        ++stats_.retransmit_timeout;
+        break;
+      case Resend::fast:
+        ++stats_.retransmit_fast;
+        break;
+      case Resend::tail_probe:
+        ++stats_.tail_probes;
+        break;
+    }
   } else if (s == IoStatus::failed) {
     declare_dead(p);
   }  // again: the retransmission timer tries later
@@ -377,6 +388,7 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
     p.waiting_since = now_;
     p.rto_deadline = now_ + backed_off(p.rto, p.backoff, cfg_.max_rto_ns);
   }
+  if (!p.probe_sent) p.probe_deadline = now_ + probe_timeout(p);  // from the newest packet
   p.flight_bytes += pkt.bytes();
   p.flight.push_back(std::move(pkt));
   ++p.next_seq;
@@ -459,6 +471,12 @@ void ReliableChannel::on_raw(int src, std::span<const std::byte> header,
   }
 }
 
+std::uint64_t ReliableChannel::probe_timeout(const Peer& p) const {
+  // Two RTTs plus the receiver's ack delay; before any RTT sample, the RTO decides alone.
+  if (p.srtt == 0) return kNever / 2;
+  return std::min(2 * p.srtt + cfg_.delayed_ack_ns + kRtoGranularityNs, p.rto);
+}
+
 void ReliableChannel::rtt_sample(Peer& p, std::uint64_t r) {
   r = std::max<std::uint64_t>(r, 1);
   if (p.srtt == 0) {
@@ -527,6 +545,8 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
     p.backoff = 0;
     p.waiting_since = now_;
     p.rto_deadline = p.flight.empty() ? 0 : now_ + p.rto;
+    p.probe_sent = false;
+    p.probe_deadline = p.flight.empty() ? 0 : now_ + probe_timeout(p);
     arm(p, peer_deadline(p));
   }
   if (newest_xmit == 0) return;
@@ -535,7 +555,7 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
   for (std::size_t i = 0; i < p.flight.size(); ++i) {
     TxPacket& t = p.flight[i];
     if (t.sacked || t.xmit_order >= newest_xmit) continue;
-    retransmit(p, t, true);
+    retransmit(p, t, Resend::fast);
     if (p.state == PeerState::dead) return;
   }
 }
@@ -677,6 +697,7 @@ std::uint64_t ReliableChannel::peer_deadline(const Peer& p) const {
   if (!p.flight.empty()) {
     d = std::min(d, p.waiting_since + cfg_.peer_timeout_ns);
     if (p.rto_deadline) d = std::min(d, p.rto_deadline);
+    if (p.probe_deadline && !p.probe_sent) d = std::min(d, p.probe_deadline);
   }
   if (p.ack_pending && p.ack_deadline) d = std::min(d, p.ack_deadline);
   if (cfg_.keepalive_ns && p.talked) {
@@ -706,11 +727,24 @@ void ReliableChannel::run_timers() {
       continue;
     }
 
+    // Tail loss probe: resend the newest packet, so that if the tail of a burst was lost
+    // the ack it draws (with its selective bits) triggers fast retransmission of the rest
+    // about one RTT later, instead of a full RTO.
+    if (!p.flight.empty() && !p.probe_sent && p.probe_deadline && now_ >= p.probe_deadline &&
+        (p.rto_deadline == 0 || p.probe_deadline < p.rto_deadline)) {
+      std::size_t last = p.flight.size();
+      while (last > 0 && p.flight[last - 1].sacked) --last;
+      p.probe_sent = true;
+      p.probe_deadline = 0;
+      if (last > 0) retransmit(p, p.flight[last - 1], Resend::tail_probe);
+      if (p.state != PeerState::alive) continue;
+    }
+
     if (!p.flight.empty() && p.rto_deadline && now_ >= p.rto_deadline) {
       std::size_t first = 0;
       while (first < p.flight.size() && p.flight[first].sacked) ++first;
       if (first < p.flight.size())
-        retransmit(p, p.flight[first], false);
+        retransmit(p, p.flight[first], Resend::timeout);
       else  // everything is buffered at the peer; only its cumulative ack is missing
         send_control(p, RelType::probe, rel_flags::ack_request);
       if (p.state != PeerState::alive) continue;
@@ -770,7 +804,8 @@ std::string ReliableChannel::stats_text() const {
       buf, sizeof buf,
       "rel: sent=%llu delivered=%llu rtx_timeout=%llu rtx_fast=%llu dup=%llu corrupt=%llu "
       "bad_key=%llu malformed=%llu beyond_window=%llu ooo=%llu acks_piggybacked=%llu "
-      "acks_standalone=%llu nacks=%llu probes=%llu window_full=%llu dead=%llu srtt_us=%.1f",
+      "acks_standalone=%llu nacks=%llu probes=%llu tail_probes=%llu window_full=%llu dead=%llu "
+      "srtt_us=%.1f",
       static_cast<unsigned long long>(stats_.data_sent),
       static_cast<unsigned long long>(stats_.delivered),
       static_cast<unsigned long long>(stats_.retransmit_timeout),
@@ -785,6 +820,7 @@ std::string ReliableChannel::stats_text() const {
       static_cast<unsigned long long>(stats_.acks_standalone),
       static_cast<unsigned long long>(stats_.nacks_sent),
       static_cast<unsigned long long>(stats_.probes_sent),
+      static_cast<unsigned long long>(stats_.tail_probes),
       static_cast<unsigned long long>(stats_.window_full),
       static_cast<unsigned long long>(stats_.peers_dead),
       n ? static_cast<double>(srtt_sum) / static_cast<double>(n) / 1000.0 : 0.0);

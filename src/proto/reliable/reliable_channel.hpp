@@ -71,6 +71,7 @@ struct ReliableStats {
   std::uint64_t delivered = 0;           // data packets handed to the sink
   std::uint64_t retransmit_timeout = 0;  // resent because the RTO expired
   std::uint64_t retransmit_fast = 0;     // resent because a later packet was acked
+  std::uint64_t tail_probes = 0;         // newest packet resent to draw an ack (tail loss)
   std::uint64_t duplicates = 0;          // data packets already received, dropped
   std::uint64_t corrupt = 0;             // CRC mismatch, dropped
   std::uint64_t bad_key = 0;             // intact packet with another job's key, dropped
@@ -202,6 +203,8 @@ class ReliableChannel final : public drivers::Driver {
     std::uint64_t srtt = 0, rttvar = 0, rto = 0;
     unsigned backoff = 0;
     std::uint64_t last_retransmit = 0;  // time of the latest retransmission
+    std::uint64_t probe_deadline = 0;   // tail loss probe, 0: disarmed
+    bool probe_sent = false;            // one probe per ack progress
     std::uint64_t rto_deadline = 0;     // 0: disarmed
     std::uint64_t waiting_since = 0;    // last ack progress (or start of the flight)
     // receive side
@@ -242,7 +245,9 @@ class ReliableChannel final : public drivers::Driver {
   void rail_lost(Peer& p, int rail);
   void rail_acked(Peer& p, int rail);
   bool send_control(Peer& p, RelType type, std::uint8_t flags);
-  void retransmit(Peer& p, TxPacket& pkt, bool fast);
+  enum class Resend : std::uint8_t { timeout, fast, tail_probe };
+  void retransmit(Peer& p, TxPacket& pkt, Resend why);
+  std::uint64_t probe_timeout(const Peer& p) const;
 
   void on_raw(int src, std::span<const std::byte> header, std::span<const std::byte> payload,
               drivers::PacketSink& sink, int& delivered, int budget);

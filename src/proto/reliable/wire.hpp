@@ -82,6 +82,12 @@
 //                    oldest unacknowledged, un-sacked packet is resent and the timer
 //                    doubles (exponential backoff, capped at max_rto_ns); any ack progress
 //                    resets the backoff.
+//   tail loss probe  Armed with each new packet and on ack progress, once an RTT is known:
+//                    PTO = min(2 SRTT + delayed_ack_ns + 10 us, RTO). If it expires first,
+//                    the newest unacknowledged packet is resent (with ack_request), once
+//                    per ack progress: when the tail of a burst is lost there is no later
+//                    packet to reveal the gap, and the probe's ack lets fast retransmission
+//                    repair it in about one RTT instead of an RTO.
 //   fast retransmit  Not a timer: when an ack (cumulative or selective) covers a packet
 //                    whose last transmission came after a hole's last transmission, the
 //                    hole is presumed lost and resent at once (a time-ordered variant of
