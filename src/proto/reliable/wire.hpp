@@ -78,7 +78,9 @@
 //                    RTTVAR = R/2; later SRTT += (R - SRTT)/8, RTTVAR += (|SRTT - R| -
 //                    RTTVAR)/4; RTO = SRTT + max(4 RTTVAR, 10 us), clamped to
 //                    [min_rto_ns, max_rto_ns]; initial_rto_ns before any sample. Karn's
-//                    rule: only packets transmitted once give samples. On expiry the
+//                    rule: only packets transmitted once give samples, and only if sent
+//                    after our latest retransmission (whose ack_request may repeat an ack
+//                    that was lost, which would time the RTO, not the path). On expiry the
 //                    oldest unacknowledged, un-sacked packet is resent and the timer
 //                    doubles (exponential backoff, capped at max_rto_ns); any ack progress
 //                    resets the backoff.
