@@ -306,6 +306,39 @@ static void free_while_pending(void) {
   for (int i = 0; i < 32; ++i) CHECK(got[i] == left * 100 + 2 * i, "even %d = %d", i, got[i]);
 }
 
+/* Large non-contiguous messages (past any eager limit) with derived types on both sides:
+ * every other int sent, received into every third int. */
+static void send_large(void) {
+  enum { N = 300000 };
+  int* out = malloc(2 * N * sizeof(int));
+  int* in = malloc(3 * N * sizeof(int));
+  for (int i = 0; i < 2 * N; ++i) out[i] = rank * 7 + i;
+  for (int i = 0; i < 3 * N; ++i) in[i] = -1;
+  MPI_Datatype every2, every3;
+  MPI_Type_vector(N, 1, 2, MPI_INT, &every2);
+  MPI_Type_vector(N, 1, 3, MPI_INT, &every3);
+  MPI_Type_commit(&every2);
+  MPI_Type_commit(&every3);
+  MPI_Request rq[2];
+  MPI_Status st[2];
+  MPI_Irecv(in, 1, every3, left, 8, MPI_COMM_WORLD, &rq[0]);
+  MPI_Isend(out, 1, every2, right, 8, MPI_COMM_WORLD, &rq[1]);
+  MPI_Waitall(2, rq, st);
+  int bad = 0;
+  for (int i = 0; i < 3 * N; ++i) {
+    int want = i % 3 == 0 ? left * 7 + 2 * (i / 3) : -1;
+    if (in[i] != want) ++bad;
+  }
+  CHECK(bad == 0, "large vector message: %d wrong ints", bad);
+  int count;
+  MPI_Get_count(&st[0], MPI_INT, &count);
+  CHECK(count == N, "large vector message: Get_count %d", count);
+  MPI_Type_free(&every2);
+  MPI_Type_free(&every3);
+  free(out);
+  free(in);
+}
+
 /* Errors come back as the right class with MPI_ERRORS_RETURN. */
 static void errors(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -350,6 +383,7 @@ int main(int argc, char** argv) {
   send_resized();
   partial_elements();
   free_while_pending();
+  send_large();
   errors();
   MPI_Finalize();
   return check_exit("datatype_pack");
