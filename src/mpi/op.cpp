@@ -1,7 +1,9 @@
 // Reduction kernels. One switch per call picks a typed loop the compiler vectorises.
 // Release builds use -O2, whose "very cheap" vectoriser cost model refuses any loop that
 // needs an epilogue; the kernels here are worth the dynamic model.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 
 #include "mpi/op.hpp"
 
