@@ -1,13 +1,15 @@
 // Communicators and groups.
 //
 // A communicator is a group plus a pair of engine context ids (p2p_ctx = even id,
-// coll_ctx = p2p_ctx + 1). New ids are agreed over the parent communicator: every member
-// contributes its next free id and all take the maximum, so the pair is free on every
-// member. Limitation: the agreement assumes communicator creations on overlapping sets
-// of processes complete in the same order (true for blocking creation; two Comm_idup
-// operations pending at once on overlapping communicators may pick the same ids).
+// coll_ctx = p2p_ctx + 1). New ids are agreed over the parent communicator in rounds
+// (CtxAgreement): members propose their lowest free id, take the maximum, and confirm in
+// a second round that no member already uses or tentatively holds it for another
+// agreement in flight (e.g. two Comm_idup pending at once on overlapping communicators);
+// on a conflict they retry with higher ids. An id is never reused within a process (the
+// collectives key per-communicator state by it).
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <set>
 #include <tuple>
@@ -21,7 +23,9 @@ sluice_group_s sluice_group_empty{{}, true};
 namespace sluice::mpi {
 namespace {
 
-uint32_t g_next_ctx = 4;          // 0/1: world, 2/3: self
+uint32_t g_next_ctx = 4;          // 0/1: world, 2/3: self; ids below are taken
+std::set<uint32_t> g_claimed;     // ids of communicators this process created
+std::multiset<uint32_t> g_held;   // ids held tentatively by agreements in flight
 std::set<MPI_Comm> g_user_comms;  // freed at finalize if the user did not
 
 void fill_comm(MPI_Comm c, const std::vector<int>& world_ranks, uint32_t ctx) {
@@ -42,11 +46,10 @@ void fill_comm(MPI_Comm c, const std::vector<int>& world_ranks, uint32_t ctx) {
 // on coll_ctx with a management tag); complete when all blocks arrived.
 class AllgatherInts final : public AsyncOp {
  public:
-  AllgatherInts(MPI_Comm comm, std::vector<int> mine) : comm_(comm), n_(mine.size()) {
+  AllgatherInts(MPI_Comm comm, std::vector<int> mine, int tag) : comm_(comm), n_(mine.size()) {
     const int p = comm->size, me = comm->rank;
     all_.assign(n_ * p, 0);
     std::copy(mine.begin(), mine.end(), all_.begin() + n_ * me);
-    const int tag = kMgmtTagBase + static_cast<int>(comm->mgmt_seq++ % 0x10000u);
     for (int r = 0; r < p; ++r) {
       if (r == me) continue;
       reqs_.push_back(irecv_bytes(comm, &all_[n_ * r], n_ * sizeof(int), r, tag, comm->coll_ctx));
@@ -89,20 +92,105 @@ class AllgatherInts final : public AsyncOp {
   int error_ = MPI_SUCCESS;
 };
 
-// Blocking exchange; returns MPI_SUCCESS or an error class.
-int allgather_ints(MPI_Comm comm, std::vector<int> mine, std::unique_ptr<AllgatherInts>& out) {
-  out = std::make_unique<AllgatherInts>(comm, std::move(mine));
-  AllgatherInts* op = out.get();
-  block_until([op] { return op->test(); });
-  return op->error();
+bool ctx_taken(uint32_t v) {
+  return v < 4 || g_claimed.count(v) || g_held.count(v);
 }
 
-// The context agreed from everyone's contribution at `ctx_index` of their block.
-uint32_t agreed_ctx(const AllgatherInts& ag, int p, int ctx_index) {
-  uint32_t v = 0;
-  for (int r = 0; r < p; ++r) v = std::max(v, static_cast<uint32_t>(ag.block(r)[ctx_index]));
-  g_next_ctx = std::max(g_next_ctx, v + 2);
+uint32_t free_ctx_from(uint32_t v) {
+  v = std::max(v, g_next_ctx);
+  v += v & 1u;
+  while (ctx_taken(v)) v += 2;
   return v;
+}
+
+// Context-id agreement over `comm`; `extra` ints (split's color and key) travel with the
+// first round and are readable through first(r) afterwards.
+class CtxAgreement final : public AsyncOp {
+ public:
+  CtxAgreement(MPI_Comm comm, std::vector<int> extra)
+      : comm_(comm), extra_(std::move(extra)), index_(comm->mgmt_seq++) {
+    start_round(false, free_ctx_from(g_next_ctx));
+  }
+  ~CtxAgreement() override { drop_hold(); }
+  CtxAgreement(const CtxAgreement&) = delete;
+  CtxAgreement& operator=(const CtxAgreement&) = delete;
+
+  bool test() override {
+    while (!done_) {
+      if (!round_->test()) return false;
+      if (round_->error() != MPI_SUCCESS) {
+        error_ = round_->error();
+        drop_hold();
+        done_ = true;
+        break;
+      }
+      const std::size_t n = extra_.size();
+      bool conflict_anywhere = false;
+      uint32_t highest = 0;
+      for (int r = 0; r < comm_->size; ++r) {
+        conflict_anywhere |= round_->block(r)[n] != 0;
+        highest = std::max(highest, static_cast<uint32_t>(round_->block(r)[n + 1]));
+      }
+      if (!first_) first_ = std::move(round_);
+      if (rounds_ > 1 && !conflict_anywhere) {
+        // Everyone accepted the candidate: it is ours on every member.
+        drop_hold();
+        g_claimed.insert(candidate_);
+        g_next_ctx = std::max(g_next_ctx, candidate_ + 2);
+        done_ = true;
+        break;
+      }
+      drop_hold();
+      candidate_ = highest;
+      const bool conflict = ctx_taken(candidate_);
+      if (!conflict) {
+        g_held.insert(candidate_);
+        holding_ = true;
+      }
+      start_round(conflict, conflict ? free_ctx_from(candidate_ + 2) : candidate_);
+    }
+    return true;
+  }
+  int error() const override { return error_; }
+  uint32_t ctx() const { return candidate_; }
+  const int* first(int r) const { return first_->block(r); }
+
+ private:
+  void start_round(bool conflict, uint32_t proposal) {
+    std::vector<int> mine = extra_;
+    mine.push_back(conflict ? 1 : 0);
+    mine.push_back(static_cast<int>(proposal));
+    // Tags: one block of 64 per agreement on this communicator (the same on every member,
+    // since members create communicators on it in the same order), one tag per round.
+    const int tag = kMgmtTagBase + static_cast<int>((index_ % 1024u) * 64u + std::min(rounds_, 63));
+    if (round_ && !first_) first_ = std::move(round_);
+    round_ = std::make_unique<AllgatherInts>(comm_, std::move(mine), tag);
+    ++rounds_;
+  }
+  void drop_hold() {
+    if (!holding_) return;
+    g_held.erase(g_held.find(candidate_));
+    holding_ = false;
+  }
+
+  MPI_Comm comm_;
+  std::vector<int> extra_;
+  uint32_t index_;
+  int rounds_ = 0;
+  std::unique_ptr<AllgatherInts> round_;
+  std::unique_ptr<AllgatherInts> first_;  // round 0 (carries `extra`)
+  uint32_t candidate_ = 0;
+  bool holding_ = false;
+  bool done_ = false;
+  int error_ = MPI_SUCCESS;
+};
+
+// Blocking agreement; returns MPI_SUCCESS or an error class.
+int agree(MPI_Comm comm, std::vector<int> extra, std::unique_ptr<CtxAgreement>& out) {
+  out = std::make_unique<CtxAgreement>(comm, std::move(extra));
+  CtxAgreement* op = out.get();
+  block_until([op] { return op->test(); });
+  return op->error();
 }
 
 MPI_Comm new_comm(const std::vector<int>& world_ranks, uint32_t ctx, MPI_Comm parent) {
@@ -135,26 +223,24 @@ int compare_lists(const std::vector<int>& a, const std::vector<int>& b) {
 // Nonblocking duplication: the agreement runs as the request progresses.
 class IdupOp final : public AsyncOp {
  public:
-  IdupOp(MPI_Comm parent, MPI_Comm* out) : parent_(parent), out_(out) {
-    const uint32_t mine = g_next_ctx;
-    g_next_ctx += 2;  // keep our contribution out of other creations started meanwhile
-    ag_ = std::make_unique<AllgatherInts>(parent, std::vector<int>{static_cast<int>(mine)});
-  }
+  IdupOp(MPI_Comm parent, MPI_Comm* out)
+      : parent_(parent),
+        out_(out),
+        agreement_(std::make_unique<CtxAgreement>(parent, std::vector<int>{})) {}
   bool test() override {
     if (done_) return true;
-    if (!ag_->test()) return false;
+    if (!agreement_->test()) return false;
     done_ = true;
-    if (ag_->error() != MPI_SUCCESS) return true;
-    const uint32_t ctx = agreed_ctx(*ag_, parent_->size, 0);
-    *out_ = new_comm(parent_->world, ctx, parent_);
+    if (agreement_->error() == MPI_SUCCESS)
+      *out_ = new_comm(parent_->world, agreement_->ctx(), parent_);
     return true;
   }
-  int error() const override { return ag_->error(); }
+  int error() const override { return agreement_->error(); }
 
  private:
   MPI_Comm parent_;
   MPI_Comm* out_;
-  std::unique_ptr<AllgatherInts> ag_;
+  std::unique_ptr<CtxAgreement> agreement_;
   bool done_ = false;
 };
 
@@ -187,6 +273,8 @@ void init_predefined_comms() {
   fill_comm(MPI_COMM_SELF, {engine().rank()}, 2);
   MPI_COMM_SELF->name = "MPI_COMM_SELF";
   g_next_ctx = 4;
+  g_claimed = {0, 2};
+  g_held.clear();
 }
 
 void destroy_comm(MPI_Comm c) {
@@ -232,11 +320,10 @@ int MPI_Comm_rank(MPI_Comm comm, int* rank) {
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_dup")) return rc;
-  std::unique_ptr<AllgatherInts> ag;
-  const int mine = static_cast<int>(g_next_ctx);
-  if (int rc = allgather_ints(comm, {mine}, ag))
+  std::unique_ptr<CtxAgreement> ag;
+  if (int rc = agree(comm, {}, ag))
     return raise(comm, rc, "MPI_Comm_dup", "context agreement failed");
-  *newcomm = new_comm(comm->world, agreed_ctx(*ag, comm->size, 0), comm);
+  *newcomm = new_comm(comm->world, ag->ctx(), comm);
   return MPI_SUCCESS;
 }
 
@@ -255,10 +342,10 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   // do not wait forever when the error handler returns.
   const bool bad_color = color < 0 && color != MPI_UNDEFINED;
   if (bad_color) color = MPI_UNDEFINED;
-  std::unique_ptr<AllgatherInts> ag;
-  if (int rc = allgather_ints(comm, {color, key, static_cast<int>(g_next_ctx)}, ag))
+  std::unique_ptr<CtxAgreement> ag;
+  if (int rc = agree(comm, {color, key}, ag))
     return raise(comm, rc, "MPI_Comm_split", "exchange failed");
-  const uint32_t ctx = agreed_ctx(*ag, comm->size, 2);
+  const uint32_t ctx = ag->ctx();
   if (bad_color) {
     *newcomm = MPI_COMM_NULL;
     return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split",
@@ -271,7 +358,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   // Members of my color ordered by (key, rank in comm).
   std::vector<std::tuple<int, int>> members;
   for (int r = 0; r < comm->size; ++r)
-    if (ag->block(r)[0] == color) members.emplace_back(ag->block(r)[1], r);
+    if (ag->first(r)[0] == color) members.emplace_back(ag->first(r)[1], r);
   std::sort(members.begin(), members.end());
   std::vector<int> world;
   for (auto [k, r] : members) world.push_back(comm->world[r]);
@@ -300,10 +387,9 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_create")) return rc;
   if (!group) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group MPI_GROUP_NULL");
-  std::unique_ptr<AllgatherInts> ag;
-  if (int rc = allgather_ints(comm, {static_cast<int>(g_next_ctx)}, ag))
-    return raise(comm, rc, "MPI_Comm_create", "exchange failed");
-  const uint32_t ctx = agreed_ctx(*ag, comm->size, 0);
+  std::unique_ptr<CtxAgreement> ag;
+  if (int rc = agree(comm, {}, ag)) return raise(comm, rc, "MPI_Comm_create", "exchange failed");
+  const uint32_t ctx = ag->ctx();
   for (int w : group->world)
     if (comm->comm_rank_of(w) < 0) {
       *newcomm = MPI_COMM_NULL;

@@ -271,6 +271,38 @@ static void many(void) {
   for (int i = 0; i < 20; ++i) MPI_Comm_free(&comms[i]);
 }
 
+/* Two Comm_idup in flight at once, started in opposite orders by even and odd ranks (legal:
+ * they are on different communicators): the new communicators must not share traffic. */
+static void concurrent_idup(void) {
+  MPI_Comm c1, c2, n1, n2;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c1);
+  MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+  MPI_Request reqs[2];
+  if (rank % 2 == 0) {
+    MPI_Comm_idup(c1, &n1, &reqs[0]);
+    MPI_Comm_idup(c2, &n2, &reqs[1]);
+  } else {
+    MPI_Comm_idup(c2, &n2, &reqs[1]);
+    MPI_Comm_idup(c1, &n1, &reqs[0]);
+  }
+  MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+  const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+  int a = 100 + rank, b = 200 + rank, got_a = -1, got_b = -1;
+  MPI_Request r[4];
+  MPI_Irecv(&got_b, 1, MPI_INT, left, 1, n2, &r[0]);
+  MPI_Irecv(&got_a, 1, MPI_INT, left, 1, n1, &r[1]);
+  MPI_Isend(&a, 1, MPI_INT, right, 1, n1, &r[2]);
+  MPI_Isend(&b, 1, MPI_INT, right, 1, n2, &r[3]);
+  MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
+  CHECK(got_a == 100 + left && got_b == 200 + left, "concurrent idup: a=%d b=%d", got_a, got_b);
+  ring_check(n1, "idup 1");
+  ring_check(n2, "idup 2");
+  MPI_Comm_free(&n1);
+  MPI_Comm_free(&n2);
+  MPI_Comm_free(&c1);
+  MPI_Comm_free(&c2);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -281,6 +313,7 @@ int main(int argc, char** argv) {
   groups();
   names();
   many();
+  concurrent_idup();
   MPI_Finalize();
   return check_exit("comm");
 }
