@@ -18,6 +18,7 @@
 
 #include "drivers/fault/fault_driver.hpp"
 #include "drivers/fault/loopback_wire.hpp"
+#include "drivers/self/self_driver.hpp"
 #include "proto/reliable/wire.hpp"
 #include "util/crc32c.hpp"
 
@@ -255,6 +256,37 @@ TEST(Reliable, PresentsAReliableOrderedDriver) {
   EXPECT_EQ(caps.max_packet, 1400u);
   EXPECT_EQ(pair.ch[0]->name(), "fault(wire)+rel");
   EXPECT_EQ(pair.ch[0]->next_timer_ns(), UINT64_MAX);
+}
+
+TEST(Reliable, ForwardsOneSidedGetAndWorksOverAnyDriver) {
+  // Over the loopback-to-self driver (which can read memory): packets to ourselves go
+  // through the reliability layer, get() goes straight to the driver.
+  ReliableConfig c = test_config();
+  ReliableChannel ch(std::make_unique<FaultDriver>(std::make_unique<sluice::drivers::SelfDriver>(0),
+                                                   FaultConfig{.seed = 1, .drop = 0.3}),
+                     c);
+  EXPECT_TRUE(ch.caps().rdma_get);
+  const std::uint64_t secret = 0x1122334455667788ull;
+  std::uint64_t copy = 0;
+  EXPECT_EQ(ch.get(0, std::as_writable_bytes(std::span(&copy, 1)),
+                   reinterpret_cast<std::uint64_t>(&secret)),
+            sluice::Errc::ok);
+  EXPECT_EQ(copy, secret);
+  const std::byte hdr[8] = {};
+  CountingSink sink;
+  int sent = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (sink.count < 200 && std::chrono::steady_clock::now() - start < kWallLimit) {
+    if (sent < 200 && ch.send(0, hdr, {}) == IoStatus::done) ++sent;
+    ch.poll(sink, 8);
+  }
+  EXPECT_EQ(sink.count, 200);
+
+  LoopbackWire wire(1);  // the wire cannot read memory, so neither can the channel
+  ReliableChannel no_get(wire.endpoint(0), c);
+  EXPECT_FALSE(no_get.caps().rdma_get);
+  EXPECT_EQ(no_get.get(0, std::as_writable_bytes(std::span(&copy, 1)), 0),
+            sluice::Errc::invalid_argument);
 }
 
 TEST(Reliable, RejectsBadConfiguration) {

@@ -46,7 +46,7 @@ class FaultDriver final : public Driver {
     if (!inner_) throw std::invalid_argument("FaultDriver: no inner driver");
     if (cfg_.max_hold == 0) cfg_.max_hold = 1;
     caps_ = inner_->caps();
-    caps_.reliable = caps_.ordered = false;
+    caps_.reliable = caps_.ordered = false;  // whatever the inner driver promised
     name_ = "fault(" + std::string(inner_->name()) + ")";
   }
 
@@ -95,6 +95,10 @@ class FaultDriver final : public Driver {
   int poll(PacketSink& sink, int budget) override {
     release_held();
     return inner_->poll(sink, budget);
+  }
+  // Faults apply to packets only; one-sided reads go straight through.
+  Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) override {
+    return inner_->get(peer, local, remote_addr);
   }
   bool block(std::uint64_t timeout_ns) override {
     return held_.empty() ? inner_->block(timeout_ns) : true;

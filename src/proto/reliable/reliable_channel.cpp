@@ -789,6 +789,14 @@ std::uint64_t ReliableChannel::next_timer_ns() const {
   return next_deadline_ > t ? next_deadline_ - t : 0;
 }
 
+Errc ReliableChannel::get(int rank, std::span<std::byte> local, std::uint64_t remote_addr) {
+  if (!caps_.rdma_get || peer_dead(rank))
+    return caps_.rdma_get ? Errc::peer_dead : Errc::invalid_argument;
+  for (const auto& r : rails_)
+    if (r->reaches(rank)) return r->get(rank, local, remote_addr);
+  return Errc::invalid_argument;
+}
+
 bool ReliableChannel::block(std::uint64_t timeout_ns) {
   const std::uint64_t t = std::min(timeout_ns, next_timer_ns());
   if (t == 0) return true;

@@ -111,6 +111,9 @@ class ReliableChannel final : public drivers::Driver {
   drivers::IoStatus send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) override;
   int poll(drivers::PacketSink& sink, int budget) override;
+  // One-sided reads bypass the packet path: forwarded to a rail that can do them (caps()
+  // reports rdma_get only when every rail can).
+  Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) override;
   // Sleeps in the inner driver no longer than the next timer allows.
   bool block(std::uint64_t timeout_ns) override;
   std::string stats_text() const override;
