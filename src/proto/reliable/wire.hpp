@@ -64,6 +64,10 @@
 // buffered (duplicate, answered with an immediate ack) -> seq beyond the receive buffer
 // (beyond_window). Nothing is read past the sizes the driver reported.
 //
+// Memory per peer is bounded: the sender keeps at most `window` packets (and
+// window_bytes) for retransmission; the receiver buffers at most 2 x window packets
+// (out-of-order arrivals plus in-order ones the caller's poll budget left undelivered).
+//
 // ---------------------------------------------------------------------------------------
 // TIMERS (all driven from poll(); no threads. next_timer_ns() tells a blocking wait how
 // long it may sleep.)
