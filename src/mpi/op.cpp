@@ -149,7 +149,8 @@ void pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
   if (k == OpKind::maxloc) {
     for (std::size_t i = 0; i < n; ++i) {
       if (a[i].value > b[i].value) {
-        b[i] = a[i];
+        b[i].value = a[i].value;  // member-wise: padding bytes are not data
+        b[i].index = a[i].index;
       } else if (a[i].value == b[i].value && a[i].index < b[i].index) {
         b[i].index = a[i].index;
       }
@@ -157,7 +158,8 @@ void pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
   } else if (k == OpKind::minloc) {
     for (std::size_t i = 0; i < n; ++i) {
       if (a[i].value < b[i].value) {
-        b[i] = a[i];
+        b[i].value = a[i].value;  // member-wise: padding bytes are not data
+        b[i].index = a[i].index;
       } else if (a[i].value == b[i].value && a[i].index < b[i].index) {
         b[i].index = a[i].index;
       }
