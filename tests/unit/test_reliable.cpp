@@ -388,6 +388,20 @@ TEST(Reliable, LossyExchangeOnRealClock) {
   EXPECT_TRUE(pair.ch[0]->dead_peers().empty());
 }
 
+TEST(Reliable, BurstLossIsRepaired) {
+  FaultConfig f;
+  f.seed = 8;
+  f.burst_enter = 0.01;  // a burst every ~100 packets,
+  f.burst_exit = 0.1;    // ~10 packets long
+  f.reorder = 0.02;
+  Pair pair(f, test_config());
+  const RunResult r = exchange(pair, 3000);
+  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text();
+  EXPECT_GT(pair.fault[0]->stats().bursts, 5u);
+  EXPECT_EQ(pair.ch[1]->stats().delivered, 3000u);
+  std::printf("  rank0 %s\n", pair.ch[0]->stats_text().c_str());
+}
+
 TEST(Reliable, SequenceNumbersWrapAround) {
   ReliableConfig c = test_config();
   c.initial_seq = 0xFFFFFF00u;  // wraps after 256 packets

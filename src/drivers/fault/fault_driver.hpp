@@ -5,6 +5,9 @@
 //   reorder    the packet is held back and released 1..max_hold operations later
 //              (an operation is any send() or poll() on this driver)
 //   duplicate  the packet is sent twice
+//   bursts     a two-state (Gilbert) loss model: each packet may start a burst
+//              (burst_enter), during which every packet is dropped until it ends
+//              (burst_exit per packet; mean burst length 1 / burst_exit)
 // set_blackhole(true) drops everything from then on: a peer that went silent.
 // It wraps any driver and reports the inner driver's caps with reliable = ordered = false.
 #pragma once
@@ -29,11 +32,14 @@ struct FaultConfig {
   double reorder = 0.0;
   double corrupt = 0.0;
   std::uint32_t max_hold = 8;  // operations a reordered packet is held for, at most
+  double burst_enter = 0.0;    // probability a packet starts a loss burst
+  double burst_exit = 0.25;    // probability a burst ends at each packet
 };
 
 struct FaultStats {
-  std::uint64_t passed = 0;  // sent to the inner driver (including damaged ones)
-  std::uint64_t dropped = 0;
+  std::uint64_t passed = 0;   // sent to the inner driver (including damaged ones)
+  std::uint64_t dropped = 0;  // including bursts
+  std::uint64_t bursts = 0;
   std::uint64_t duplicated = 0;
   std::uint64_t reordered = 0;
   std::uint64_t corrupted = 0;
@@ -57,7 +63,13 @@ class FaultDriver final : public Driver {
   IoStatus send(int peer, std::span<const std::byte> header,
                 std::span<const std::byte> payload) override {
     release_held();
-    if (blackhole_ || chance(cfg_.drop)) {
+    if (in_burst_) {
+      in_burst_ = !chance(cfg_.burst_exit);
+    } else if (chance(cfg_.burst_enter)) {
+      in_burst_ = true;
+      ++stats_.bursts;
+    }
+    if (blackhole_ || in_burst_ || chance(cfg_.drop)) {
       ++stats_.dropped;
       return IoStatus::done;
     }
@@ -112,6 +124,8 @@ class FaultDriver final : public Driver {
     cfg_.reorder = c.reorder;
     cfg_.corrupt = c.corrupt;
     cfg_.max_hold = c.max_hold ? c.max_hold : 1;
+    cfg_.burst_enter = c.burst_enter;
+    cfg_.burst_exit = c.burst_exit;
   }
   const FaultStats& stats() const { return stats_; }
   std::size_t held() const { return held_.size(); }
@@ -185,6 +199,7 @@ class FaultDriver final : public Driver {
   DriverCaps caps_;
   std::string name_;
   bool blackhole_ = false;
+  bool in_burst_ = false;
   FaultStats stats_;
   std::deque<Held> held_;
 };
