@@ -354,6 +354,8 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char* key);
 int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
 int MPI_Info_free(MPI_Info* info);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag);
+/* Deprecated MPI-1 name of MPI_Comm_get_attr, still in MPI-3.1 (old programs use it). */
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 int MPI_Pcontrol(const int level, ...);
 
 /* ---- point-to-point ---------------------------------------------------------------- */

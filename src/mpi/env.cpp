@@ -255,6 +255,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* 
   return MPI_SUCCESS;
 }
 
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+
 // ---- info objects ----------------------------------------------------------------------
 
 int MPI_Info_create(MPI_Info* info) {

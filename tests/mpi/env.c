@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
   int* attr = NULL;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &flag);
   CHECK(flag && *attr >= 32767, "tag_ub flag %d value %d", flag, flag ? *attr : 0);
+  MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &flag); /* deprecated name */
+  CHECK(flag && *attr >= 32767, "attr_get tag_ub");
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &attr, &flag);
   CHECK(!flag || *attr == 0 || *attr == 1, "wtime_is_global %d", *attr);
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &attr, &flag);
