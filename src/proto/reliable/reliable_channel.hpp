@@ -3,11 +3,11 @@
 // so the protocols above (proto/p2p) run over it unchanged. Named "<inner>+rel".
 //
 // Per peer: sequence numbers, cumulative + selective acks (piggybacked, else delayed),
-// RTO from measured RTT with backoff, fast retransmission and receiver NACKs on gaps, a
-// sliding window that bounds memory (send() returns IoStatus::again when it is full),
-// duplicate suppression, in-order delivery, CRC32C, a per-job key, and a peer timeout
-// that declares silent peers dead (send() then fails; dead_peers() and on_peer_dead tell
-// the engine, which fails their requests with Errc::peer_dead).
+// RTO from measured RTT with backoff, fast retransmission and receiver NACKs on gaps,
+// tail loss probes, a sliding window that bounds memory (send() returns IoStatus::again
+// when it is full), duplicate suppression, in-order delivery, CRC32C, a per-job key, and
+// a peer timeout that declares silent peers dead (send() then fails; dead_peers() and
+// on_peer_dead tell the engine, which fails their requests with Errc::peer_dead).
 //
 // Multi-rail (paper 002's failover): given several inner drivers that reach the same
 // peers (e.g. one udp driver per network interface), the channel stripes packets over
@@ -65,6 +65,8 @@ struct ReliableConfig {
   std::function<void(int peer)> on_peer_dead;
 };
 
+inline constexpr std::size_t kMaxRails = 4;
+
 struct ReliableStats {
   std::uint64_t data_sent = 0;           // data packets, first transmissions
   std::uint64_t bytes_sent = 0;          // upper header + payload bytes of those
@@ -86,12 +88,10 @@ struct ReliableStats {
   std::uint64_t window_full = 0;         // send() answered again: window full
   std::uint64_t rtt_samples = 0;
   std::uint64_t peers_dead = 0;
-  std::uint64_t rail_failovers = 0;    // a rail taken out of a peer's rotation
-  std::uint64_t rail_recoveries = 0;   // and brought back
-  std::uint64_t rail_packets[4] = {};  // packets (all types) sent over each rail
+  std::uint64_t rail_failovers = 0;            // a rail taken out of a peer's rotation
+  std::uint64_t rail_recoveries = 0;           // and brought back
+  std::uint64_t rail_packets[kMaxRails] = {};  // packets (all types) sent over each rail
 };
-
-inline constexpr std::size_t kMaxRails = 4;
 
 class ReliableChannel final : public drivers::Driver {
  public:
