@@ -260,6 +260,31 @@ void kernel(OpKind k, const sluice_datatype_s& base, const void* in, void* inout
   }
 }
 
+// The typed kernels need naturally aligned values (GCC's vectorised loops may even use
+// aligned vector loads after peeling). Derived types can place values anywhere, so
+// misaligned buffers go through aligned scratch, a chunk at a time.
+void aligned_kernel(OpKind k, const sluice_datatype_s& base, const void* in, void* inout,
+                    std::size_t n) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(inout);
+  if (addr % base.align == 0) return kernel(k, base, in, inout, n);
+  constexpr std::size_t kScratch = 4096;
+  alignas(64) unsigned char a[kScratch], b[kScratch];
+  const std::size_t step = static_cast<std::size_t>(base.extent());
+  const std::size_t per_chunk = kScratch / step;
+  const char* src = static_cast<const char*>(in);
+  char* dst = static_cast<char*>(inout);
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t m = std::min(per_chunk, n - done);
+    // Up to the last value's data end (true_ub), not its trailing padding.
+    const std::size_t bytes = (m - 1) * step + static_cast<std::size_t>(base.true_ub);
+    std::memcpy(a, src + done * step, bytes);
+    std::memcpy(b, dst + done * step, bytes);
+    kernel(k, base, a, b, m);
+    std::memcpy(dst + done * step, b, bytes);
+    done += m;
+  }
+}
+
 // MPI-3.1 §5.9.2: which groups of types each predefined op is defined on.
 bool allowed(OpKind k, TypeClass c) {
   switch (k) {
@@ -345,11 +370,11 @@ void op_apply(MPI_Op op, MPI_Datatype dt, const void* in, void* inout, std::size
   const MPI_Aint extent = dt->extent();
   if (extent == static_cast<MPI_Aint>(per) * base_extent) {
     // Values continue from one element into the next: one kernel call.
-    return kernel(op->kind, base, at(in, dt->true_lb), at(inout, dt->true_lb), count * per);
+    return aligned_kernel(op->kind, base, at(in, dt->true_lb), at(inout, dt->true_lb), count * per);
   }
   for (std::size_t e = 0; e < count; ++e) {
     MPI_Aint off = static_cast<MPI_Aint>(e) * extent + dt->true_lb;
-    kernel(op->kind, base, at(in, off), at(inout, off), per);
+    aligned_kernel(op->kind, base, at(in, off), at(inout, off), per);
   }
 }
 
@@ -391,7 +416,7 @@ void op_apply_packed(MPI_Op op, MPI_Datatype dt, const void* in, void* inout, st
   if (base.type_class == TypeClass::pair && !base.contiguous) {
     return packed_pair(op->kind, base, in, inout, n);
   }
-  kernel(op->kind, base, in, inout, n);
+  aligned_kernel(op->kind, base, in, inout, n);
 }
 
 void op_retain(MPI_Op op) {

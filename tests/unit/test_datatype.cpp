@@ -1238,3 +1238,36 @@ TEST(RandomTypes, ReductionsOnDerivedTypesMatchPackedReference) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Ops, MisalignedValuesAreReducedCorrectly) {
+  // Doubles and pairs at odd addresses (a derived type may put them anywhere).
+  alignas(16) unsigned char abuf[8 * 100 + 1], bbuf[8 * 100 + 1];
+  std::vector<double> a(100), b(100);
+  for (int i = 0; i < 100; ++i) a[i] = i, b[i] = 100 - i;
+  std::memcpy(abuf + 1, a.data(), 800);
+  std::memcpy(bbuf + 1, b.data(), 800);
+  op_apply(MPI_MAX, MPI_DOUBLE, abuf + 1, bbuf + 1, 100);
+  std::memcpy(b.data(), bbuf + 1, 800);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(b[i], std::max(100.0 - i, double(i)));
+
+  struct SI {
+    short v;
+    int i;
+  };
+  alignas(16) unsigned char sa[sizeof(SI) * 600 + 3], sb[sizeof(SI) * 600 + 3];
+  std::vector<SI> x(600), y(600);
+  for (int i = 0; i < 600; ++i) x[i] = {short(i % 7), i}, y[i] = {short(i % 5), 1000 + i};
+  std::memcpy(sa + 3, x.data(), sizeof(SI) * 600);
+  std::memcpy(sb + 3, y.data(), sizeof(SI) * 600);
+  op_apply(MPI_MAXLOC, MPI_SHORT_INT, sa + 3, sb + 3, 600);  // spans several scratch chunks
+  std::memcpy(y.data(), sb + 3, sizeof(SI) * 600);
+  for (int i = 0; i < 600; ++i) {
+    short xv = short(i % 7), yv = short(i % 5);
+    EXPECT_EQ(y[i].v, std::max(xv, yv));
+    EXPECT_EQ(y[i].i, xv >= yv ? i : 1000 + i);
+  }
+}
+
+}  // namespace
