@@ -647,15 +647,17 @@ void alltoallv_pairwise(Builder& b, const B* in, std::span<const std::size_t> sc
                         std::span<const std::size_t> rcounts,
                         std::span<const std::size_t> rdispls) {
   const int P = b.size(), r = b.rank();
-  b.copy(in + sdispls[r], out + rdispls[r], std::min(scounts[r], rcounts[r]));
   const bool xor_partners = is_pof2(P);
   for (int i = 1; i < P; ++i) {
     const int src = xor_partners ? r ^ i : (r - i + P) % P;
     const int dst = xor_partners ? r ^ i : (r + i) % P;
     b.recv(src, out + rdispls[src], rcounts[src]);
     b.send(dst, in + sdispls[dst], scounts[dst]);
+    // Our own block is copied while the first exchange is in flight.
+    if (i == 1) b.copy(in + sdispls[r], out + rdispls[r], std::min(scounts[r], rcounts[r]));
     b.end_round();
   }
+  if (P == 1) b.copy(in + sdispls[r], out + rdispls[r], std::min(scounts[r], rcounts[r]));
   b.end_round();
 }
 

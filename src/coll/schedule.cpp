@@ -110,7 +110,8 @@ Builder::Builder(Group& g, const char* algorithm)
     std::fprintf(stderr, "sluice: collective called without an active Session\n");
     std::abort();
   }
-  s_ = Runner::instance().acquire();
+  rn_ = &Runner::instance();
+  s_ = rn_->acquire();
   s_->ctx_ = g.ctx;
   s_->tag_ = static_cast<int>(g.seq % kTagLimit);
   ++g.seq;
@@ -118,7 +119,7 @@ Builder::Builder(Group& g, const char* algorithm)
 }
 
 Builder::~Builder() {
-  if (s_) Runner::instance().recycle(s_);  // never started (exception while building)
+  if (s_) rn_->recycle(s_);  // never started (exception while building)
 }
 
 std::byte* Builder::temp(std::size_t bytes) {
@@ -175,7 +176,7 @@ Schedule* Builder::start() {
   s_ = nullptr;
   s->state_ = Schedule::State::active;
   s->advance(*e_);
-  if (!s->done()) Runner::instance().activate(s);
+  if (!s->done()) rn_->activate(s);
   return s;
 }
 
@@ -191,9 +192,14 @@ Runner& Runner::instance() {
 }
 
 Schedule* Runner::acquire() {
-  if (free_.empty()) return new Schedule;
-  Schedule* s = free_.back().release();
-  free_.pop_back();
+  Schedule* s;
+  if (free_.empty()) {
+    s = new Schedule;
+  } else {
+    s = free_.back().release();
+    free_.pop_back();
+  }
+  s->runner_ = this;
   return s;
 }
 
@@ -257,7 +263,7 @@ bool Runner::progress() {
 
 bool test(Schedule* s) {
   if (s->done()) return true;
-  Runner& rn = Runner::instance();
+  Runner& rn = *s->runner_;
   rn.step(s);
   if (s->done()) return true;
   rn.engine().progress();
@@ -266,13 +272,13 @@ bool test(Schedule* s) {
 
 bool poll(Schedule* s) {
   if (s->done()) return true;
-  Runner::instance().step(s);
+  s->runner_->step(s);
   return s->done();
 }
 
 void wait(Schedule* s) {
   if (s->done()) return;
-  Runner& rn = Runner::instance();
+  Runner& rn = *s->runner_;
   rn.step(s);
   if (s->done()) return;
   detail::Engine& e = rn.engine();
@@ -300,7 +306,7 @@ void on_complete(Schedule* s, void (*fn)(void*, Errc), void* arg) {
 
 void release(Schedule* s) {
   if (s->done())
-    Runner::instance().recycle(s);
+    s->runner_->recycle(s);
   else
     s->detached_ = true;
 }

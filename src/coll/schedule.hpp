@@ -32,6 +32,8 @@ struct Op {
   std::size_t n = 0;               // bytes; elements for reduce
 };
 
+class Runner;
+
 class Schedule {
  public:
   Schedule() = default;
@@ -47,6 +49,9 @@ class Schedule {
   friend class Runner;
   friend void coll::on_complete(Schedule*, void (*)(void*, Errc), void*);
   friend void coll::release(Schedule*);
+  friend bool coll::test(Schedule*);
+  friend bool coll::poll(Schedule*);
+  friend void coll::wait(Schedule*);
 
   enum class State : uint8_t { idle, active, done };
 
@@ -75,6 +80,7 @@ class Schedule {
   const char* algorithm_ = "";
   void (*on_done_)(void*, Errc) = nullptr;
   void* on_done_arg_ = nullptr;
+  Runner* runner_ = nullptr;  // the pool it came from (and returns to)
   Schedule* prev_ = nullptr;  // the Runner's list of active schedules
   Schedule* next_ = nullptr;
 };
@@ -111,6 +117,7 @@ class Builder {
   Schedule* start();
 
  private:
+  Runner* rn_;
   Schedule* s_;
   detail::Engine* e_;
   const std::vector<int>& world_;
