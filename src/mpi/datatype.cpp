@@ -505,6 +505,15 @@ inline void copy_block(char* mem, char* packed, std::size_t len) {
   }
 }
 
+template <bool kPack, std::size_t kLen>
+inline void copy_bytes_fixed(char* mem, char* packed) {
+  if constexpr (kPack) {
+    std::memcpy(packed, mem, kLen);
+  } else {
+    std::memcpy(mem, packed, kLen);
+  }
+}
+
 // Copies `count` blocks of `len` bytes spaced `stride` apart in memory to/from consecutive
 // packed bytes. Common lengths get fixed-size copies the compiler turns into moves.
 template <bool kPack, std::size_t kLen>
@@ -562,6 +571,40 @@ char* copy_elements(const Type& t, const void* buf, std::size_t n, char* packed)
     // One strided run per element that continues into the next element.
     if (static_cast<MPI_Aint>(r.count) * r.stride == extent) {
       return strided<kPack>(at(buf, r.offset), r.stride, r.length, r.count * n, packed);
+    }
+  }
+  // Struct-like elements (a few single blocks): keep the blocks in locals, because every
+  // byte store through `packed` may alias the run list and would force reloads.
+  constexpr std::size_t kFew = 8;
+  if (t.reps == 1 && t.runs.size() <= kFew) {
+    bool singles = true;
+    for (const Run& r : t.runs) singles = singles && r.count == 1;
+    if (singles) {
+      MPI_Aint off[kFew];
+      std::size_t len[kFew];
+      const std::size_t k = t.runs.size();
+      for (std::size_t j = 0; j < k; ++j) off[j] = t.runs[j].offset, len[j] = t.runs[j].length;
+      char* elem = at(buf, 0);
+      for (std::size_t e = 0; e < n; ++e, elem += extent) {
+        for (std::size_t j = 0; j < k; ++j) {
+          char* mem = elem + off[j];
+          switch (len[j]) {  // the usual member sizes as single moves
+            case 4:
+              copy_bytes_fixed<kPack, 4>(mem, packed);
+              break;
+            case 8:
+              copy_bytes_fixed<kPack, 8>(mem, packed);
+              break;
+            case 16:
+              copy_bytes_fixed<kPack, 16>(mem, packed);
+              break;
+            default:
+              copy_block<kPack>(mem, packed, len[j]);
+          }
+          packed += len[j];
+        }
+      }
+      return packed;
     }
   }
   for (std::size_t e = 0; e < n; ++e) {
