@@ -49,6 +49,11 @@ void run(coll::Schedule* s, const char* what) {
   CHECK(e == Errc::ok, "%s failed: %s", what, std::string(sluice::to_string(e)).c_str());
 }
 
+// memcpy that accepts empty (possibly null) buffers.
+void copy_bytes(void* dst, const void* src, std::size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
+
 // ---- data ----------------------------------------------------------------------------------
 
 uint8_t pattern(int src, int dst, std::size_t i, int salt) {
@@ -263,7 +268,7 @@ void test_gather(coll::Group& g) {
         const int salt = 2 + in_place;
         std::vector<uint8_t> send = block(me, root, n, salt), recv(P * n, 0xee);
         const bool ip = in_place && me == root;
-        if (ip) std::memcpy(recv.data() + me * n, send.data(), n);
+        if (ip) copy_bytes(recv.data() + me * n, send.data(), n);
         coll::Schedule* s = coll::igather(g, ip ? nullptr : send.data(),
                                           me == root ? recv.data() : nullptr, n, root);
         char what[96];
@@ -325,7 +330,7 @@ void test_scatter(coll::Group& g) {
       if (me == root)
         for (int i = 0; i < P; ++i) {
           auto b = block(root, i, v.counts[i], 6);
-          std::memcpy(send.data() + v.displs[i], b.data(), b.size());
+          copy_bytes(send.data() + v.displs[i], b.data(), b.size());
         }
       coll::Schedule* s =
           coll::iscatterv(g, send.data(), v.counts, v.displs, recv.data(), v.counts[me], root);
@@ -343,7 +348,7 @@ void test_allgather(coll::Group& g) {
   for (std::size_t n : {0ul, 1ul, 100ul, 3000ul, 12000ul, 70000ul}) {
     for (bool in_place : {false, true}) {
       std::vector<uint8_t> send = block(me, -1, n, 7), recv(P * n, 0xee);
-      if (in_place) std::memcpy(recv.data() + me * n, send.data(), n);
+      if (in_place) copy_bytes(recv.data() + me * n, send.data(), n);
       coll::Schedule* s = coll::iallgather(g, in_place ? nullptr : send.data(), recv.data(), n);
       char what[96];
       std::snprintf(what, sizeof what, "allgather(n=%zu%s) via '%s'", n,
@@ -356,7 +361,7 @@ void test_allgather(coll::Group& g) {
     for (bool in_place : {false, true}) {
       const VLayout v = vlayout(P, base, 2);
       std::vector<uint8_t> send = block(me, -1, v.counts[me], 8), recv(v.total, 0xee);
-      if (in_place) std::memcpy(recv.data() + v.displs[me], send.data(), send.size());
+      if (in_place) copy_bytes(recv.data() + v.displs[me], send.data(), send.size());
       coll::Schedule* s = coll::iallgatherv(g, in_place ? nullptr : send.data(), send.size(),
                                             recv.data(), v.counts, v.displs);
       char what[96];
@@ -412,7 +417,7 @@ void test_alltoall(coll::Group& g) {
       std::vector<uint8_t> send(st, 0), recv(rt, 0xee);
       for (int i = 0; i < P; ++i) {
         auto b = block(me, i, sc[i], 10);
-        std::memcpy(send.data() + sd[i], b.data(), b.size());
+        copy_bytes(send.data() + sd[i], b.data(), b.size());
       }
       coll::Schedule* s;
       if (in_place) {
@@ -426,7 +431,7 @@ void test_alltoall(coll::Group& g) {
         recv.assign(rt, 0xee);
         for (int i = 0; i < P; ++i) {
           auto b = block(me, i, rc[i], 10);
-          std::memcpy(recv.data() + rd[i], b.data(), b.size());
+          copy_bytes(recv.data() + rd[i], b.data(), b.size());
         }
         s = coll::ialltoallv(g, nullptr, {}, {}, recv.data(), rc, rd);
       } else {
@@ -458,7 +463,7 @@ void test_reduce_scatter(coll::Group& g) {
         std::vector<std::byte> send(total * op.es),
             recv((in_place ? total : counts[me]) * op.es + 8, std::byte{0xee});
         op.fill(send.data(), me, 0, total, salt);
-        if (in_place) std::memcpy(recv.data(), send.data(), send.size());
+        if (in_place) copy_bytes(recv.data(), send.data(), send.size());
         coll::Schedule* s = coll::ireduce_scatter(g, in_place ? nullptr : send.data(), recv.data(),
                                                   counts, *op.red);
         std::string what = label("reduce_scatter", op, base, -1, in_place) + coll::algorithm(s);
