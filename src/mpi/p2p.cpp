@@ -87,6 +87,13 @@ void proc_null_status(MPI_Status* st) {
   st->sluice_cancelled = 0;
 }
 
+// Address of the first data byte of a contiguous buffer. Integer arithmetic: with
+// MPI_BOTTOM (address 0) the type's lower bound is an absolute address.
+std::byte* first_byte(const void* buf, MPI_Datatype type) {
+  return reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(buf) +
+                                      static_cast<std::uintptr_t>(dt_true_lb(type)));
+}
+
 std::size_t bytes_of(int count, MPI_Datatype type) {
   return static_cast<std::size_t>(count) * dt_size(type);
 }
@@ -104,7 +111,7 @@ int start_send(MPI_Request r, const char* function) {
   const std::size_t bytes = bytes_of(r->count, r->type);
   const std::byte* data;
   if (dt_is_contiguous(r->type)) {
-    data = static_cast<const std::byte*>(r->buf) + dt_true_lb(r->type);
+    data = first_byte(r->buf, r->type);
   } else {
     r->staging.resize(bytes);
     dt_pack(r->type, r->buf, r->count, r->staging.data());
@@ -151,7 +158,7 @@ int start_recv(MPI_Request r) {
   const std::size_t bytes = bytes_of(r->count, r->type);
   std::byte* data;
   if (dt_is_contiguous(r->type)) {
-    data = static_cast<std::byte*>(r->buf) + dt_true_lb(r->type);
+    data = first_byte(r->buf, r->type);
   } else {
     r->staging.resize(bytes);
     data = r->staging.data();
@@ -308,7 +315,7 @@ int send_common(const void* buf, int count, MPI_Datatype type, int dest, int tag
   if (mode != SendMode::sync && mode != SendMode::buffered && !g_threaded &&
       dt_is_contiguous(type)) {
     // Fast path: the engine's blocking send needs no request when the data goes eagerly.
-    const auto* data = static_cast<const std::byte*>(buf) + dt_true_lb(type);
+    const auto* data = first_byte(buf, type);
     Errc e = engine().send({data, bytes_of(count, type)}, comm->world[dest], tag, comm->p2p_ctx);
     if (e != Errc::ok) return raise(comm, errc_to_class(e), function, "send failed");
     return MPI_SUCCESS;
@@ -367,7 +374,7 @@ int mrecv_start(void* buf, int count, MPI_Datatype type, MPI_Message* message, M
   const std::size_t bytes = bytes_of(count, type);
   std::byte* data;
   if (dt_is_contiguous(type)) {
-    data = static_cast<std::byte*>(buf) + dt_true_lb(type);
+    data = first_byte(buf, type);
   } else {
     r->staging.resize(bytes);
     data = r->staging.data();
@@ -583,7 +590,7 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, M
     // Fast path: one engine request, no MPI request object.
     const std::size_t bytes = bytes_of(count, datatype);
     Errc err;
-    RequestImpl* impl = engine().irecv({static_cast<std::byte*>(buf) + dt_true_lb(datatype), bytes},
+    RequestImpl* impl = engine().irecv({first_byte(buf, datatype), bytes},
                                        source_world(comm, source), tag, comm->p2p_ctx, err);
     block_until([impl] { return impl->state == RequestState::complete; });
     Status s;

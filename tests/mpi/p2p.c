@@ -421,6 +421,30 @@ static void ordering(void) {
   CHECK(ok, "messages overtook each other");
 }
 
+/* MPI_BOTTOM with a type whose displacements are absolute addresses. */
+static void bottom(void) {
+  int out[4], in[4] = {-1, -1, -1, -1};
+  for (int i = 0; i < 4; ++i) out[i] = rank * 10 + i;
+  MPI_Aint out_addr, in_addr;
+  MPI_Get_address(out, &out_addr);
+  MPI_Get_address(in, &in_addr);
+  int len = 4;
+  MPI_Datatype at_out, at_in, base = MPI_INT;
+  MPI_Type_create_struct(1, &len, &out_addr, &base, &at_out);
+  MPI_Type_create_struct(1, &len, &in_addr, &base, &at_in);
+  MPI_Type_commit(&at_out);
+  MPI_Type_commit(&at_in);
+  MPI_Request r;
+  MPI_Irecv(MPI_BOTTOM, 1, at_in, left, 97, MPI_COMM_WORLD, &r);
+  MPI_Send(MPI_BOTTOM, 1, at_out, right, 97, MPI_COMM_WORLD);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  int ok = 1;
+  for (int i = 0; i < 4; ++i) ok &= in[i] == left * 10 + i;
+  CHECK(ok, "MPI_BOTTOM transfer");
+  MPI_Type_free(&at_out);
+  MPI_Type_free(&at_in);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -438,6 +462,7 @@ int main(int argc, char** argv) {
   proc_null();
   sendrecv();
   ordering();
+  bottom();
   MPI_Finalize();
   return check_exit("p2p");
 }
