@@ -79,12 +79,13 @@ class CollOp final : public AsyncOp {
   bool test() override {
     if (finished_) return true;
     if (!coll::poll(sched_)) return false;
-    error_ = errc_to_class(coll::error(sched_));
+    const Errc e = coll::error(sched_);
+    error_ = e == Errc::ok ? MPI_SUCCESS : errc_to_class(e);
     coll::release(sched_);
     sched_ = nullptr;
-    if (error_ == MPI_SUCCESS)
-      for (const Unpack& u : unpacks_)
-        dt_unpack(u.type, u.from, u.count * dt_size(u.type), u.to, u.count);
+    if (extras_ && error_ == MPI_SUCCESS)
+      for (const Unpack& u : extras_->unpacks)
+        dt_unpack(u.type, u.from, u.count * u.type->size, u.to, u.count);
     release_refs();
     finished_ = true;
     return true;
@@ -94,28 +95,31 @@ class CollOp final : public AsyncOp {
   void start(coll::Schedule* s) { sched_ = s; }
 
   B* stage(std::size_t bytes) {
-    staging_.emplace_back(new B[bytes == 0 ? 1 : bytes]);
-    return staging_.back().get();
+    auto& st = extras().staging;
+    st.emplace_back(new B[bytes == 0 ? 1 : bytes]);
+    return st.back().get();
   }
   void unpack_later(MPI_Datatype t, const B* from, void* to, std::size_t count) {
     if (count == 0) return;
     retain(t);
-    unpacks_.push_back({t, from, to, count});
+    extras().unpacks.push_back({t, from, to, count});
   }
   void retain(MPI_Datatype t) {
     if (t->predefined) return;  // never freed; keeps small collectives allocation-free
     dt_retain(t);
-    types_.push_back(t);
+    extras().types.push_back(t);
   }
 
   // The reducer for `op` over `type`; valid as long as this object.
   coll::Reducer reducer(MPI_Op op, MPI_Datatype type) {
-    op_retain(op);
-    op_ = op;
+    if (!op->predefined) {
+      op_retain(op);
+      op_ = op;
+    }
     retain(type);
     red_.op = op;
     red_.type = type;
-    return coll::Reducer{reduce_fn, &red_, dt_size(type), op_is_commutative(op)};
+    return coll::Reducer{reduce_fn, &red_, type->size, op->commutative};
   }
 
  private:
@@ -125,9 +129,21 @@ class CollOp final : public AsyncOp {
     void* to;
     std::size_t count;
   };
+  // Only non-contiguous or derived datatypes need these: the common case allocates nothing.
+  struct Extras {
+    std::vector<std::unique_ptr<B[]>> staging;
+    std::vector<Unpack> unpacks;
+    std::vector<MPI_Datatype> types;
+  };
+  Extras& extras() {
+    if (!extras_) extras_ = std::make_unique<Extras>();
+    return *extras_;
+  }
   void release_refs() {
-    for (MPI_Datatype t : types_) dt_release(t);
-    types_.clear();
+    if (extras_) {
+      for (MPI_Datatype t : extras_->types) dt_release(t);
+      extras_->types.clear();
+    }
     if (op_) op_release(op_);
     op_ = nullptr;
   }
@@ -135,11 +151,9 @@ class CollOp final : public AsyncOp {
   coll::Schedule* sched_ = nullptr;
   bool finished_ = false;
   int error_ = MPI_SUCCESS;
-  std::vector<std::unique_ptr<B[]>> staging_;
-  std::vector<Unpack> unpacks_;
-  std::vector<MPI_Datatype> types_;
-  MPI_Op op_ = nullptr;
+  MPI_Op op_ = nullptr;  // retained user op
   MpiReducer red_;
+  std::unique_ptr<Extras> extras_;
 };
 
 // ---- buffers as bytes -------------------------------------------------------------------
@@ -152,8 +166,8 @@ std::size_t bytes_of(int count, MPI_Datatype t) {
 // is contiguous, else a staging buffer, packed now when `in`, unpacked at completion when
 // `out`.
 B* view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type, bool in, bool out) {
-  if (dt_is_contiguous(type)) return static_cast<B*>(const_cast<void*>(buf)) + dt_true_lb(type);
-  B* s = op.stage(count * dt_size(type));
+  if (type->contiguous) return static_cast<B*>(const_cast<void*>(buf)) + type->true_lb;
+  B* s = op.stage(count * type->size);
   if (in) dt_pack(type, buf, count, s);
   if (out) op.unpack_later(type, s, const_cast<void*>(buf), count);
   return s;
@@ -529,7 +543,7 @@ int start_scan(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Da
 // ---- blocking and nonblocking completion ---------------------------------------------------
 
 int finish_blocking(MPI_Comm comm, CollOp& op, const char* fn) {
-  block_until([&op] { return op.test(); });
+  if (!op.test()) block_until([&op] { return op.test(); });
   if (op.error() != MPI_SUCCESS) {
     const char* what = error_string(op.error());
     return raisef(comm, op.error(), fn, "collective failed: %s", what ? what : "error");
