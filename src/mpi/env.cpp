@@ -1,7 +1,7 @@
 // Environment: init/finalize, thread level, versions, timers, info objects, attributes.
 //
-// Thread level: MPI_Init_thread provides what is asked, up to MPI_THREAD_MULTIPLE, which
-// costs one uncontended lock per call (see mpi_internal.hpp).
+// Thread level: MPI_Init_thread provides what is asked, up to MPI_THREAD_MULTIPLE (one
+// uncontended lock per call, see mpi_internal.hpp) when every binding takes the lock.
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +15,12 @@
 
 #include "mpi/mpi_internal.hpp"
 #include "sluice/sluice.hpp"
+
+// Defined (non-zero) by the collectives' bindings once each of their MPI functions starts
+// with SLUICE_MPI_CALL; weak so that its absence caps the thread level at SERIALIZED.
+extern "C" {
+extern const int sluice_mpi_coll_thread_safe __attribute__((weak));
+}
 
 int sluice_mpi_in_place_marker = 0;
 sluice_message_s sluice_message_no_proc;
@@ -115,7 +121,12 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   int rc = init_common(argc, argv, "MPI_Init_thread");
   if (rc != MPI_SUCCESS) return rc;
   // MULTIPLE is provided through the big lock (mpi_internal.hpp); lower levels skip it.
-  g_thread_level = std::min(std::max(required, MPI_THREAD_SINGLE), MPI_THREAD_MULTIPLE);
+  // Only when every binding takes it: the collectives declare so by defining
+  // sluice_mpi_coll_thread_safe (see below); otherwise SERIALIZED is the honest answer.
+  const int highest = &sluice_mpi_coll_thread_safe != nullptr && sluice_mpi_coll_thread_safe
+                          ? MPI_THREAD_MULTIPLE
+                          : MPI_THREAD_SERIALIZED;
+  g_thread_level = std::min(std::max(required, MPI_THREAD_SINGLE), highest);
   g_threaded = g_thread_level == MPI_THREAD_MULTIPLE;
   if (provided) *provided = g_thread_level;
   return MPI_SUCCESS;
