@@ -8,6 +8,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$bin/mpicc" -show | grep -q -- "-lmpi" || fail "mpicc -show does not link libmpi"
 "$bin/mpicc" -show -c x.c | grep -q -- "-lmpi" && fail "mpicc -show -c links"
+"$bin/mpicc" -showme:compile | grep -q -- "-I" || fail "mpicc -showme:compile"
+"$bin/mpicc" -showme:link | grep -q -- "mpi" || fail "mpicc -showme:link"
+"$bin/mpicc" -link-info | grep -q -- "-lmpi" || fail "mpicc -link-info"
 mkdir "$tmp/inc" "$tmp/lib"
 echo '#define WRAPPER_VALUE 42' > "$tmp/inc/wrapper_test.h"
 cat > "$tmp/t.c" <<'C'
