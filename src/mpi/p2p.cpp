@@ -819,7 +819,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
       if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) return false;
     return true;
   });
-  bool failed = false;
+  int first_error = MPI_SUCCESS, first_index = -1;
   MPI_Comm comm = nullptr;
   for (int i = 0; i < count; ++i) {
     MPI_Status* st = statuses ? &statuses[i] : nullptr;
@@ -828,13 +828,16 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
       continue;
     }
     MPI_Comm c = reqs[i]->comm;
-    if (report(&reqs[i], st) != MPI_SUCCESS && !failed) {
-      failed = true;
+    const int err = report(&reqs[i], st);
+    if (err != MPI_SUCCESS && first_index < 0) {
+      first_error = err;
+      first_index = i;
       comm = c;
     }
   }
-  if (failed)
-    return raise(comm, MPI_ERR_IN_STATUS, "MPI_Waitall", "a request failed (see statuses)");
+  if (first_index >= 0)
+    return raisef(comm, MPI_ERR_IN_STATUS, "MPI_Waitall", "request %d failed: %s", first_index,
+                  error_string(first_error) ? error_string(first_error) : "error");
   return MPI_SUCCESS;
 }
 
@@ -908,20 +911,24 @@ int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status
 static int collect_some(int count, MPI_Request reqs[], int* outcount, int indices[],
                         MPI_Status statuses[], const char* function) {
   int n = 0;
-  bool failed = false;
+  int first_error = MPI_SUCCESS, first_index = -1;
   MPI_Comm comm = nullptr;
   for (int i = 0; i < count; ++i) {
     if (request_inactive(reqs[i]) || !request_poll(reqs[i])) continue;
     MPI_Status* st = statuses ? &statuses[n] : nullptr;
     MPI_Comm c = reqs[i]->comm;
-    if (report(&reqs[i], st) != MPI_SUCCESS && !failed) {
-      failed = true;
+    const int err = report(&reqs[i], st);
+    if (err != MPI_SUCCESS && first_index < 0) {
+      first_error = err;
+      first_index = i;
       comm = c;
     }
     indices[n++] = i;
   }
   *outcount = n;
-  if (failed) return raise(comm, MPI_ERR_IN_STATUS, function, "a request failed (see statuses)");
+  if (first_index >= 0)
+    return raisef(comm, MPI_ERR_IN_STATUS, function, "request %d failed: %s", first_index,
+                  error_string(first_error) ? error_string(first_error) : "error");
   return MPI_SUCCESS;
 }
 
