@@ -45,6 +45,14 @@ constexpr std::size_t kReduceAllAtOnce = 65536;
 constexpr int kAlltoallvAtOnceMaxProcs = 64;
 
 using B = std::byte;
+
+uint64_t u(const void* p) {
+  return reinterpret_cast<uintptr_t>(p);
+}
+// Key of a reduction's shape (Builder::Key): operator function, element size, order.
+uint64_t red_key(const Reducer& op) {
+  return op.elem_size << 1 | (op.commutative ? 1 : 0);
+}
 B* wb(void* p) {
   return static_cast<B*>(p);
 }
@@ -784,7 +792,9 @@ void scan_recursive_doubling(Builder& b, const B* mine, B* out, std::size_t coun
 // ---- entry points ------------------------------------------------------------------------
 
 Schedule* ibarrier(Group& g) {
-  Builder b(g, "barrier: dissemination");
+  const Builder::Key key{1};
+  Builder b(g, "barrier: dissemination", &key);
+  if (b.reused()) return b.start();
   const int P = g.size, r = g.rank;
   for (int k = 1; k < P; k <<= 1) {
     b.recv_signal((r - k + P) % P);
@@ -795,7 +805,9 @@ Schedule* ibarrier(Group& g) {
 }
 
 Schedule* ibcast(Group& g, void* buf, std::size_t bytes, int root) {
-  Builder b(g, "bcast: binomial tree");
+  const Builder::Key key{2, u(buf), bytes, static_cast<uint64_t>(root)};
+  Builder b(g, "bcast: binomial tree", &key);
+  if (b.reused()) return b.start();
   if (g.size == 1 || bytes == 0) return b.start();
   if (bytes < kBcastShort || g.size < kBcastMinProcs) {
     bcast_binomial(b, wb(buf), bytes, root);
@@ -808,8 +820,17 @@ Schedule* ibcast(Group& g, void* buf, std::size_t bytes, int root) {
 
 Schedule* ireduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
                   const Reducer& op, int root) {
-  Builder b(g, op.commutative ? "reduce: binomial tree" : "reduce: rank-ordered binomial tree");
+  const Builder::Key key{3,
+                         u(sendbuf),
+                         u(recvbuf),
+                         count,
+                         red_key(op),
+                         u(reinterpret_cast<const void*>(op.fn)),
+                         static_cast<uint64_t>(root)};
+  Builder b(g, op.commutative ? "reduce: binomial tree" : "reduce: rank-ordered binomial tree",
+            &key);
   b.set_reducer(op);
+  if (b.reused()) return b.start();
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
   const std::size_t n = count * op.elem_size;
   if (n == 0) return b.start();
@@ -829,8 +850,11 @@ Schedule* ireduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t coun
 
 Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
                      const Reducer& op) {
-  Builder b(g, "allreduce: recursive doubling");
+  const Builder::Key key{4,     u(sendbuf),  u(recvbuf),
+                         count, red_key(op), u(reinterpret_cast<const void*>(op.fn))};
+  Builder b(g, "allreduce: recursive doubling", &key);
   b.set_reducer(op);
+  if (b.reused()) return b.start();
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
   const std::size_t n = count * op.elem_size;
   if (n == 0) return b.start();
@@ -905,7 +929,9 @@ Schedule* iscatterv(Group& g, const void* sendbuf, std::span<const std::size_t> 
 }
 
 Schedule* iallgather(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes) {
-  Builder b(g, "allgather: recursive doubling");
+  const Builder::Key key{5, u(sendbuf), u(recvbuf), bytes};
+  Builder b(g, "allgather: recursive doubling", &key);
+  if (b.reused()) return b.start();
   const int P = g.size, r = g.rank;
   B* out = wb(recvbuf);
   const B* mine = sendbuf ? rb(sendbuf) : out + static_cast<std::size_t>(r) * bytes;
@@ -946,7 +972,9 @@ Schedule* iallgatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void
 }
 
 Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes) {
-  Builder b(g, "alltoall: all at once");
+  const Builder::Key key{6, u(sendbuf), u(recvbuf), bytes};
+  Builder b(g, "alltoall: all at once", &key);
+  if (b.reused()) return b.start();
   const int P = g.size;
   const std::size_t total = static_cast<std::size_t>(P) * bytes;
   B* out = wb(recvbuf);

@@ -23,12 +23,27 @@ namespace sluice::coll {
 // for its lifetime: `seq` counts the collectives started on it, and MPI's rule that every
 // member calls collectives in the same order keeps it identical on all members, so it
 // names each collective's tag space.
+class Schedule;
+
+// The finished schedule a group keeps so that the next identical collective (same kind,
+// buffers and sizes — the common loop) reruns it instead of building it again. Owned;
+// copies of a group start without one.
+class ScheduleCache {
+ public:
+  ScheduleCache() = default;
+  ScheduleCache(const ScheduleCache&) {}
+  ScheduleCache& operator=(const ScheduleCache&) { return *this; }
+  ~ScheduleCache();
+  Schedule* kept = nullptr;
+};
+
 struct Group {
   int rank = 0;
   int size = 1;
   std::vector<int> world;  // communicator rank -> world (engine) rank
   uint32_t ctx = 0;        // context id reserved for this communicator's collectives
   uint32_t seq = 0;        // collectives started so far (advanced by every call below)
+  ScheduleCache cache;     // must outlive nothing: a Group outlives its schedules
 };
 
 // inout[i] = in[i] op inout[i] for i < count. `commutative` false makes every algorithm
@@ -39,8 +54,6 @@ struct Reducer {
   std::size_t elem_size = 1;
   bool commutative = true;
 };
-
-class Schedule;
 
 // Collectives use tags [0, kTagLimit) on the group's context; the MPI layer reserves the
 // tags above for communicator management.

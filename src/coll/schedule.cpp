@@ -39,6 +39,8 @@ void Schedule::reset() {
   arena_used_ = 0;
   temp_wanted_ = 0;
   reducer_ = Reducer{};
+  keyed_ = false;
+  group_ = nullptr;
   next_round_ = 0;
   state_ = State::idle;
   detached_ = false;
@@ -47,6 +49,20 @@ void Schedule::reset() {
   on_done_ = nullptr;
   on_done_arg_ = nullptr;
   prev_ = next_ = nullptr;
+}
+
+void Schedule::prepare_rerun() {
+  next_round_ = 0;
+  state_ = State::idle;
+  detached_ = false;
+  error_ = Errc::ok;
+  on_done_ = nullptr;
+  on_done_arg_ = nullptr;
+  prev_ = next_ = nullptr;
+}
+
+ScheduleCache::~ScheduleCache() {
+  delete kept;
 }
 
 void Schedule::start_round(detail::Engine& e) {
@@ -104,18 +120,29 @@ bool Schedule::advance(detail::Engine& e) {
 
 // ---- Builder --------------------------------------------------------------------------
 
-Builder::Builder(Group& g, const char* algorithm)
+Builder::Builder(Group& g, const char* algorithm, const Key* key)
     : e_(detail::current_engine()), world_(g.world), rank_(g.rank), size_(g.size) {
   if (!e_) {
     std::fprintf(stderr, "sluice: collective called without an active Session\n");
     std::abort();
   }
   rn_ = &Runner::instance();
-  s_ = rn_->acquire();
+  Schedule* kept = g.cache.kept;
+  if (key && kept && kept->key_ == *key && kept->runner_ == rn_) {
+    g.cache.kept = nullptr;
+    s_ = kept;
+    s_->prepare_rerun();
+    reused_ = true;
+  } else {
+    s_ = rn_->acquire();
+    s_->algorithm_ = algorithm;
+    s_->keyed_ = key != nullptr;
+    if (key) s_->key_ = *key;
+  }
+  s_->group_ = key ? &g : nullptr;
   s_->ctx_ = g.ctx;
   s_->tag_ = static_cast<int>(g.seq % kTagLimit);
   ++g.seq;
-  s_->algorithm_ = algorithm;
 }
 
 Builder::~Builder() {
@@ -209,6 +236,21 @@ void Runner::recycle(Schedule* s) {
     free_.emplace_back(s);
   else
     delete s;
+}
+
+void Runner::retire(Schedule* s) {
+  Group* g = s->group_;
+  if (!s->keyed_ || !g || s->error_ != Errc::ok || s->temp_wanted_ > kArenaMax) {
+    recycle(s);
+    return;
+  }
+  Schedule* old = g->cache.kept;
+  g->cache.kept = s;
+  if (!old) return;
+  if (old->runner_ == this)
+    recycle(old);
+  else
+    delete old;  // built under an earlier Session
 }
 
 void Runner::activate(Schedule* s) {
@@ -306,7 +348,7 @@ void on_complete(Schedule* s, void (*fn)(void*, Errc), void* arg) {
 
 void release(Schedule* s) {
   if (s->done())
-    s->runner_->recycle(s);
+    s->runner_->retire(s);
   else
     s->detached_ = true;
 }

@@ -12,6 +12,7 @@
 // tags are needed and the full tag range separates concurrent collectives.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -56,6 +57,7 @@ class Schedule {
   enum class State : uint8_t { idle, active, done };
 
   void reset();
+  void prepare_rerun();
   // Runs rounds until one waits for messages; true if anything moved.
   bool advance(detail::Engine& e);
   void start_round(detail::Engine& e);
@@ -81,6 +83,10 @@ class Schedule {
   void (*on_done_)(void*, Errc) = nullptr;
   void* on_done_arg_ = nullptr;
   Runner* runner_ = nullptr;  // the pool it came from (and returns to)
+  // Reuse: the shape it was built for (Builder::Key) and the group that may keep it.
+  std::array<uint64_t, 7> key_{};
+  bool keyed_ = false;
+  Group* group_ = nullptr;
   Schedule* prev_ = nullptr;  // the Runner's list of active schedules
   Schedule* next_ = nullptr;
 };
@@ -89,7 +95,12 @@ class Schedule {
 // communicator ranks; the builder maps them to world ranks.
 class Builder {
  public:
-  Builder(Group& g, const char* algorithm);
+  // Everything that decides a schedule's operations besides the group: kind, buffers,
+  // sizes, root, reducer shape. With a key, a finished schedule of the same key kept by
+  // the group is rerun instead of built (reused() is then true: start() at once).
+  using Key = std::array<uint64_t, 7>;
+  Builder(Group& g, const char* algorithm, const Key* key = nullptr);
+  bool reused() const { return reused_; }
   Builder(const Builder&) = delete;
   Builder& operator=(const Builder&) = delete;
   ~Builder();
@@ -119,6 +130,7 @@ class Builder {
  private:
   Runner* rn_;
   Schedule* s_;
+  bool reused_ = false;
   detail::Engine* e_;
   const std::vector<int>& world_;
   int rank_;
@@ -135,6 +147,9 @@ class Runner final : public detail::ProgressHook {
   Schedule* acquire();
   void activate(Schedule* s);  // s has posted its first round and is not done
   void recycle(Schedule* s);
+  // A finished, released schedule: kept by its group for reuse when it has a key, else
+  // recycled.
+  void retire(Schedule* s);
   // Advances one schedule; on completion unlinks it, runs its callback and recycles it if
   // its handle was dropped. True if anything moved.
   bool step(Schedule* s);

@@ -586,6 +586,45 @@ void test_overlap(coll::Group& g) {
   run(coll::ibarrier(g), "barrier");
 }
 
+// The same collectives on the same buffers again and again (the group reruns its kept
+// schedule), with new contents each time, interleaved with other collectives that replace
+// the kept schedule, and with a nonblocking one of the same shape still in flight.
+void test_reuse(coll::Group& g) {
+  const int P = g.size, me = g.rank;
+  for (std::size_t n : {1ul, 300ul, 5000ul}) {
+    std::vector<int64_t> in(n), out(n), in2(n), out2(n);
+    std::vector<uint8_t> a2a_in(P * n), a2a_out(P * n), bc(n);
+    for (int it = 0; it < 12; ++it) {
+      const int salt = 40 + it;
+      fill_sum(in.data(), me, 0, n, salt);
+      run(coll::iallreduce(g, in.data(), out.data(), n, kSum), "reuse: allreduce");
+      check_sum(out.data(), 0, P - 1, 0, n, salt, "reuse: allreduce");
+      if (it % 3 == 1) {  // a different collective takes the group's kept slot
+        for (int i = 0; i < P; ++i) {
+          auto b = block(me, i, n, salt);
+          copy_bytes(a2a_in.data() + i * n, b.data(), n);
+        }
+        run(coll::ialltoall(g, a2a_in.data(), a2a_out.data(), n), "reuse: alltoall");
+        for (int i = 0; i < P; ++i)
+          check_block(a2a_out.data() + i * n, i, me, n, salt, "reuse: alltoall");
+      }
+      if (it % 4 == 2) {  // the kept allreduce is busy: a second one is built meanwhile
+        fill_sum(in2.data(), me, 0, n, salt + 100);
+        coll::Schedule* pending = coll::iallreduce(g, in2.data(), out2.data(), n, kSum);
+        run(coll::iallreduce(g, in.data(), out.data(), n, kSum), "reuse: allreduce");
+        run(pending, "reuse: pending allreduce");
+        check_sum(out.data(), 0, P - 1, 0, n, salt, "reuse: allreduce");
+        check_sum(out2.data(), 0, P - 1, 0, n, salt + 100, "reuse: pending allreduce");
+      }
+      const int root = it % P;
+      bc = me == root ? block(root, -1, n, salt) : std::vector<uint8_t>(n, 0);
+      run(coll::ibcast(g, bc.data(), n, root), "reuse: bcast");
+      check_block(bc.data(), root, -1, n, salt, "reuse: bcast");
+      run(coll::ibarrier(g), "reuse: barrier");
+    }
+  }
+}
+
 // Groups other than the identity: a rotated world (non-commutative order follows the
 // group's ranks, not the world's) and the even world ranks only.
 void run_cases(coll::Group& g, const std::vector<std::string>& cases);
@@ -623,6 +662,7 @@ void run_cases(coll::Group& g, const std::vector<std::string>& cases) {
       {"reduce_scatter", test_reduce_scatter},
       {"scan", test_scan},
       {"overlap", test_overlap},
+      {"reuse", test_reuse},
       {"groups", test_groups}};
   for (const std::string& c : cases) {
     bool found = false;
