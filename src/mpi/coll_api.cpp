@@ -561,16 +561,19 @@ int finish_nonblocking(MPI_Comm comm, std::unique_ptr<CollOp> op, MPI_Request* r
 
 using namespace sluice::mpi;
 
-// Blocking: a CollOp on the stack, started and waited for. Nonblocking: on the heap,
-// handed to a request.
+// Every binding holds the MPI_THREAD_MULTIPLE lock (SLUICE_MPI_CALL, declared first so it
+// is released last); block_until drops it between progress passes. Blocking: a CollOp on
+// the stack, started and waited for. Nonblocking: on the heap, handed to a request.
 #define SLUICE_BLOCKING(fn, comm, ...)     \
   do {                                     \
+    SLUICE_MPI_CALL;                       \
     CollOp op_;                            \
     if (int rc_ = __VA_ARGS__) return rc_; \
     return finish_blocking(comm, op_, fn); \
   } while (0)
 #define SLUICE_NONBLOCKING(fn, comm, request, ...)                \
   do {                                                            \
+    SLUICE_MPI_CALL;                                              \
     if (int rc_ = check_comm(comm, fn)) return rc_;               \
     if (int rc_ = check_request(comm, request, fn)) return rc_;   \
     auto holder_ = std::make_unique<CollOp>();                    \
@@ -578,6 +581,10 @@ using namespace sluice::mpi;
     if (int rc_ = __VA_ARGS__) return rc_;                        \
     return finish_nonblocking(comm, std::move(holder_), request); \
   } while (0)
+
+// Tells MPI_Init_thread that the collectives take the lock, so MPI_THREAD_MULTIPLE can be
+// provided (env.cpp references it weakly).
+extern "C" const int sluice_mpi_coll_thread_safe = 1;
 
 extern "C" {
 
