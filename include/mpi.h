@@ -320,6 +320,17 @@ extern int sluice_mpi_in_place_marker;
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out,
+                                        int* flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val,
+                                          void* extra_state);
+int sluice_comm_null_copy_fn(MPI_Comm, int, void*, void*, void*, int*);
+int sluice_comm_dup_fn(MPI_Comm, int, void*, void*, void*, int*);
+int sluice_comm_null_delete_fn(MPI_Comm, int, void*, void*);
+#define MPI_COMM_NULL_COPY_FN (&sluice_comm_null_copy_fn)
+#define MPI_COMM_DUP_FN (&sluice_comm_dup_fn)
+#define MPI_COMM_NULL_DELETE_FN (&sluice_comm_null_delete_fn)
 
 /* ---- environment -------------------------------------------------------------------- */
 int MPI_Init(int* argc, char*** argv);
@@ -354,6 +365,13 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char* key);
 int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
 int MPI_Info_free(MPI_Info* info);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag);
+/* Attribute caching on communicators (user keyvals). */
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval,
+                           void* extra_state);
+int MPI_Comm_free_keyval(int* comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 /* Deprecated MPI-1 name of MPI_Comm_get_attr, still in MPI-3.1 (old programs use it). */
 int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 int MPI_Pcontrol(const int level, ...);

@@ -231,13 +231,18 @@ class IdupOp final : public AsyncOp {
     if (done_) return true;
     if (!agreement_->test()) return false;
     done_ = true;
-    if (agreement_->error() == MPI_SUCCESS)
+    if (agreement_->error() == MPI_SUCCESS) {
       *out_ = new_comm(parent_->world, agreement_->ctx(), parent_);
+      copy_error_ = copy_attrs(parent_, *out_);
+    }
     return true;
   }
-  int error() const override { return agreement_->error(); }
+  int error() const override {
+    return agreement_->error() != MPI_SUCCESS ? agreement_->error() : copy_error_;
+  }
 
  private:
+  int copy_error_ = MPI_SUCCESS;
   MPI_Comm parent_;
   MPI_Comm* out_;
   std::unique_ptr<CtxAgreement> agreement_;
@@ -285,7 +290,10 @@ void destroy_comm(MPI_Comm c) {
 }
 
 void finalize_comms() {
-  while (!g_user_comms.empty()) destroy_comm(*g_user_comms.begin());
+  while (!g_user_comms.empty()) {
+    delete_attrs(*g_user_comms.begin());
+    destroy_comm(*g_user_comms.begin());
+  }
   for (MPI_Comm c : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
     errh_release(c->errh);
     c->errh = MPI_ERRORS_ARE_FATAL;
@@ -323,7 +331,14 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   std::unique_ptr<CtxAgreement> ag;
   if (int rc = agree(comm, {}, ag))
     return raise(comm, rc, "MPI_Comm_dup", "context agreement failed");
-  *newcomm = new_comm(comm->world, ag->ctx(), comm);
+  MPI_Comm c = new_comm(comm->world, ag->ctx(), comm);
+  if (int rc = copy_attrs(comm, c)) {
+    delete_attrs(c);
+    destroy_comm(c);
+    *newcomm = MPI_COMM_NULL;
+    return raise(comm, rc, "MPI_Comm_dup", "attribute copy callback failed");
+  }
+  *newcomm = c;
   return MPI_SUCCESS;
 }
 
@@ -407,8 +422,11 @@ int MPI_Comm_free(MPI_Comm* comm) {
   if (int rc = check_comm(*comm, "MPI_Comm_free")) return rc;
   if ((*comm)->predefined)
     return raisef(*comm, MPI_ERR_COMM, "MPI_Comm_free", "cannot free %s", comm_label(*comm));
+  const int rc = delete_attrs(*comm);
   destroy_comm(*comm);
   *comm = MPI_COMM_NULL;
+  if (rc != MPI_SUCCESS)
+    return raise(MPI_COMM_WORLD, rc, "MPI_Comm_free", "attribute delete callback failed");
   return MPI_SUCCESS;
 }
 

@@ -145,6 +145,10 @@ int MPI_Finalized(int* flag) {
 int MPI_Finalize(void) {
   SLUICE_MPI_CALL;
   if (!g_initialized) abort_job(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized");
+  // MPI_COMM_SELF's attributes go first: libraries use their delete callbacks as
+  // finalize hooks, and those may still communicate.
+  delete_attrs(MPI_COMM_SELF);
+  delete_attrs(MPI_COMM_WORLD);
   finalize_p2p();  // buffered and freed sends reach their peers
   finalize_comms();
   g_session.reset();  // the engine drains its sends and runs a barrier
@@ -259,6 +263,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* 
       value = &g_attr_lastcode;
       break;
     default:
+      if (get_user_attr(comm, comm_keyval, attribute_val, flag) == MPI_SUCCESS) return MPI_SUCCESS;
       return raisef(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval %d", comm_keyval);
   }
   *static_cast<int**>(attribute_val) = value;

@@ -51,6 +51,7 @@ struct sluice_comm_s {
   std::string name;
   bool predefined = false;
   uint32_t mgmt_seq = 0;  // communicator-management operations started on this comm
+  std::vector<std::pair<int, void*>> attrs;  // user attributes (keyval, value), set order
 
   bool valid() const { return magic == kCommMagic; }
   // comm rank of a world rank (for MPI_SOURCE); `src` may be negative (passed through).
@@ -196,5 +197,11 @@ inline constexpr int kMgmtTagBase = 0x3fff0000;
 MPI_Comm make_comm(const std::vector<int>& world_ranks, uint32_t p2p_ctx, MPI_Comm parent);
 void init_predefined_comms();
 void destroy_comm(MPI_Comm comm);
+// User attributes: copied by Comm_dup/idup (copy callbacks), deleted (delete callbacks)
+// when a communicator is freed and, for MPI_COMM_SELF first, at MPI_Finalize.
+int copy_attrs(MPI_Comm from, MPI_Comm to);
+int delete_attrs(MPI_Comm comm);
+// A user attribute for Comm_get_attr: MPI_SUCCESS (flag set), or -1 for an unknown keyval.
+int get_user_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 
 }  // namespace sluice::mpi

@@ -12,6 +12,57 @@ static void count_errors(MPI_Comm* comm, int* code, ...) {
   handler_code = *code;
 }
 
+static int deletes = 0;
+static int self_deleted_at_finalize = 0;
+static int count_delete(MPI_Comm comm, int keyval, void* value, void* extra) {
+  ++deletes;
+  *(int*)extra += *(int*)value;
+  return MPI_SUCCESS;
+}
+static int self_delete(MPI_Comm comm, int keyval, void* value, void* extra) {
+  int finalized = 1;
+  MPI_Finalized(&finalized);
+  if (!finalized) self_deleted_at_finalize = 1;
+  return MPI_SUCCESS;
+}
+
+/* User attributes: set/get, copied by dup with MPI_COMM_DUP_FN, not with
+ * MPI_COMM_NULL_COPY_FN, deleted on free with the callback. */
+static void attributes(void) {
+  int copied_key, private_key, sum = 0, flag = -1;
+  MPI_Comm_create_keyval(MPI_COMM_DUP_FN, count_delete, &copied_key, &sum);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &private_key, NULL);
+  static int v1 = 5, v2 = 7;
+  MPI_Comm a, b;
+  MPI_Comm_dup(MPI_COMM_WORLD, &a);
+  MPI_Comm_set_attr(a, copied_key, &v1);
+  MPI_Comm_set_attr(a, private_key, &v2);
+  int* got = NULL;
+  MPI_Comm_get_attr(a, copied_key, &got, &flag);
+  CHECK(flag && got == &v1, "get copied attr flag %d", flag);
+  MPI_Comm_dup(a, &b);
+  MPI_Comm_get_attr(b, copied_key, &got, &flag);
+  CHECK(flag && got == &v1, "dup did not copy the attribute");
+  MPI_Comm_get_attr(b, private_key, &got, &flag);
+  CHECK(!flag, "NULL_COPY attribute was copied");
+  MPI_Comm_free_keyval(&private_key);
+  CHECK(private_key == MPI_KEYVAL_INVALID, "free_keyval did not reset");
+  MPI_Comm_free(&b);
+  CHECK(deletes == 1 && sum == 5, "delete on free: %d calls sum %d", deletes, sum);
+  MPI_Comm_delete_attr(a, copied_key);
+  CHECK(deletes == 2 && sum == 10, "delete_attr: %d calls sum %d", deletes, sum);
+  MPI_Comm_get_attr(a, copied_key, &got, &flag);
+  CHECK(!flag, "attribute still there after delete_attr");
+  MPI_Comm_free(&a);
+  CHECK(deletes == 2, "free after delete_attr called the callback again");
+  MPI_Comm_free_keyval(&copied_key);
+
+  int self_key;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_key, NULL);
+  MPI_Comm_set_attr(MPI_COMM_SELF, self_key, NULL);
+  MPI_Comm_free_keyval(&self_key); /* the attribute keeps the keyval alive */
+}
+
 int main(int argc, char** argv) {
   int flag = -1;
   MPI_Initialized(&flag);
@@ -155,9 +206,14 @@ int main(int argc, char** argv) {
 
   MPI_Pcontrol(1);
   MPI_Pcontrol(0);
+  attributes();
 
   MPI_Finalize();
   MPI_Finalized(&flag);
   if (flag != 1) ++check_failures;
+  if (!self_deleted_at_finalize) {
+    fprintf(stderr, "MPI_COMM_SELF attribute not deleted at the start of MPI_Finalize\n");
+    ++check_failures;
+  }
   return check_exit("env");
 }

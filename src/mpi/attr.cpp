@@ -1,0 +1,149 @@
+// Attribute caching on communicators: user keyvals with copy and delete callbacks, and the
+// predefined attributes of MPI_COMM_WORLD (MPI_TAG_UB, ...).
+#include <map>
+
+#include "mpi/mpi_internal.hpp"
+
+namespace sluice::mpi {
+namespace {
+
+struct Keyval {
+  MPI_Comm_copy_attr_function* copy;
+  MPI_Comm_delete_attr_function* del;
+  void* extra;
+  int refs;  // the user's handle (until freed) + every attribute set with it
+};
+std::map<int, Keyval> g_keyvals;
+int g_next_keyval = 100;  // above the predefined keys (MPI_TAG_UB ... MPI_LASTUSEDCODE)
+
+void keyval_release(int key) {
+  auto it = g_keyvals.find(key);
+  if (it != g_keyvals.end() && --it->second.refs == 0) g_keyvals.erase(it);
+}
+
+// Runs the delete callback of one attribute; MPI_SUCCESS or its error.
+int delete_one(MPI_Comm comm, int key, void* value) {
+  auto it = g_keyvals.find(key);
+  int rc = MPI_SUCCESS;
+  if (it != g_keyvals.end() && it->second.del)
+    rc = it->second.del(comm, key, value, it->second.extra);
+  keyval_release(key);
+  return rc;
+}
+
+}  // namespace
+
+int get_user_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  if (!g_keyvals.count(keyval)) return -1;
+  *flag = 0;
+  for (auto [key, value] : comm->attrs)
+    if (key == keyval) {
+      *static_cast<void**>(attribute_val) = value;
+      *flag = 1;
+    }
+  return MPI_SUCCESS;
+}
+
+int copy_attrs(MPI_Comm from, MPI_Comm to) {
+  for (auto [key, value] : from->attrs) {
+    auto it = g_keyvals.find(key);
+    if (it == g_keyvals.end() || !it->second.copy) continue;
+    void* out = nullptr;
+    int flag = 0;
+    if (int rc = it->second.copy(from, key, it->second.extra, value, &out, &flag)) return rc;
+    if (flag) {
+      ++it->second.refs;
+      to->attrs.emplace_back(key, out);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int delete_attrs(MPI_Comm comm) {
+  int result = MPI_SUCCESS;
+  // Deleted in the reverse order of setting (MPI-3.1 asks for it on MPI_COMM_SELF).
+  while (!comm->attrs.empty()) {
+    auto [key, value] = comm->attrs.back();
+    comm->attrs.pop_back();
+    if (int rc = delete_one(comm, key, value); rc != MPI_SUCCESS && result == MPI_SUCCESS)
+      result = rc;
+  }
+  return result;
+}
+
+}  // namespace sluice::mpi
+
+using namespace sluice::mpi;
+
+extern "C" {
+
+int sluice_comm_null_copy_fn(MPI_Comm, int, void*, void*, void*, int* flag) {
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+int sluice_comm_dup_fn(MPI_Comm, int, void*, void* in, void* out, int* flag) {
+  *static_cast<void**>(out) = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+int sluice_comm_null_delete_fn(MPI_Comm, int, void*, void*) {
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
+                           MPI_Comm_delete_attr_function* delete_fn, int* keyval, void* extra) {
+  SLUICE_MPI_CALL;
+  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Comm_create_keyval: MPI is not initialized");
+  if (!keyval) return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_keyval", "null keyval pointer");
+  const int key = g_next_keyval++;
+  g_keyvals[key] = Keyval{copy_fn, delete_fn, extra, 1};
+  *keyval = key;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_free_keyval(int* keyval) {
+  SLUICE_MPI_CALL;
+  if (!keyval || !g_keyvals.count(*keyval))
+    return raise(nullptr, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "invalid keyval");
+  keyval_release(*keyval);  // attributes still set keep it alive
+  *keyval = MPI_KEYVAL_INVALID;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_comm(comm, "MPI_Comm_set_attr")) return rc;
+  auto it = g_keyvals.find(keyval);
+  if (it == g_keyvals.end())
+    return raisef(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "invalid keyval %d", keyval);
+  for (auto& [key, old] : comm->attrs) {
+    if (key != keyval) continue;
+    // Replacing runs the delete callback on the old value first.
+    if (it->second.del)
+      if (int rc = it->second.del(comm, key, old, it->second.extra))
+        return raise(comm, rc, "MPI_Comm_set_attr", "delete callback failed");
+    old = value;
+    return MPI_SUCCESS;
+  }
+  ++it->second.refs;
+  comm->attrs.emplace_back(keyval, value);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_comm(comm, "MPI_Comm_delete_attr")) return rc;
+  for (auto it = comm->attrs.begin(); it != comm->attrs.end(); ++it) {
+    if (it->first != keyval) continue;
+    void* value = it->second;
+    comm->attrs.erase(it);
+    if (int rc = delete_one(comm, keyval, value))
+      return raise(comm, rc, "MPI_Comm_delete_attr", "delete callback failed");
+    return MPI_SUCCESS;
+  }
+  return raisef(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "no attribute for keyval %d", keyval);
+}
+
+}  // extern "C"
