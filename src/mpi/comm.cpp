@@ -342,6 +342,26 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  SLUICE_MPI_CALL;
+  // No communicator hint changes what Sluice does, so the hints are not kept (MPI-3.1
+  // §6.4.4 lets an implementation ignore them); MPI_Comm_get_info reports none.
+  return MPI_Comm_dup(comm, newcomm);
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_comm(comm, "MPI_Comm_set_info")) return rc;
+  if (!info) return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info MPI_INFO_NULL");
+  return MPI_SUCCESS;  // hints ignored (see MPI_Comm_dup_with_info)
+}
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_comm(comm, "MPI_Comm_get_info")) return rc;
+  return MPI_Info_create(info_used);  // no hint is in use
+}
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_idup")) return rc;
@@ -526,6 +546,39 @@ int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
     if (!drop[i]) w.push_back(group->world[i]);
   *newgroup = w.empty() ? MPI_GROUP_EMPTY : new_group(std::move(w));
   return MPI_SUCCESS;
+}
+
+// Expands (first, last, stride) triplets into ranks; MPI_SUCCESS or the raised error.
+static int expand_ranges(MPI_Group group, int n, int ranges[][3], std::vector<int>& out,
+                         const char* function) {
+  const int size = static_cast<int>(group->world.size());
+  if (n < 0) return raisef(nullptr, MPI_ERR_ARG, function, "invalid n %d", n);
+  for (int i = 0; i < n; ++i) {
+    const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+    if (stride == 0 || first < 0 || first >= size || last < 0 || last >= size ||
+        (stride > 0 && first > last) || (stride < 0 && first < last))
+      return raisef(nullptr, MPI_ERR_RANK, function,
+                    "invalid range (%d, %d, %d) for a group of %d ranks", first, last, stride,
+                    size);
+    for (int r = first; stride > 0 ? r <= last : r >= last; r += stride) out.push_back(r);
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_group(group, "MPI_Group_range_incl")) return rc;
+  std::vector<int> ranks;
+  if (int rc = expand_ranges(group, n, ranges, ranks, "MPI_Group_range_incl")) return rc;
+  return MPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+}
+
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_group(group, "MPI_Group_range_excl")) return rc;
+  std::vector<int> ranks;
+  if (int rc = expand_ranges(group, n, ranges, ranks, "MPI_Group_range_excl")) return rc;
+  return MPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
 }
 
 static bool contains(const std::vector<int>& v, int x) {

@@ -224,6 +224,21 @@ static void groups(void) {
     MPI_Group_compare(world, g2, &result);
     CHECK(result == MPI_UNEQUAL, "world/g2 compare %d", result);
   }
+  /* ranges: every other rank from the last down, and the complement */
+  int range[1][3] = {{size - 1, 0, -2}};
+  MPI_Group down, rest;
+  MPI_Group_range_incl(world, 1, range, &down);
+  MPI_Group_range_excl(world, 1, range, &rest);
+  int nd, nr;
+  MPI_Group_size(down, &nd);
+  MPI_Group_size(rest, &nr);
+  CHECK(nd == (size + 1) / 2 && nd + nr == size, "range sizes %d %d", nd, nr);
+  int first = 0, first_world = -1;
+  MPI_Group_translate_ranks(down, 1, &first, world, &first_world);
+  CHECK(first_world == size - 1, "range_incl first member %d", first_world);
+  MPI_Group_free(&down);
+  if (rest != MPI_GROUP_EMPTY) MPI_Group_free(&rest);
+
   MPI_Group_free(&g1);
   MPI_Group_free(&g2);
   MPI_Group_free(&u);
@@ -251,6 +266,19 @@ static void names(void) {
   int flag = -1;
   MPI_Comm_test_inter(dup, &flag);
   CHECK(flag == 0, "test_inter %d", flag);
+  MPI_Comm_free(&dup);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "mpi_assert_no_any_tag", "false");
+  MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dup);
+  MPI_Info_free(&info);
+  int result;
+  MPI_Comm_compare(MPI_COMM_WORLD, dup, &result);
+  CHECK(result == MPI_CONGRUENT, "dup_with_info compare %d", result);
+  ring_check(dup, "dup_with_info");
+  MPI_Comm_get_info(dup, &info);
+  CHECK(info != MPI_INFO_NULL, "get_info returned MPI_INFO_NULL");
+  MPI_Info_free(&info);
   MPI_Comm_free(&dup);
   int n;
   MPI_Comm_size(MPI_COMM_SELF, &n);
