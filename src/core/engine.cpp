@@ -101,8 +101,10 @@ Engine::Engine() {
   // More local ranks than CPUs: a rank spinning for long holds the CPU its peer needs, so
   // yield almost at once (unless the user chose a spin time).
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (cpus > 0 && static_cast<long>(local.size()) > cpus && !config_.is_set("SPIN_TIME"))
-    spin_ns_ = std::min<uint64_t>(spin_ns_, 2000);
+  if (cpus > 0 && static_cast<long>(local.size()) > cpus) {
+    yield_rounds_ = 200;
+    if (!config_.is_set("SPIN_TIME")) spin_ns_ = std::min<uint64_t>(spin_ns_, 2000);
+  }
 
   p2p_ = std::make_unique<proto::PointToPoint>(*this, th);
   auto self = std::make_unique<drivers::SelfDriver>(rank_);

@@ -71,7 +71,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
 
   // One pass over every driver and the outbound queues; true if anything happened.
   bool progress();
-  util::Backoff make_backoff() { return util::Backoff(spin_ns_, max_sleep_ns_, this); }
+  util::Backoff make_backoff() {
+    return util::Backoff(spin_ns_, max_sleep_ns_, this, yield_rounds_);
+  }
   // util::Sleeper: block in the driver that can (shm doorbell), else sleep.
   void sleep_for(uint64_t ns) override;
 
@@ -105,6 +107,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   EngineStats stats_;
   uint64_t spin_ns_ = 50000;
   uint64_t max_sleep_ns_ = 1000000;
+  uint32_t yield_rounds_ = 0;  // 200 when local ranks outnumber CPUs
   bool print_stats_ = false;
   drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use
   uint32_t barrier_epoch_ = 0;
