@@ -321,8 +321,7 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
-                                        void* attribute_val_in, void* attribute_val_out,
-                                        int* flag);
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val,
                                           void* extra_state);
 int sluice_comm_null_copy_fn(MPI_Comm, int, void*, void*, void*, int*);
@@ -472,8 +471,7 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent);
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent);
-int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb,
-                               MPI_Count* true_extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent);
 int MPI_Get_address(const void* location, MPI_Aint* address);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
@@ -539,8 +537,8 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
@@ -558,8 +556,8 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
                MPI_Request* request);
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request* request);
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request);
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request* request);
@@ -581,8 +579,7 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
 int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request* request);
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
 int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,

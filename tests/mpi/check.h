@@ -7,17 +7,17 @@
 
 static int check_failures = 0;
 
-#define CHECK(cond, ...)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      int check_rank_ = -1;                                                     \
-      MPI_Comm_rank(MPI_COMM_WORLD, &check_rank_);                              \
-      fprintf(stderr, "[rank %d] %s:%d: check failed: %s: ", check_rank_,       \
-              __FILE__, __LINE__, #cond);                                       \
-      fprintf(stderr, __VA_ARGS__);                                             \
-      fprintf(stderr, "\n");                                                    \
-      ++check_failures;                                                         \
-    }                                                                           \
+#define CHECK(cond, ...)                                                                      \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      int check_rank_ = -1;                                                                   \
+      MPI_Comm_rank(MPI_COMM_WORLD, &check_rank_);                                            \
+      fprintf(stderr, "[rank %d] %s:%d: check failed: %s: ", check_rank_, __FILE__, __LINE__, \
+              #cond);                                                                         \
+      fprintf(stderr, __VA_ARGS__);                                                           \
+      fprintf(stderr, "\n");                                                                  \
+      ++check_failures;                                                                       \
+    }                                                                                         \
   } while (0)
 
 /* Call at the end, after MPI_Finalize: exit status reflects the checks. */
