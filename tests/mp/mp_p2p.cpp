@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "check.hpp"
 #include "sluice/sluice.hpp"
 
 using sluice::Errc;
@@ -23,18 +24,7 @@ using sluice::Status;
 
 namespace {
 
-int g_rank = -1;
-
-#define CHECK(cond, ...)                                                                       \
-  do {                                                                                         \
-    if (!(cond)) {                                                                             \
-      std::fprintf(stderr, "rank %d: CHECK failed at %s:%d: %s: ", g_rank, __FILE__, __LINE__, \
-                   #cond);                                                                     \
-      std::fprintf(stderr, __VA_ARGS__);                                                       \
-      std::fprintf(stderr, "\n");                                                              \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+using ::sluice::test::g_rank;
 
 std::span<const std::byte> cbytes(const void* p, std::size_t n) {
   return {static_cast<const std::byte*>(p), n};

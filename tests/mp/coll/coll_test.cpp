@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../check.hpp"
 #include "coll/coll.hpp"
 #include "sluice/sluice.hpp"
 
@@ -23,18 +24,7 @@ namespace coll = sluice::coll;
 
 namespace {
 
-int g_rank = -1;
-
-#define CHECK(cond, ...)                                                                       \
-  do {                                                                                         \
-    if (!(cond)) {                                                                             \
-      std::fprintf(stderr, "rank %d: CHECK failed at %s:%d: %s: ", g_rank, __FILE__, __LINE__, \
-                   #cond);                                                                     \
-      std::fprintf(stderr, __VA_ARGS__);                                                       \
-      std::fprintf(stderr, "\n");                                                              \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+using ::sluice::test::g_rank;
 
 // The context ids this test uses for its groups (the MPI layer allocates from 0 upwards).
 constexpr uint32_t kWorldCtx = 0x7000'0000;
