@@ -9,7 +9,9 @@ CTEST_ARGS ?=
 
 # command-or-file : Debian package
 DEPS := cmake:cmake ninja:ninja-build g++:g++ gnuplot:gnuplot-nox \
-        /usr/include/gtest/gtest.h:libgtest-dev /usr/include/hwloc.h:libhwloc-dev
+        /usr/include/gtest/gtest.h:libgtest-dev /usr/include/hwloc.h:libhwloc-dev \
+        /usr/include/liburing.h:liburing-dev nft:nftables ip:iproute2 \
+        /usr/lib/x86_64-linux-gnu/pkgconfig/pmix.pc:libpmix-dev pkg-config:pkg-config
 
 .PHONY: all deps configure build run test test-release test-asan bench clean
 
