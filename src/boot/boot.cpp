@@ -33,6 +33,17 @@ int abort_exit_status(int code) {
   return status == 0 ? 1 : status;
 }
 
+std::string random_job_key() {
+  std::random_device random;
+  char key[33];
+  std::snprintf(key, sizeof key, "%08x%08x%08x%08x", random(), random(), random(), random());
+  return key;
+}
+
+bool valid_job_key(std::string_view key) {
+  return key.size() == 32 && key.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
 bool parse_int(const char* text, int& out) {
   if (text == nullptr || *text == '\0') return false;
   const char* end = text + std::strlen(text);
@@ -62,6 +73,7 @@ class SingletonClient final : public BootClient {
     char id[64];
     std::snprintf(id, sizeof id, "singleton-%ld-%08x", static_cast<long>(getpid()), random());
     job_id_ = id;
+    job_key_ = random_job_key();
   }
 
   int rank() const override { return 0; }
@@ -69,6 +81,7 @@ class SingletonClient final : public BootClient {
   int local_rank() const override { return 0; }
   int local_size() const override { return 1; }
   std::string job_id() const override { return job_id_; }
+  std::string job_key() const override { return job_key_; }
 
   // Alone in the job, a put is visible at once and fence has nobody to wait for.
   Errc put(std::string_view key, std::string_view value) override {
@@ -98,18 +111,20 @@ class SingletonClient final : public BootClient {
  private:
   std::mutex mutex_;
   std::string job_id_;
+  std::string job_key_;
   std::unordered_map<std::string, std::string> store_;
 };
 
 class LauncherClient final : public BootClient {
  public:
   LauncherClient(int socket_fd, int rank, int size, int local_rank, int local_size,
-                 std::string job_id)
+                 std::string job_id, std::string job_key)
       : rank_(rank),
         size_(size),
         local_rank_(local_rank),
         local_size_(local_size),
         job_id_(std::move(job_id)),
+        job_key_(std::move(job_key)),
         socket_fd_(socket_fd) {}
 
   // Closing without finalize() is how the launcher learns that this rank failed.
@@ -136,6 +151,7 @@ class LauncherClient final : public BootClient {
   int local_rank() const override { return local_rank_; }
   int local_size() const override { return local_size_; }
   std::string job_id() const override { return job_id_; }
+  std::string job_key() const override { return job_key_; }
 
   Errc put(std::string_view key, std::string_view value) override {
     if (key.empty() || key.size() > bootwire::max_key_size ||
@@ -261,6 +277,7 @@ class LauncherClient final : public BootClient {
 
   const int rank_, size_, local_rank_, local_size_;
   const std::string job_id_;
+  const std::string job_key_;
   std::mutex mutex_;  // one request in flight on the socket at a time
   int socket_fd_;
   FrameReader reader_;
@@ -295,7 +312,7 @@ int connect_unix_socket(const std::string& path, std::string& error) {
 
 bool is_launcher_variable(std::string_view name) {
   return name == "RANK" || name == "SIZE" || name == "LOCAL_RANK" || name == "LOCAL_SIZE" ||
-         name == "JOB_ID" || name == "BOOT_ADDR";
+         name == "JOB_ID" || name == "JOB_KEY" || name == "BOOT_ADDR";
 }
 
 std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
@@ -330,9 +347,16 @@ std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
     return nullptr;
   }
 
+  const char* job_key = std::getenv("SLUICE_JOB_KEY");
+  if (job_key == nullptr || !valid_job_key(job_key)) {
+    error = "SLUICE_JOB_KEY is not set or not 32 lowercase hex digits (sluicerun sets it)";
+    return nullptr;
+  }
+
   int fd = connect_unix_socket(address, error);
   if (fd < 0) return nullptr;
-  auto client = std::make_unique<LauncherClient>(fd, rank, size, local_rank, local_size, job_id);
+  auto client =
+      std::make_unique<LauncherClient>(fd, rank, size, local_rank, local_size, job_id, job_key);
   if (!client->handshake(error)) return nullptr;
   return client;
 }

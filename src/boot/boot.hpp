@@ -31,6 +31,9 @@ class BootClient {
   virtual int local_rank() const = 0;
   virtual int local_size() const = 0;
   virtual std::string job_id() const = 0;
+  // The job's secret (32 hex digits, 128 bits) handed out by the launcher: network drivers
+  // put it in every handshake and datagram so only this job's processes get in.
+  virtual std::string job_key() const = 0;
 
   // Key-value store. put() values become visible to every rank after the next fence()
   // (a collective over all ranks). get() returns false if the key is unknown.

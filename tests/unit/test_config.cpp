@@ -13,7 +13,7 @@ namespace sluice::detail {
 // This target links config.cpp alone; the real definition lives in src/boot/boot.cpp.
 bool is_launcher_variable(std::string_view n) {
   return n == "RANK" || n == "SIZE" || n == "LOCAL_RANK" || n == "LOCAL_SIZE" || n == "JOB_ID" ||
-         n == "BOOT_ADDR";
+         n == "JOB_KEY" || n == "BOOT_ADDR";
 }
 
 namespace {
@@ -177,8 +177,8 @@ TEST(ConfigEnv, UnknownKeyWithoutCloseMatchPointsToSluiceInfo) {
 TEST(ConfigEnv, LauncherVariablesAndForeignVariablesAreNotReported) {
   std::vector<std::string> problems;
   Config c = parse({"SLUICE_RANK=0", "SLUICE_SIZE=4", "SLUICE_LOCAL_RANK=0", "SLUICE_LOCAL_SIZE=4",
-                    "SLUICE_JOB_ID=abc", "SLUICE_BOOT_ADDR=/tmp/x.sock", "PATH=/usr/bin",
-                    "EAGER_LIMIT=1", "MY_SLUICE_X=1", "OMPI_COMM_WORLD_RANK=0"},
+                    "SLUICE_JOB_ID=abc", "SLUICE_JOB_KEY=00", "SLUICE_BOOT_ADDR=/tmp/x.sock",
+                    "PATH=/usr/bin", "EAGER_LIMIT=1", "MY_SLUICE_X=1", "OMPI_COMM_WORLD_RANK=0"},
                    problems);
   EXPECT_TRUE(problems.empty()) << problems.front();
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);

@@ -62,6 +62,20 @@ std::string job_id_for_this_run() {
   return id;
 }
 
+// 128 random bits, as 32 hex digits: the secret network drivers check on every
+// handshake and datagram. It travels to the ranks in their environment only.
+std::string job_key_for_this_run() {
+  std::uint64_t random[2] = {0, 0};
+  if (getrandom(random, sizeof random, 0) != sizeof random) {
+    report("cannot read random bytes for the job key");
+    std::exit(startup_failure_status);
+  }
+  char key[40];
+  std::snprintf(key, sizeof key, "%016llx%016llx", static_cast<unsigned long long>(random[0]),
+                static_cast<unsigned long long>(random[1]));
+  return key;
+}
+
 // A private (0700) temporary directory holding the launcher's socket; both are removed
 // when this object goes away.
 class BootDirectory {
@@ -208,6 +222,7 @@ class Launcher {
 
   bool set_up(std::string& error) {
     job_id_ = job_id_for_this_run();
+    job_key_ = job_key_for_this_run();
     if (!boot_directory_.create(error)) return false;
     listener_ = listen_on(boot_directory_.socket_path(), error);
     if (!listener_.valid()) return false;
@@ -293,6 +308,7 @@ class Launcher {
     env.push_back("SLUICE_LOCAL_RANK=" + std::to_string(rank));  // every rank is on this host
     env.push_back("SLUICE_LOCAL_SIZE=" + size);
     env.push_back("SLUICE_JOB_ID=" + job_id_);
+    env.push_back("SLUICE_JOB_KEY=" + job_key_);
     env.push_back("SLUICE_BOOT_ADDR=" + boot_directory_.socket_path());
     return env;
   }
@@ -796,6 +812,7 @@ class Launcher {
 
   const Options& options_;
   std::string job_id_;
+  std::string job_key_;
   BootDirectory boot_directory_;
   UniqueFd listener_, signal_fd_, epoll_;
   sigset_t original_signal_mask_{};

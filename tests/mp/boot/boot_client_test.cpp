@@ -23,7 +23,7 @@ namespace {
 
 void clear_launcher_environment() {
   for (const char* name : {"SLUICE_RANK", "SLUICE_SIZE", "SLUICE_LOCAL_RANK", "SLUICE_LOCAL_SIZE",
-                           "SLUICE_JOB_ID", "SLUICE_BOOT_ADDR"})
+                           "SLUICE_JOB_ID", "SLUICE_JOB_KEY", "SLUICE_BOOT_ADDR"})
     unsetenv(name);
 }
 
@@ -33,6 +33,7 @@ void set_launcher_environment(const std::string& address, int rank, int size) {
   setenv("SLUICE_LOCAL_RANK", std::to_string(rank).c_str(), 1);
   setenv("SLUICE_LOCAL_SIZE", std::to_string(size).c_str(), 1);
   setenv("SLUICE_JOB_ID", "test-job", 1);
+  setenv("SLUICE_JOB_KEY", "0123456789abcdef0123456789abcdef", 1);
   setenv("SLUICE_BOOT_ADDR", address.c_str(), 1);
 }
 
@@ -95,7 +96,8 @@ class FakeLauncher {
 };
 
 TEST_F(BootClientTest, LauncherVariablesAreRecognised) {
-  for (const char* name : {"RANK", "SIZE", "LOCAL_RANK", "LOCAL_SIZE", "JOB_ID", "BOOT_ADDR"})
+  for (const char* name :
+       {"RANK", "SIZE", "LOCAL_RANK", "LOCAL_SIZE", "JOB_ID", "JOB_KEY", "BOOT_ADDR"})
     EXPECT_TRUE(sluice::detail::is_launcher_variable(name)) << name;
   for (const char* name : {"EAGER_LIMIT", "SLUICE_RANK", "rank", "DRIVERS", ""})
     EXPECT_FALSE(sluice::detail::is_launcher_variable(name)) << name;
