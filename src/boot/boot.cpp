@@ -2,6 +2,9 @@
 // for the protocol), or a local store when the process runs as a singleton.
 #include "boot/boot.hpp"
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,6 +20,7 @@
 #include <unordered_map>
 
 #include "boot/boot_wire.hpp"
+#include "boot/pmix_client.hpp"
 
 namespace sluice::detail {
 
@@ -134,6 +138,7 @@ class LauncherClient final : public BootClient {
   bool handshake(std::string& error) {
     std::string payload;
     bootwire::append_u32(payload, static_cast<std::uint32_t>(rank_));
+    payload += job_key_;  // over TCP this is what keeps strangers out of the store
     payload += job_id_;
     Frame reply;
     if (request(MsgType::hello, payload, reply) != Errc::ok) {
@@ -308,15 +313,69 @@ int connect_unix_socket(const std::string& path, std::string& error) {
   return fd;
 }
 
+// "tcp:IP:PORT" (IPv4, or [IPv6]:PORT): the launcher of a multi-host job.
+int connect_tcp_socket(std::string_view address, std::string& error) {
+  std::string_view rest = address.substr(4);
+  std::string host, port;
+  if (rest.starts_with("[")) {
+    auto close = rest.find("]:");
+    if (close != std::string_view::npos) {
+      host = rest.substr(1, close - 1);
+      port = rest.substr(close + 2);
+    }
+  } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  if (host.empty() || port.empty()) {
+    error = "SLUICE_BOOT_ADDR=" + std::string(address) + " is not tcp:HOST:PORT";
+    return -1;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    error =
+        "cannot resolve the launcher address " + std::string(address) + ": " + ::gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int rc;
+    do rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      error =
+          "cannot connect to the launcher at " + std::string(address) + ": " + std::strerror(errno);
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd >= 0) {
+    int one = 1;  // requests are small and each waits for its reply
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  } else if (error.empty()) {
+    error = "cannot connect to the launcher at " + std::string(address);
+  }
+  return fd;
+}
+
 }  // namespace
 
 bool is_launcher_variable(std::string_view name) {
   return name == "RANK" || name == "SIZE" || name == "LOCAL_RANK" || name == "LOCAL_SIZE" ||
-         name == "JOB_ID" || name == "JOB_KEY" || name == "BOOT_ADDR";
+         name == "JOB_ID" || name == "JOB_KEY" || name == "BOOT_ADDR" || name == "HOST_ID";
 }
 
 std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
   const char* address = std::getenv("SLUICE_BOOT_ADDR");
+  if ((address == nullptr || *address == '\0') && pmix_in_environment())
+    return make_pmix_client(error);  // started by mpirun / srun with PMIx, not sluicerun
   if (address == nullptr || *address == '\0') {
     // A size > 1 without an address means a broken launch, not a singleton.
     const char* size_text = std::getenv("SLUICE_SIZE");
@@ -353,7 +412,9 @@ std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
     return nullptr;
   }
 
-  int fd = connect_unix_socket(address, error);
+  std::string_view where(address);
+  int fd = where.starts_with("tcp:") ? connect_tcp_socket(where, error)
+                                     : connect_unix_socket(address, error);
   if (fd < 0) return nullptr;
   auto client =
       std::make_unique<LauncherClient>(fd, rank, size, local_rank, local_size, job_id, job_key);

@@ -1,12 +1,14 @@
 // Wire protocol between BootClient (in every rank) and the launcher (sluicerun).
 //
-// Each rank opens one SOCK_STREAM Unix socket to the launcher when it starts and keeps it
-// until finalize; a connection that closes without FINALIZE tells the launcher the rank
-// died. Every message is a frame: an 8-byte header {uint32 type, uint32 payload_length} in
-// host byte order (both ends are on the same host), then payload_length bytes.
+// Each rank opens one stream socket to the launcher when it starts and keeps it until
+// finalize: a Unix socket on one host, TCP with `sluicerun --hosts` (SLUICE_BOOT_ADDR is
+// then tcp:IP:PORT). A connection that closes without FINALIZE tells the launcher the rank
+// died. Every message is a frame: an 8-byte header {uint32 type, uint32 payload_length},
+// little-endian (ranks may run on other hosts), then payload_length bytes.
 //
 //   client -> launcher                      launcher -> client
-//   hello     i32 rank, job id bytes        hello_ok | reject (reason text)
+//   hello     u32 rank, job key (32 hex     hello_ok | reject (reason text)
+//             digits), job id bytes
 //   put       u32 key_len, key, value       (no reply; ordered before the next fence)
 //   fence                                   fence_ok when every rank has sent fence
 //                                           | fence_failed (reason text)
@@ -49,19 +51,31 @@ inline constexpr std::size_t max_key_size = 4096;
 inline constexpr std::size_t max_value_size = 1u << 20;
 // Anything longer is a protocol error (guards the launcher against garbage lengths).
 inline constexpr std::size_t max_payload_size = 4 + max_key_size + max_value_size;
+// Until hello is accepted a connection is a stranger: its frames must be hello-sized.
+inline constexpr std::size_t job_key_size = 32;
+inline constexpr std::size_t max_hello_size = 4 + job_key_size + 256;
 
 inline void append_u32(std::string& out, std::uint32_t v) {
-  char bytes[4];
-  std::memcpy(bytes, &v, 4);
+  const char bytes[4] = {static_cast<char>(v), static_cast<char>(v >> 8),
+                         static_cast<char>(v >> 16), static_cast<char>(v >> 24)};
   out.append(bytes, 4);
 }
 
-// Pops a u32 from the front of `in`; false if too short.
+// Pops a little-endian u32 from the front of `in`; false if too short.
 inline bool take_u32(std::string_view& in, std::uint32_t& v) {
   if (in.size() < 4) return false;
-  std::memcpy(&v, in.data(), 4);
+  v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(in[i]);
   in.remove_prefix(4);
   return true;
+}
+
+// Compares secrets in time independent of where they first differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
 }
 
 inline void append_frame(std::string& out, MsgType type, std::string_view payload) {
@@ -90,12 +104,15 @@ class FrameReader {
   // Result of next(): a whole frame, not yet enough bytes, or a length that is too big.
   enum class Status { frame, incomplete, oversized };
 
+  // Frames longer than `limit` are refused (the launcher lowers it for strangers).
+  void set_limit(std::size_t limit) { limit_ = limit; }
+
   Status next(Frame& frame) {
     std::string_view view(buffer_);
     view.remove_prefix(consumed_);
     std::uint32_t type = 0, length = 0;
     if (!take_u32(view, type) || !take_u32(view, length)) return compact(Status::incomplete);
-    if (length > max_payload_size) return Status::oversized;
+    if (length > limit_) return Status::oversized;
     if (view.size() < length) return compact(Status::incomplete);
     frame.type = static_cast<MsgType>(type);
     frame.payload.assign(view.data(), length);
@@ -113,6 +130,7 @@ class FrameReader {
 
   std::string buffer_;
   std::size_t consumed_ = 0;
+  std::size_t limit_ = max_payload_size;
 };
 
 }  // namespace sluice::detail::bootwire

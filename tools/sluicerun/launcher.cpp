@@ -1,6 +1,11 @@
 #include "launcher.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -44,6 +49,9 @@ constexpr auto kill_grace = std::chrono::milliseconds(1000);
 // long to exit (so its real fate, e.g. a signal, is what gets reported).
 constexpr auto disconnect_grace = std::chrono::milliseconds(1000);
 constexpr int startup_failure_status = 1;
+// A TCP bootstrap connection must say hello (with the job key) this soon, or it is closed:
+// strangers cannot hold connections open.
+constexpr auto hello_deadline = std::chrono::seconds(10);
 
 void report(const std::string& message) {
   write_all(STDERR_FILENO, "sluicerun: " + message + "\n");
@@ -136,6 +144,58 @@ UniqueFd listen_on(const std::string& path, std::string& error) {
   return listener;
 }
 
+// The first non-loopback IPv4 address of an interface that is up: where hosts of a
+// multi-host job can most likely reach this launcher. 127.0.0.1 if there is none.
+std::string default_boot_ip() {
+  ifaddrs* list = nullptr;
+  std::string found = "127.0.0.1";
+  if (::getifaddrs(&list) != 0) return found;
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    if ((a->ifa_flags & IFF_UP) == 0 || (a->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    char text[INET_ADDRSTRLEN];
+    auto* in = reinterpret_cast<sockaddr_in*>(a->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr) {
+      found = text;
+      break;
+    }
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+// Listens on TCP at "IP[:PORT]" (IPv4; port 0 or none: any free port). `advertised` becomes
+// the rank's SLUICE_BOOT_ADDR, tcp:IP:PORT.
+UniqueFd listen_on_tcp(const std::string& where, std::string& advertised, std::string& error) {
+  std::string ip = where, port_text = "0";
+  if (auto colon = where.find(':'); colon != std::string::npos) {
+    ip = where.substr(0, colon);
+    port_text = where.substr(colon + 1);
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  char* end = nullptr;
+  unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
+  if (::inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1 || *end != '\0' || port > 65535) {
+    error = "--boot-addr " + where + " is not IPv4-ADDRESS[:PORT]";
+    return {};
+  }
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  int one = 1;
+  if (!listener.valid() ||
+      ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listener.get(), SOMAXCONN) != 0) {
+    error = "cannot listen on TCP " + where + ": " + std::strerror(errno);
+    return {};
+  }
+  socklen_t length = sizeof address;
+  ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  advertised = "tcp:" + ip + ":" + std::to_string(ntohs(address.sin_port));
+  return listener;
+}
+
 // Where an epoll event comes from: the kind in the high half, an id in the low half.
 enum class Source : std::uint32_t { listener, signals, rank_stdout, rank_stderr, connection };
 
@@ -154,6 +214,8 @@ struct RankProcess {
   }
 
   int rank;
+  int host = -1;  // index in Options::hosts (-1: this host)
+  int local_rank = 0, local_size = 1;
   pid_t pid = -1;
   bool reaped = false;
   bool joined = false;  // sent hello: it is a Sluice process, so it must finalize
@@ -171,6 +233,7 @@ struct Connection {
   wire::FrameReader reader;
   std::string outbox;  // reply bytes the socket could not take yet
   bool close_after_flush = false;
+  Clock::time_point accepted_at;
 };
 
 class Launcher {
@@ -223,8 +286,16 @@ class Launcher {
   bool set_up(std::string& error) {
     job_id_ = job_id_for_this_run();
     job_key_ = job_key_for_this_run();
-    if (!boot_directory_.create(error)) return false;
-    listener_ = listen_on(boot_directory_.socket_path(), error);
+    if (options_.hosts.empty()) {
+      if (!boot_directory_.create(error)) return false;
+      listener_ = listen_on(boot_directory_.socket_path(), error);
+      boot_address_ = boot_directory_.socket_path();
+    } else {
+      // Ranks on other hosts reach the store over TCP; the job key in hello keeps
+      // everyone else out.
+      listener_ = listen_on_tcp(options_.boot_addr.empty() ? default_boot_ip() : options_.boot_addr,
+                                boot_address_, error);
+    }
     if (!listener_.valid()) return false;
 
     // Signals arrive through a signalfd, so the loop handles them like any other event.
@@ -265,14 +336,52 @@ class Launcher {
         bind_cpus_.clear();
     }
 
-    for (const std::string& arg : options_.command) rank_argv_storage_.push_back(arg);
-    for (std::string& arg : rank_argv_storage_) rank_argv_.push_back(arg.data());
-    rank_argv_.push_back(nullptr);
-
     ranks_.reserve(options_.nranks);
     for (int r = 0; r < options_.nranks; ++r)
       ranks_.emplace_back(r, options_.tag_output ? "[" + std::to_string(r) + "] " : "");
+    place_ranks();
     return true;
+  }
+
+  // Blocks: each host's slots in order, then round again while ranks remain. Local ranks
+  // count in rank order within a host. Without --hosts every rank is local.
+  void place_ranks() {
+    if (options_.hosts.empty()) {
+      for (RankProcess& rank : ranks_) {
+        rank.local_rank = rank.rank;
+        rank.local_size = options_.nranks;
+      }
+      return;
+    }
+    std::vector<int> on_host(options_.hosts.size(), 0);
+    std::size_t host = 0;
+    int used = 0;
+    for (RankProcess& rank : ranks_) {
+      while (used >= options_.hosts[host].slots) {
+        host = (host + 1) % options_.hosts.size();
+        used = 0;
+      }
+      rank.host = static_cast<int>(host);
+      rank.local_rank = on_host[host]++;
+      ++used;
+    }
+    for (RankProcess& rank : ranks_) rank.local_size = on_host[rank.host];
+  }
+
+  // The rank's argv: the program, or with --hosts the launch command run by the shell
+  //   /bin/sh -c 'exec <launch with {host} replaced> "$@"' sluicerun-launch prog args...
+  // so the launch command may use shell syntax and the program's arguments stay intact.
+  std::vector<std::string> argv_for(const RankProcess& rank) const {
+    if (rank.host < 0) return options_.command;
+    std::string launch = options_.launch;
+    const std::string& host = options_.hosts[rank.host].name;
+    for (auto at = launch.find("{host}"); at != std::string::npos;
+         at = launch.find("{host}", at + host.size()))
+      launch.replace(at, 6, host);
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + " \"$@\"",
+                                     "sluicerun-launch"};
+    argv.insert(argv.end(), options_.command.begin(), options_.command.end());
+    return argv;
   }
 
   void watch(int fd, std::uint32_t events, std::uint64_t tag) {
@@ -302,14 +411,19 @@ class Launcher {
         continue;
       env.emplace_back(text);
     }
-    std::string size = std::to_string(options_.nranks);
+    const RankProcess& process = ranks_[rank];
     env.push_back("SLUICE_RANK=" + std::to_string(rank));
-    env.push_back("SLUICE_SIZE=" + size);
-    env.push_back("SLUICE_LOCAL_RANK=" + std::to_string(rank));  // every rank is on this host
-    env.push_back("SLUICE_LOCAL_SIZE=" + size);
+    env.push_back("SLUICE_SIZE=" + std::to_string(options_.nranks));
+    env.push_back("SLUICE_LOCAL_RANK=" + std::to_string(process.local_rank));
+    env.push_back("SLUICE_LOCAL_SIZE=" + std::to_string(process.local_size));
     env.push_back("SLUICE_JOB_ID=" + job_id_);
     env.push_back("SLUICE_JOB_KEY=" + job_key_);
-    env.push_back("SLUICE_BOOT_ADDR=" + boot_directory_.socket_path());
+    env.push_back("SLUICE_BOOT_ADDR=" + boot_address_);
+    // Namespaces share the hostname and /dev/shm: the launcher names the host.
+    if (process.host >= 0)
+      env.push_back("SLUICE_HOST_ID=" + options_.hosts[process.host].name);
+    else if (const char* host_id = std::getenv("SLUICE_HOST_ID"))
+      env.push_back(std::string("SLUICE_HOST_ID=") + host_id);  // the user's, kept
     return env;
   }
 
@@ -321,6 +435,10 @@ class Launcher {
     std::vector<char*> envp;
     for (std::string& entry : env_storage) envp.push_back(entry.data());
     envp.push_back(nullptr);
+    std::vector<std::string> argv_storage = argv_for(rank);
+    std::vector<char*> argv;
+    for (std::string& arg : argv_storage) argv.push_back(arg.data());
+    argv.push_back(nullptr);
 
     int out_pipe[2], err_pipe[2], exec_pipe[2];
     if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
@@ -341,7 +459,8 @@ class Launcher {
       return;
     }
     if (pid == 0) {
-      exec_rank(r, out_write.get(), err_write.get(), exec_write.get(), launcher_pid, envp.data());
+      exec_rank(r, out_write.get(), err_write.get(), exec_write.get(), launcher_pid, argv.data(),
+                envp.data());
     }
 
     // The exec pipe closes (read returns 0) when exec succeeds; else it carries errno.
@@ -370,7 +489,7 @@ class Launcher {
 
   // In the child between fork and exec: only async-signal-safe calls.
   [[noreturn]] void exec_rank(int r, int out_fd, int err_fd, int exec_fd, pid_t launcher_pid,
-                              char** envp) {
+                              char** argv, char** envp) {
     auto give_to = [](int fd, int target) {
       if (fd == target)
         ::fcntl(fd, F_SETFD, 0);  // dup2 onto itself would keep FD_CLOEXEC
@@ -395,7 +514,7 @@ class Launcher {
       CPU_SET(bind_cpus_[r % bind_cpus_.size()], &one_cpu);
       ::sched_setaffinity(0, sizeof one_cpu, &one_cpu);
     }
-    ::execvpe(rank_argv_[0], rank_argv_.data(), envp);
+    ::execvpe(argv[0], argv, envp);
     int exec_errno = errno;
     (void)!::write(exec_fd, &exec_errno, sizeof exec_errno);
     ::_exit(127);
@@ -442,6 +561,8 @@ class Launcher {
     };
     if (!terminating_) consider(job_deadline_);
     consider(kill_deadline_);
+    for (const auto& [id, connection] : connections_)
+      if (connection.rank < 0) consider(connection.accepted_at + hello_deadline);
     for (const RankProcess& rank : ranks_)
       if (!rank.reaped) consider(rank.disconnect_deadline);
     if (!next) return -1;
@@ -461,6 +582,14 @@ class Launcher {
     if (kill_deadline_ && now >= *kill_deadline_) {
       kill_deadline_.reset();
       signal_ranks(SIGKILL);
+    }
+    std::vector<std::uint32_t> silent;
+    for (const auto& [id, connection] : connections_)
+      if (connection.rank < 0 && now >= connection.accepted_at + hello_deadline)
+        silent.push_back(id);
+    for (std::uint32_t id : silent) {
+      report("closed a bootstrap connection that sent no hello");
+      close_connection(id);
     }
     for (RankProcess& rank : ranks_) {
       if (rank.disconnect_deadline && now >= *rank.disconnect_deadline) {
@@ -605,6 +734,17 @@ class Launcher {
       std::uint32_t id = next_connection_id_++;
       Connection& connection = connections_[id];
       connection.socket.reset(fd);
+      connection.accepted_at = Clock::now();
+      connection.reader.set_limit(wire::max_hello_size);
+      if (!options_.hosts.empty()) {
+        // A host that vanishes (link down, power) is noticed even without a child exit.
+        int on = 1, idle = 10, interval = 5, probes = 3;
+        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+      }
       watch(fd, EPOLLIN, event_tag(Source::connection, id));
     }
   }
@@ -697,9 +837,14 @@ class Launcher {
 
   void handle_hello(std::uint32_t id, std::string_view payload) {
     std::uint32_t rank_index = 0;
-    if (!wire::take_u32(payload, rank_index)) return protocol_error(id, "malformed hello");
+    if (!wire::take_u32(payload, rank_index) || payload.size() < wire::job_key_size)
+      return protocol_error(id, "malformed hello");
+    std::string_view key = payload.substr(0, wire::job_key_size);
+    payload.remove_prefix(wire::job_key_size);
     std::string problem;
-    if (payload != job_id_)
+    if (!wire::same_secret(key, job_key_))
+      problem = "wrong job key";  // says nothing about this job to a stranger
+    else if (payload != job_id_)
       problem = "job id " + std::string(payload) + " is not this job's (" + job_id_ + ")";
     else if (rank_index >= static_cast<std::uint32_t>(options_.nranks))
       problem = "rank " + std::to_string(rank_index) + " is out of range";
@@ -715,6 +860,7 @@ class Launcher {
     }
     RankProcess& rank = ranks_[rank_index];
     connections_.at(id).rank = static_cast<int>(rank_index);
+    connections_.at(id).reader.set_limit(wire::max_payload_size);
     rank.joined = true;
     rank.connection_id = id;
     send_frame(id, wire::make_frame(wire::MsgType::hello_ok));
@@ -814,12 +960,11 @@ class Launcher {
   std::string job_id_;
   std::string job_key_;
   BootDirectory boot_directory_;
+  std::string boot_address_;  // the ranks' SLUICE_BOOT_ADDR
   UniqueFd listener_, signal_fd_, epoll_;
   sigset_t original_signal_mask_{};
   struct sigaction original_sigpipe_action_ {};
   std::vector<int> bind_cpus_;  // CPUs ranks are bound to, round robin (empty: no binding)
-  std::vector<std::string> rank_argv_storage_;
-  std::vector<char*> rank_argv_;
 
   std::vector<RankProcess> ranks_;
   std::unordered_map<pid_t, int> pid_to_rank_;

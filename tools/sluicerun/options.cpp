@@ -28,12 +28,53 @@ bool parse_seconds(const std::string& text, double& out) {
   return *end == '\0' && std::isfinite(out) && out > 0;
 }
 
+// Host names go into a shell command line: keep them to characters that need no quoting.
+bool valid_host_name(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+          c == '_' || c == '.'))
+      return false;
+  return true;
+}
+
+// "h1,h2" or "h1:2,h2:2".
+bool parse_hosts(std::string_view text, std::vector<HostSlots>& hosts, std::string& problem) {
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    HostSlots host;
+    auto colon = item.find(':');
+    host.name = std::string(item.substr(0, colon));
+    if (colon != std::string_view::npos && !parse_rank_count(item.substr(colon + 1), host.slots)) {
+      problem = "bad slot count in '" + std::string(item) + "'";
+      return false;
+    }
+    if (!valid_host_name(host.name)) {
+      problem = "bad host name '" + host.name + "' (letters, digits, '-', '_', '.')";
+      return false;
+    }
+    hosts.push_back(std::move(host));
+  }
+  if (hosts.empty()) problem = "--hosts needs at least one host";
+  return !hosts.empty();
+}
+
 }  // namespace
 
 std::string usage_text() {
   return "usage: sluicerun -n N [--bind auto|none|core] [--tag-output] [--timeout S] [--] prog "
          "[args...]\n"
-         "  -n, -np N        number of ranks to start on this host\n"
+         "       sluicerun --hosts H1[:SLOTS],H2[:SLOTS],... --launch 'CMD {host}' [-n N]\n"
+         "                 [--boot-addr IP[:PORT]] [options] [--] prog [args...]\n"
+         "  -n, -np N        number of ranks (with --hosts: default the total of the slots)\n"
+         "  --hosts LIST     run on these hosts: ranks fill each host's slots (default 1) in\n"
+         "                   order, in blocks, going round again if N exceeds the slots\n"
+         "  --launch CMD     how to start a rank on a host, {host} replaced by its name, e.g.\n"
+         "                   'ip netns exec {host}' (the rank's environment must pass through)\n"
+         "  --boot-addr IP[:PORT]  where the bootstrap store listens (TCP) for --hosts jobs\n"
+         "                   (default: the first non-loopback IPv4 address, else 127.0.0.1)\n"
          "  --bind auto|none|core  bind rank r to core r % ncores (default auto: core when\n"
          "                   there are at least as many cores as ranks, else none)\n"
          "  --tag-output     prefix every output line with [rank]\n"
@@ -90,6 +131,18 @@ ParseResult parse_options(int argc, char** argv) {
       } else {
         return usage_error("bad binding '" + value + "' (auto, none or core)");
       }
+    } else if (name == "--hosts" || name == "--host" || name == "-H") {
+      std::string problem;
+      if (!take_value(value)) return usage_error(name + " needs a list of hosts");
+      if (!parse_hosts(value, options.hosts, problem)) return usage_error(problem);
+    } else if (name == "--launch") {
+      if (!take_value(value)) return usage_error("--launch needs a command");
+      if (value.find("{host}") == std::string::npos)
+        return usage_error("--launch '" + value + "' has no {host} in it");
+      options.launch = value;
+    } else if (name == "--boot-addr") {
+      if (!take_value(value) || value.empty()) return usage_error("--boot-addr needs an address");
+      options.boot_addr = value;
     } else if (name == "--tag-output") {
       options.tag_output = true;
     } else if (name == "--timeout") {
@@ -102,6 +155,19 @@ ParseResult parse_options(int argc, char** argv) {
     } else {
       return usage_error("unknown option '" + arg + "'");
     }
+  }
+  if (!options.hosts.empty()) {
+    if (options.launch.empty()) return usage_error("--hosts needs --launch 'CMD {host}'");
+    if (!have_ranks) {
+      long total = 0;
+      for (const HostSlots& host : options.hosts) total += host.slots;
+      if (total > max_ranks)
+        return usage_error("the hosts have more than " + std::to_string(max_ranks) + " slots");
+      options.nranks = static_cast<int>(total);
+      have_ranks = true;
+    }
+  } else if (!options.launch.empty() || !options.boot_addr.empty()) {
+    return usage_error("--launch and --boot-addr need --hosts");
   }
   if (!have_ranks) return usage_error("the number of ranks (-n N) is required");
   if (i >= argc) return usage_error("no program to run");

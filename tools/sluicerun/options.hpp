@@ -10,8 +10,19 @@ namespace sluicerun {
 // automatic: bind to cores when every rank gets one, otherwise leave placement to the kernel.
 enum class BindPolicy { automatic, none, core };
 
+// A host of a multi-host job and how many ranks it takes per round of placement.
+struct HostSlots {
+  std::string name;
+  int slots = 1;
+};
+
 struct Options {
   int nranks = 0;
+  // Multi-host (--hosts): ranks fill each host's slots in order (blocks), and go round
+  // again if -n asks for more ranks than slots. Empty: every rank on this host.
+  std::vector<HostSlots> hosts;
+  std::string launch;     // command prefix with {host}, e.g. "ip netns exec {host}"
+  std::string boot_addr;  // IP[:PORT] the bootstrap TCP listener binds (empty: derived)
   BindPolicy bind = BindPolicy::automatic;
   bool tag_output = false;
   std::optional<double> timeout_seconds;

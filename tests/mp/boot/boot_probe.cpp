@@ -3,7 +3,10 @@
 //   boot_probe MODE      (run under sluicerun -n N)
 //
 // Every mode first exchanges a value with every rank (put / fence / get). Then:
-//   ok              a second round that replaces the values, checks, finalizes, exits 0
+//   ok              a second round that replaces the values, checks local ranks per host
+//                   (SLUICE_HOST_ID, set by sluicerun --hosts) and, with
+//                   BOOT_PROBE_NETNS=1, that each host is its own network namespace;
+//                   finalizes, exits 0
 //   exit-early      the victim rank exit(3)s without finalize; the others wait in a fence
 //   return-early    the victim returns 0 from main without finalize; the others wait
 //   sigkill         the victim SIGKILLs itself; the others wait in a fence
@@ -23,6 +26,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "boot/boot.hpp"
 
@@ -73,6 +77,66 @@ void exchange(BootClient& boot, int round) {
   check(!boot.get("probe/missing", value), "a missing key is reported missing");
 }
 
+std::string host_of_this_rank() {
+  const char* host = std::getenv("SLUICE_HOST_ID");
+  return host != nullptr ? host : "(this host)";
+}
+
+std::string network_namespace() {
+  char link[128] = {};
+  ssize_t n = readlink("/proc/self/ns/net", link, sizeof link - 1);
+  return n > 0 ? std::string(link, static_cast<std::size_t>(n)) : "(unknown)";
+}
+
+// Every rank's host, local rank / size and network namespace, checked by every rank:
+// local ranks count 0.. in rank order within each host.
+void check_placement(BootClient& boot) {
+  const int size = boot.size();
+  std::string mine = host_of_this_rank() + "|" + std::to_string(boot.local_rank()) + "|" +
+                     std::to_string(boot.local_size()) + "|" + network_namespace();
+  check(boot.put("probe/place/" + std::to_string(boot.rank()), mine) == Errc::ok, "put place");
+  check(boot.fence() == Errc::ok, "fence");
+  std::vector<std::vector<std::string>> fields(size);
+  for (int r = 0; r < size; ++r) {
+    std::string value;
+    check(boot.get("probe/place/" + std::to_string(r), value), "get place");
+    std::string item;
+    for (char c : value + "|") {
+      if (c == '|') {
+        fields[r].push_back(item);
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+    if (fields[r].size() != 4) fields[r].assign(4, "?");
+  }
+  const bool netns = std::getenv("BOOT_PROBE_NETNS") != nullptr;
+  for (int r = 0; r < size; ++r) {
+    int before = 0, total = 0;
+    for (int q = 0; q < size; ++q) {
+      if (fields[q][0] != fields[r][0]) {
+        if (netns)
+          check(fields[q][3] != fields[r][3],
+                "ranks " + std::to_string(q) + " and " + std::to_string(r) +
+                    " are on different hosts but share network namespace " + fields[q][3]);
+        continue;
+      }
+      if (netns) check(fields[q][3] == fields[r][3], "same host, same network namespace");
+      if (q < r) ++before;
+      ++total;
+    }
+    check(fields[r][1] == std::to_string(before) && fields[r][2] == std::to_string(total),
+          "rank " + std::to_string(r) + " on " + fields[r][0] + " has local rank " + fields[r][1] +
+              " of " + fields[r][2] + ", expected " + std::to_string(before) + " of " +
+              std::to_string(total));
+  }
+  if (boot.rank() == 0)
+    for (int r = 0; r < size; ++r)
+      std::printf("boot_probe: rank %d on host %s local %s of %s\n", r, fields[r][0].c_str(),
+                  fields[r][1].c_str(), fields[r][2].c_str());
+}
+
 // Blocks in a fence that can only end when the job is torn down.
 int wait_for_teardown(BootClient& boot) {
   Errc e = boot.fence();
@@ -97,7 +161,8 @@ int main(int argc, char** argv) {
   }
   const int rank = boot->rank(), size = boot->size();
   const int victim = size > 1 ? 1 : 0;
-  check(boot->local_rank() == rank && boot->local_size() == size, "local rank and size");
+  if (std::getenv("SLUICE_HOST_ID") == nullptr)
+    check(boot->local_rank() == rank && boot->local_size() == size, "local rank and size");
 
   exchange(*boot, 0);
 
@@ -105,6 +170,7 @@ int main(int argc, char** argv) {
     // Every rank must see the same job id.
     check(boot->put("probe/job/" + std::to_string(rank), boot->job_id()) == Errc::ok, "put id");
     exchange(*boot, 1);
+    check_placement(*boot);
     for (int r = 0; r < size; ++r) {
       std::string id;
       check(boot->get("probe/job/" + std::to_string(r), id) && id == boot->job_id(), "job id");
