@@ -15,10 +15,16 @@
 //   hang            every rank prints its pid and sleeps forever (for --timeout / signals)
 //   stubborn        every rank ignores SIGTERM; the victim exit(3)s, the others sleep
 //   output          every rank writes lines in pieces (for line-buffered forwarding)
+//   stranger        (sluicerun --hosts, TCP store) rank 0 plays a stranger: a hello with a
+//                   wrong job key must be rejected and a garbage frame must get the
+//                   connection closed; then the job goes on and finalizes
 //   bind            prints how many CPUs the rank may run on; with "one", requires 1
 // The victim is rank 1 (rank 0 in a one-rank job).
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,6 +35,7 @@
 #include <vector>
 
 #include "boot/boot.hpp"
+#include "boot/boot_wire.hpp"
 
 using sluice::Errc;
 using sluice::detail::BootClient;
@@ -137,6 +144,60 @@ void check_placement(BootClient& boot) {
                   fields[r][1].c_str(), fields[r][2].c_str());
 }
 
+// Connects to the launcher's TCP store (SLUICE_BOOT_ADDR=tcp:IP:PORT) as an outsider.
+int connect_to_store() {
+  std::string address = std::getenv("SLUICE_BOOT_ADDR");
+  auto colon = address.rfind(':');
+  if (!address.starts_with("tcp:") || colon == std::string::npos) return -1;
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  where.sin_port = htons(static_cast<std::uint16_t>(std::atoi(address.c_str() + colon + 1)));
+  if (inet_pton(AF_INET, address.substr(4, colon - 4).c_str(), &where.sin_addr) != 1) return -1;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof where) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+// Everything the launcher sends until it closes the connection.
+std::string read_until_closed(int fd) {
+  std::string all;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = recv(fd, buffer, sizeof buffer, 0)) > 0) all.append(buffer, n);
+  close(fd);
+  return all;
+}
+
+void play_stranger() {
+  namespace wire = sluice::detail::bootwire;
+  // A hello for rank 1 with the right job id but a made-up key.
+  int fd = connect_to_store();
+  check(fd >= 0, "stranger connects to the TCP store");
+  if (fd < 0) return;
+  std::string hello;
+  wire::append_u32(hello, 1);
+  hello += std::string(wire::job_key_size, '0');
+  hello += std::getenv("SLUICE_JOB_ID");
+  std::string frame = wire::make_frame(wire::MsgType::hello, hello);
+  check(send(fd, frame.data(), frame.size(), 0) == static_cast<ssize_t>(frame.size()), "send");
+  std::string reply = read_until_closed(fd);
+  check(reply == wire::make_frame(wire::MsgType::reject, "wrong job key"),
+        "a wrong key gets a reject and the connection closed");
+  // A frame header announcing 1 MiB before any hello: closed, not read.
+  fd = connect_to_store();
+  check(fd >= 0, "stranger connects again");
+  if (fd < 0) return;
+  std::string header;
+  wire::append_u32(header, static_cast<std::uint32_t>(wire::MsgType::put));
+  wire::append_u32(header, 1u << 20);
+  check(send(fd, header.data(), header.size(), 0) == 8, "send header");
+  check(read_until_closed(fd).empty(), "an oversized first frame closes the connection");
+  std::printf("boot_probe: stranger refused twice\n");
+}
+
 // Blocks in a fence that can only end when the job is torn down.
 int wait_for_teardown(BootClient& boot) {
   Errc e = boot.fence();
@@ -177,6 +238,13 @@ int main(int argc, char** argv) {
     }
     const char* marker = std::getenv("BOOT_PROBE_MARKER");
     if (rank == 0) std::printf("boot_probe: marker=%s\n", marker ? marker : "(unset)");
+    check(boot->finalize() == Errc::ok, "finalize");
+    std::printf("boot_probe: rank %d of %d %s\n", rank, size, failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+  }
+  if (mode == "stranger") {
+    if (rank == 0) play_stranger();
+    exchange(*boot, 1);  // the job's own store is unaffected
     check(boot->finalize() == Errc::ok, "finalize");
     std::printf("boot_probe: rank %d of %d %s\n", rank, size, failures ? "FAILED" : "ok");
     return failures ? 1 : 0;
