@@ -63,6 +63,9 @@ inline int bw_reps(std::size_t size, int window, int fixed) {
 
 // The benchmarks. Each runs on every rank; only rank 0 prints. Returns the exit status.
 int run_pingpong(Session& session, const Options& options);
+// Every rank sends 0 bytes to every other in ring order; time, Session() time (init_us,
+// measured by main) and per-process memory. Any number of ranks >= 2.
+int run_allconn(Session& session, const Options& options, double init_us);
 
 // Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
 // empty on success.

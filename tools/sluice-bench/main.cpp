@@ -2,10 +2,12 @@
 //
 //   sluicerun -n 2 sluice-bench pingpong [--json] [--sizes 8,64K,1M] [--iters N]
 //                                        [--window W] [--plot FILE.png] [--no-progress]
+//   sluicerun -n N sluice-bench allconn [--json]
 //
 // Only rank 0 prints. Bad usage exits with status 2, a failed run with 1.
 #include <sluice/sluice.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -24,12 +26,16 @@ using sluice::bench::Options;
 struct Benchmark {
   std::string_view name;
   std::string_view help;
-  int (*run)(sluice::Session&, const Options&);
+  int (*run)(sluice::Session&, const Options&, double init_us);
 };
 
 constexpr Benchmark benchmarks[] = {
     {"pingpong", "two ranks: first / best / median half round trip and windowed bandwidth per size",
-     sluice::bench::run_pingpong},
+     [](sluice::Session& s, const Options& o, double) {
+       return sluice::bench::run_pingpong(s, o);
+     }},
+    {"allconn", "N ranks: each sends 0 B to every other in ring order; time and memory per process",
+     sluice::bench::run_allconn},
 };
 
 std::string usage() {
@@ -176,8 +182,11 @@ int main(int argc, char** argv) {
     return ok ? 0 : 2;
   }
   try {
+    auto t0 = std::chrono::steady_clock::now();
     sluice::Session session;
-    return p.bench->run(session, p.options);
+    double init_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    return p.bench->run(session, p.options, init_us);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sluice-bench: %s\n", e.what());
     return 1;
