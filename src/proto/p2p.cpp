@@ -310,4 +310,18 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
   }
 }
 
+void PointToPoint::fail_peer(int peer) {
+  if (static_cast<std::size_t>(peer) >= queues_.size()) return;
+  PeerQueue& q = queues_[static_cast<std::size_t>(peer)];
+  q.control.clear();
+  std::deque<Transfer*> waiting, streaming;
+  waiting.swap(q.waiting);
+  streaming.swap(q.streaming);
+  for (Transfer* t : waiting) {
+    t->queued = false;
+    up_.transfer_complete(*t, Errc::peer_dead);
+  }
+  for (Transfer* t : streaming) up_.transfer_complete(*t, Errc::peer_dead);
+}
+
 }  // namespace sluice::proto

@@ -97,6 +97,8 @@ class PointToPoint final : public drivers::PacketSink {
   // Retry what the drivers had no room for; true if anything moved.
   bool progress_outbound();
   bool has_outbound() const { return !active_peers_.empty(); }
+  // The driver declared `peer` unreachable: complete its queued sends with peer_dead.
+  void fail_peer(int peer);
 
   // PacketSink
   void on_packet(int src, std::span<const std::byte> header,
@@ -121,7 +123,6 @@ class PointToPoint final : public drivers::PacketSink {
   void send_control(int peer, const void* hdr, std::size_t len);
   bool push_fragments(Transfer& t);  // true when every fragment is out
   void mark_active(int peer);
-  void fail_peer(int peer);
 
   Upcalls& up_;
   Thresholds th_;
