@@ -20,6 +20,8 @@
 #   NETNS_BOOT_ADDR  host 1's eth0 address with the bootstrap port (sluicerun --boot-addr)
 #   NETNS_LAUNCH     'ip netns exec {host}' (sluicerun --launch)
 #   NETNS_PREFIX     prefix of every name created here
+# With --loss / --dup, a command that succeeds while a configured fault never fired (the
+# rule counters stayed 0) fails: the test must have run through the faults.
 # Everything (namespaces, links, rules, processes inside) is removed when the command ends,
 # fails, or the script is interrupted. Exit status: the command's; 77 when the hosts cannot
 # be built (not root, no namespaces): ctest's SKIP_RETURN_CODE.
@@ -178,4 +180,28 @@ export NETNS_BOOT_ADDR="10.77.1.1:$boot_port"
 export NETNS_LAUNCH="ip netns exec {host}"
 "$@"
 status=$?
+
+# Packets each kind of fault rule matched, over every host.
+fault_count() {
+  local ns total=0 n
+  for ns in "${host_names[@]}"; do
+    for n in $(ip netns exec "$ns" nft list chain ip sluice_faults "$1" 2>/dev/null |
+      grep -o 'counter packets [0-9]*' | grep -o '[0-9]*$'); do
+      total=$((total + n))
+    done
+  done
+  echo "$total"
+}
+if [[ $loss != 0 || $dup != 0 ]]; then
+  dropped=$(fault_count ingress) duplicated=$(fault_count egress)
+  echo "netns.sh: nftables dropped $dropped and duplicated $duplicated $proto packets" >&2
+  if [[ $status == 0 && $loss != 0 && $dropped == 0 ]]; then
+    echo "netns.sh: FAILED: --loss $loss but no packet was dropped" >&2
+    status=1
+  fi
+  if [[ $status == 0 && $dup != 0 && $duplicated == 0 ]]; then
+    echo "netns.sh: FAILED: --dup $dup but no packet was duplicated" >&2
+    status=1
+  fi
+fi
 exit "$status"
