@@ -65,6 +65,9 @@ constexpr ConfigKey kTable[] = {
     {"UDP_SOCKET_BUFFER", T::size, "8M",
      "udp SO_RCVBUF (and SO_SNDBUF, split over the send sockets); forced beyond rmem_max when "
      "permitted"},
+    {"UDP_RAILS", T::string, "",
+     "udp multi-rail: comma-separated interfaces, one rail each (e.g. eth0,eth1); traffic is "
+     "striped over them and fails over when one stops delivering (empty: one rail)"},
     {"REL_WINDOW", T::integer, "64",
      "reliability layer (udp): unacknowledged packets per peer (1..128)"},
     {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer (udp): unacknowledged bytes per peer"},

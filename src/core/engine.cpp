@@ -212,8 +212,28 @@ void Engine::open_network(bool need_tcp, bool need_udp) {
       udp_owned_ = std::make_unique<drivers::UdpDriver>(up);
       udp_ = udp_owned_.get();
       job_key64_ = drivers::net::fold_job_key(key);
+      // Multi-rail: rail i is its own udp driver publishing only interface i's addresses
+      // (boot key "udp/<rank>" for rail 0, "udp.rail<i>/<rank>" for the others).
+      const std::vector<std::string> rails = split_list(config_.get_string("UDP_RAILS"));
+      if (rails.size() > proto::reliable::kMaxRails)
+        fail("SLUICE_UDP_RAILS: at most " + std::to_string(proto::reliable::kMaxRails) + " rails");
+      std::vector<drivers::net::IfAddr> rail0 = my_addrs_;
+      for (std::size_t i = 0; i < rails.size(); ++i) {
+        std::vector<drivers::net::IfAddr> addrs = drivers::net::local_addresses(rails[i], "", err);
+        if (addrs.empty()) fail("SLUICE_UDP_RAILS: interface " + rails[i] + ": " + err);
+        if (i == 0) {
+          rail0 = std::move(addrs);
+          continue;
+        }
+        udp_rails_owned_.push_back(std::make_unique<drivers::UdpDriver>(up));
+        if (boot_->put("udp.rail" + std::to_string(i) + "/" + std::to_string(rank_),
+                       drivers::net::format_published(udp_rails_owned_.back()->port(), addrs)) !=
+            Errc::ok)
+          fail("bootstrap put failed");
+        rail_addrs_.push_back(std::move(addrs));
+      }
       if (boot_->put("udp/" + std::to_string(rank_),
-                     drivers::net::format_published(udp_->port(), my_addrs_)) != Errc::ok)
+                     drivers::net::format_published(udp_->port(), rail0)) != Errc::ok)
         fail("bootstrap put failed");
     }
   } catch (const std::runtime_error& e) {
@@ -241,12 +261,26 @@ void Engine::connect_network(const std::vector<std::string>& kind, const std::ve
       udp_->set_peer_address(r, sa);
       const std::size_t m = drivers::UdpDriver::path_mtu(sa);
       mtu = std::min(mtu ? mtu : SIZE_MAX, m ? m : 1500);
+      for (std::size_t i = 0; i < udp_rails_owned_.size(); ++i) {  // SLUICE_UDP_RAILS
+        const std::string rail_key = "udp.rail" + std::to_string(i + 1) + "/" + std::to_string(r);
+        if (!boot_->get(rail_key, text) || !drivers::net::parse_published(text, port, addrs))
+          fail("bootstrap: rank " + std::to_string(r) + " published no " + rail_key +
+               " address (is SLUICE_UDP_RAILS the same on every rank?)");
+        const sockaddr_in rail_sa =
+            drivers::net::choose_address(port, addrs, rail_addrs_[i], same_host);
+        udp_rails_owned_[i]->set_peer_address(r, rail_sa);
+        const std::size_t rm = drivers::UdpDriver::path_mtu(rail_sa);
+        mtu = std::min(mtu, rm ? rm : 1500);
+      }
     }
   }
   if (udp_) {
     // Datagrams that fit the path MTU (IP fragments would multiply the loss rate).
-    if (!config_.is_set("UDP_DATAGRAM") || config_.get_size("UDP_DATAGRAM") == 0)
+    if (!config_.is_set("UDP_DATAGRAM") || config_.get_size("UDP_DATAGRAM") == 0) {
       udp_->set_datagram(std::min<std::size_t>(65507, (mtu ? mtu : 1500) - 28));
+      for (auto& rail : udp_rails_owned_)
+        rail->set_datagram(std::min<std::size_t>(65507, (mtu ? mtu : 1500) - 28));
+    }
     proto::reliable::ReliableConfig rc;
     rc.job_key = job_key64_;
     rc.window = static_cast<uint32_t>(std::clamp<int64_t>(config_.get_int("REL_WINDOW"), 1, 128));
@@ -260,8 +294,12 @@ void Engine::connect_network(const std::vector<std::string>& kind, const std::ve
         1000000, static_cast<uint64_t>(config_.get_seconds("REL_PEER_TIMEOUT") * 1e9));
     rc.on_peer_dead = [this](int peer) { dead_pending_.push_back(peer); };
     try {
+      std::vector<std::unique_ptr<drivers::Driver>> rails;
+      rails.push_back(std::move(udp_owned_));
+      for (auto& rail : udp_rails_owned_) rails.push_back(std::move(rail));
+      udp_rails_owned_.clear();
       rel_owned_ =
-          std::make_unique<proto::reliable::ReliableChannel>(std::move(udp_owned_), std::move(rc));
+          std::make_unique<proto::reliable::ReliableChannel>(std::move(rails), std::move(rc));
     } catch (const std::exception& e) {
       fail(std::string("udp: ") + e.what());
     }

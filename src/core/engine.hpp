@@ -138,6 +138,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   std::vector<drivers::net::IfAddr> my_addrs_;
   std::unique_ptr<drivers::TcpDriver> tcp_owned_;  // until routed (then in drivers_)
   std::unique_ptr<drivers::UdpDriver> udp_owned_;
+  // Extra udp rails (SLUICE_UDP_RAILS: rail 1.. on their own interfaces; rail 0 is udp_).
+  std::vector<std::unique_ptr<drivers::UdpDriver>> udp_rails_owned_;
+  std::vector<std::vector<drivers::net::IfAddr>> rail_addrs_;  // this rank's, per extra rail
   std::unique_ptr<proto::reliable::ReliableChannel> rel_owned_;
   drivers::TcpDriver* tcp_ = nullptr;
   drivers::UdpDriver* udp_ = nullptr;

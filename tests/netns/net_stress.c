@@ -128,6 +128,11 @@ int main(int argc, char** argv) {
       failures += verify(buf[index], count, message_size(p, me, msg, seed, max_size), p, msg, me);
       bytes += count;
       ++received;
+      /* A mark for tests that change the network mid-run (tests/netns/failover.sh). */
+      if (received == (long long)messages * (n - 1) / 2) {
+        printf("net_stress: rank %d halfway\n", me);
+        fflush(stdout);
+      }
     }
     const int next = msg + window;
     if (next < messages) {
