@@ -399,9 +399,10 @@ void TcpDriver::conn_failed(Conn& c, bool eof) {
     return;
   }
   // A connection attempt that failed before the handshake finished.
-  if (c.peer < params_.rank) {
-    // The lower rank refused ours because its own connection is on the way.
+  if (c.peer < params_.rank && c.state == ConnState::hello_sent) {
+    // The lower rank refused our hello because its own connection is on the way.
     p.state = PeerState::waiting;
+    ++stats_.races_lost;
   } else {
     p.state = PeerState::connecting;
     p.retry_at = net::monotonic_ns() + kRetryNs;
