@@ -63,7 +63,8 @@ std::byte pattern(int msg, std::size_t i) {
 }
 
 std::size_t size_of(int msg) {
-  return msg % 5 == 0 ? 60000 + static_cast<std::size_t>(msg) : static_cast<std::size_t>(msg * 37 % 3000);
+  return msg % 5 == 0 ? 60000 + static_cast<std::size_t>(msg)
+                      : static_cast<std::size_t>(msg * 37 % 3000);
 }
 
 struct Pair {
@@ -105,8 +106,8 @@ TEST(Tcp, SimultaneousConnectOrderAndIntegrity) {
     while (next[r] < kMsgs) {
       const int m = next[r];
       const int32_t hdr[2] = {m, r};
-      const IoStatus s = p.d[r]->send(
-          1 - r, {reinterpret_cast<const std::byte*>(hdr), sizeof hdr}, bufs[m]);
+      const IoStatus s =
+          p.d[r]->send(1 - r, {reinterpret_cast<const std::byte*>(hdr), sizeof hdr}, bufs[m]);
       ASSERT_NE(s, IoStatus::failed);
       if (s == IoStatus::again) return;
       ++next[r];
@@ -145,9 +146,8 @@ TEST(Tcp, PeerDeathVersusOrderlyClose) {
     ASSERT_TRUE(p.poll_until([&] { return p.sink[1].got.size() == 1; }));
     if (orderly) p.d[1]->drain(100'000'000);
     p.d[1].reset();
-    ASSERT_TRUE(p.poll_until([&] {
-      return orderly ? p.d[0]->stats().closed == 1 : !p.dead[0].empty();
-    }));
+    ASSERT_TRUE(
+        p.poll_until([&] { return orderly ? p.d[0]->stats().closed == 1 : !p.dead[0].empty(); }));
     if (orderly) {
       EXPECT_TRUE(p.dead[0].empty());
     } else {
@@ -188,7 +188,7 @@ TEST(Tcp, StrangersAreRefusedAndCounted) {
   std::vector<int> fds;
   fds.push_back(stranger(hello(key_of(9), 0)));  // wrong key
   std::vector<std::byte> garbage(64, std::byte{0xAB});
-  fds.push_back(stranger(garbage));  // not a frame
+  fds.push_back(stranger(garbage));    // not a frame
   std::vector<std::byte> data(8 + 4);  // a data frame before any hello
   drivers::tcp::FrameHeader fh;
   fh.header_len = 4;
