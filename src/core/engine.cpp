@@ -663,6 +663,14 @@ std::string_view Engine::driver_name(int peer) const {
   return p2p_->route(peer)->name();
 }
 
+std::string Engine::peer_address(int peer) const {
+  if (peer < 0 || peer >= size_) return {};
+  const drivers::Driver* d = p2p_->route(peer);
+  if (tcp_ && d == tcp_) return tcp_->peer_address(peer);
+  if (rel_ && d == rel_) return udp_->peer_address(peer);
+  return {};
+}
+
 std::string Engine::stats_report() const {
   const proto::ProtoStats& ps = p2p_->stats();
   std::ostringstream o;

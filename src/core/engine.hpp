@@ -91,6 +91,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   void remove_progress_hook(ProgressHook* h) { std::erase(hooks_, h); }
 
   std::string_view driver_name(int peer) const;
+  // The network address `peer` is reached at ("ip:port"), or "" when no socket driver
+  // serves it.
+  std::string peer_address(int peer) const;
   std::string stats_report() const;
   const Config& config() const { return config_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }

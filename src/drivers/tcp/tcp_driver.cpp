@@ -19,6 +19,9 @@ namespace sluice::drivers {
 namespace {
 
 constexpr std::size_t kInitialInput = 256 * 1024;
+constexpr std::size_t kCopyLimit = 16 * 1024;            // larger payloads wait instead of queueing
+constexpr std::size_t kDirectPoll = 8;                   // up to this many connections: recv each
+                                                         // instead of asking epoll first
 constexpr uint64_t kRetryNs = 20'000'000;                // between connect attempts
 constexpr uint64_t kStrangerTimeoutNs = 10'000'000'000;  // silent unauthenticated conns
 
@@ -172,16 +175,8 @@ void TcpDriver::established(Peer& p, Conn& c) {
   p.conn = &c;
   p.state = PeerState::up;
   p.deadline = 0;
-  if (p.out_off < p.out.size()) {
-    if (!write_out(p, c)) {
-      conn_failed(c, false);
-      return;
-    }
-    if (p.out_off < p.out.size() && !p.in_flush_list) {
-      p.in_flush_list = true;
-      flush_list_.push_back(c.peer);
-    }
-  }
+  up_.push_back(&c);
+  if (p.out_off < p.out.size() && !write_out(p, c)) conn_failed(c, false);
 }
 
 bool TcpDriver::on_control(Conn& c, const tcp::Frame& f) {
@@ -366,32 +361,20 @@ IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
     if (static_cast<std::size_t>(n) == total) return IoStatus::done;
     enqueue(p, fb, header, payload, static_cast<std::size_t>(n));
     set_want_out(*p.conn, true);
-    if (!p.in_flush_list) {
-      p.in_flush_list = true;
-      flush_list_.push_back(peer);
-    }
     return IoStatus::done;
   }
-  if (p.out.size() - p.out_off >= params_.queue_limit) {
+  // A backlog (the socket is full, or the connection is not up yet). Small packets queue
+  // behind it and leave together with it, several per send (batching); a large payload is
+  // refused instead of copied: the caller keeps its buffer and retries when there is room.
+  const std::size_t queued = p.out.size() - p.out_off;
+  if (queued >= params_.queue_limit || (payload.size() > kCopyLimit && queued > 0)) {
     ++stats_.full;
     return IoStatus::again;
   }
   enqueue(p, fb, header, payload, 0);
   ++stats_.sent;
   stats_.sent_bytes += payload.size();
-  if (p.state == PeerState::idle) {
-    start_connect(peer);
-  } else if (p.state == PeerState::up) {
-    // A backlog: this send carries every queued frame the kernel takes (batching).
-    if (!write_out(p, *p.conn)) {
-      conn_failed(*p.conn, false);
-      return IoStatus::done;  // accepted earlier than the failure; the peer is now dead
-    }
-    if (p.out_off < p.out.size() && !p.in_flush_list) {
-      p.in_flush_list = true;
-      flush_list_.push_back(peer);
-    }
-  }
+  if (p.state == PeerState::idle) start_connect(peer);
   return IoStatus::done;
 }
 
@@ -416,9 +399,10 @@ void TcpDriver::conn_failed(Conn& c, bool eof) {
     return;
   }
   // A connection attempt that failed before the handshake finished.
-  if (c.peer < params_.rank) {
-    // The lower rank refused ours because its own connection is on the way.
+  if (c.peer < params_.rank && c.state == ConnState::hello_sent) {
+    // The lower rank refused our hello because its own connection is on the way.
     p.state = PeerState::waiting;
+    ++stats_.races_lost;
   } else {
     p.state = PeerState::connecting;
     p.retry_at = net::monotonic_ns() + kRetryNs;
@@ -471,6 +455,7 @@ void TcpDriver::check_timers() {
 void TcpDriver::reap() {
   need_reap_ = false;
   std::erase_if(pending_, [](Conn* c) { return c->broken; });
+  std::erase_if(up_, [](Conn* c) { return c->broken; });
   std::erase_if(conns_, [](const std::unique_ptr<Conn>& c) { return c->broken; });
 }
 
@@ -501,33 +486,38 @@ void TcpDriver::handle_events(Conn& c, uint32_t events, PacketSink& sink, int& d
 
 int TcpDriver::poll(PacketSink& sink, int budget) {
   int delivered = 0;
-  if (!flush_list_.empty()) {
-    for (std::size_t i = 0; i < flush_list_.size();) {
-      Peer& p = peers_[static_cast<std::size_t>(flush_list_[i])];
-      if (p.state == PeerState::up && p.conn && p.out_off < p.out.size() && !write_out(p, *p.conn))
-        conn_failed(*p.conn, false);
-      if (p.state != PeerState::up || p.out_off == p.out.size()) {
-        p.in_flush_list = false;
-        flush_list_[i] = flush_list_.back();
-        flush_list_.pop_back();
-      } else {
-        ++i;
-      }
-    }
-  }
   if (!pending_.empty()) {
     std::vector<Conn*> again;
     again.swap(pending_);
     for (Conn* c : again)
       if (!c->broken) process_input(*c, sink, delivered, budget);
   }
-  epoll_event evs[64];
-  const int n = epoll_wait(epoll_fd_.get(), evs, 64, 0);
-  for (int i = 0; i < n; ++i) {
-    if (!evs[i].data.ptr)
-      accept_all();
-    else
-      handle_events(*static_cast<Conn*>(evs[i].data.ptr), evs[i].events, sink, delivered, budget);
+  // Few connections: one recv per connection and poll is cheaper than epoll_wait + recv
+  // (the latency path); epoll still runs every few polls for the listener, handshakes and
+  // hang-ups, and always once there are many connections.
+  const bool direct = up_.size() <= kDirectPoll;
+  if (direct) {
+    for (std::size_t i = 0; i < up_.size(); ++i) {
+      Conn& c = *up_[i];
+      if (c.broken || c.pending) continue;
+      Peer& p = peers_[static_cast<std::size_t>(c.peer)];
+      if (p.out_off < p.out.size() && !write_out(p, c)) {
+        conn_failed(c, false);
+        continue;
+      }
+      handle_events(c, EPOLLIN, sink, delivered, budget);
+    }
+  }
+  if (!direct || (++epoll_polls_ & 15) == 0 || !handshakes_.empty() || strangers_ > 0 ||
+      up_.empty()) {
+    epoll_event evs[64];
+    const int n = epoll_wait(epoll_fd_.get(), evs, 64, 0);
+    for (int i = 0; i < n; ++i) {
+      if (!evs[i].data.ptr)
+        accept_all();
+      else
+        handle_events(*static_cast<Conn*>(evs[i].data.ptr), evs[i].events, sink, delivered, budget);
+    }
   }
   if (!handshakes_.empty() || strangers_ > 0) {
     if ((++timer_polls_ & 63) == 0) check_timers();
@@ -537,7 +527,7 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
 }
 
 bool TcpDriver::block(uint64_t timeout_ns) {
-  if (!pending_.empty() || !flush_list_.empty()) return true;
+  if (!pending_.empty()) return true;
   if (!handshakes_.empty()) timeout_ns = std::min<uint64_t>(timeout_ns, kRetryNs);
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
               static_cast<long>(timeout_ns % 1000000000u)};

@@ -14,11 +14,12 @@
 // I/O. Nonblocking sockets with TCP_NODELAY, one epoll set (listener + connections) that
 // block() sleeps in. A packet to an idle connection goes out in one sendmsg (frame header,
 // header, payload as three iovecs); whatever the kernel does not take is copied into the
-// peer's output queue, and later packets append to it, so a backlog leaves in one send per
-// flush (several packets per syscall). Input is read into one buffer per connection, as
-// much as is there, and frames are delivered straight from it. All socket I/O goes
-// through write_out() and read_in(), the two places a later io_uring path (SEND_ZC from
-// registered buffers, READ_FIXED into them) replaces.
+// peer's output queue; while it is not empty, small packets append to it (a backlog leaves
+// in one send per flush: several packets per syscall) and large ones get IoStatus::again,
+// so a payload is copied at most once per full socket, not for every fragment. Input is read into
+// one buffer per connection, as much as is there, and frames are delivered straight from it. All
+// socket I/O goes through write_out() and read_in(), the two places a later io_uring path (SEND_ZC
+// from registered buffers, READ_FIXED into them) replaces.
 //
 // Failure. EOF, reset or a write error on an established connection (without a prior bye)
 // declares the peer dead: send() then returns IoStatus::failed, queued packets are
@@ -111,7 +112,6 @@ class TcpDriver final : public Driver {
     std::size_t out_off = 0;
     uint64_t deadline = 0;  // connecting / waiting: give up at
     uint64_t retry_at = 0;  // connecting without an attempt under way: try again at
-    bool in_flush_list = false;
   };
 
   void start_connect(int peer);
@@ -140,12 +140,13 @@ class TcpDriver final : public Driver {
   uint16_t port_ = 0;
   std::vector<Peer> peers_;
   std::vector<std::unique_ptr<Conn>> conns_;
-  std::vector<int> flush_list_;  // peers with queued output
+  std::vector<Conn*> up_;        // established connections
   std::vector<Conn*> pending_;   // conns holding complete frames the budget left
   std::vector<int> handshakes_;  // peers connecting or waiting (their timers run)
   int strangers_ = 0;            // accepted conns that have not said hello yet
   bool need_reap_ = false;
   uint64_t timer_polls_ = 0;
+  uint64_t epoll_polls_ = 0;
   TcpStats stats_;
 };
 

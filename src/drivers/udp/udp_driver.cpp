@@ -70,6 +70,15 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   iov_.resize(n);
   msgs_.resize(n);
   control_.resize(n * kControlSpace);
+  for (std::size_t i = 0; i < n; ++i) {
+    iov_[i] = {pool_.data() + i * params_.rx_datagram, params_.rx_datagram};
+    msghdr& mh = msgs_[i].msg_hdr;
+    mh = msghdr{};
+    mh.msg_iov = &iov_[i];
+    mh.msg_iovlen = 1;
+    mh.msg_control = control_.data() + i * kControlSpace;
+    mh.msg_controllen = kControlSpace;
+  }
 }
 
 void UdpDriver::set_peer_address(int peer, const sockaddr_in& addr) {
@@ -136,19 +145,13 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
 }
 
 int UdpDriver::receive_batch(int max) {
+  // The pool's headers are set up once (constructor); the kernel only rewrites the
+  // control length, flags and lengths of the entries it fills, restored by reset_pool().
   const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(max), msgs_.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    iov_[i] = {pool_.data() + i * params_.rx_datagram, params_.rx_datagram};
-    msghdr& mh = msgs_[i].msg_hdr;
-    mh = msghdr{};
-    mh.msg_iov = &iov_[i];
-    mh.msg_iovlen = 1;
-    mh.msg_control = control_.data() + i * kControlSpace;
-    mh.msg_controllen = kControlSpace;
-  }
   const int got =
       recvmmsg(rx_.get(), msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
   if (got <= 0) return 0;
+  dirty_count_ = static_cast<std::size_t>(got);
   ++stats_.batches;
   // The kernel's drop counter rides on each datagram (cumulative per socket).
   msghdr& last = msgs_[static_cast<std::size_t>(got - 1)].msg_hdr;
@@ -162,7 +165,17 @@ int UdpDriver::receive_batch(int max) {
   return got;
 }
 
+void UdpDriver::reset_pool() {
+  for (std::size_t i = 0; i < dirty_count_; ++i) {
+    msghdr& mh = msgs_[i].msg_hdr;
+    mh.msg_controllen = kControlSpace;
+    mh.msg_flags = 0;
+  }
+  dirty_count_ = 0;
+}
+
 int UdpDriver::poll(PacketSink& sink, int budget) {
+  if (dirty_count_) reset_pool();
   const int got = receive_batch(budget);
   int delivered = 0;
   for (int i = 0; i < got; ++i) {

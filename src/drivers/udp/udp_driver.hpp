@@ -70,6 +70,7 @@ class UdpDriver final : public Driver {
 
  private:
   int receive_batch(int max);
+  void reset_pool();
 
   UdpParams params_;
   DriverCaps caps_;
@@ -84,6 +85,7 @@ class UdpDriver final : public Driver {
   std::vector<iovec> iov_;
   std::vector<mmsghdr> msgs_;
   std::vector<std::byte> control_;
+  std::size_t dirty_count_ = 0;  // pool entries the last recvmmsg filled
   uint32_t last_drop_count_ = 0;
   UdpStats stats_;
 };
