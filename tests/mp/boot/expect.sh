@@ -27,7 +27,8 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s%N)
-"$@" >"$work/out" 2>"$work/err"
+# No test reads stdin; a launcher that forwards it (mpirun) must not stop on SIGTTIN.
+"$@" </dev/null >"$work/out" 2>"$work/err"
 status=$?
 end=$(date +%s%N)
 elapsed_ms=$(( (end - start) / 1000000 ))
