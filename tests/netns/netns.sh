@@ -67,6 +67,18 @@ fi
 
 # Unique per run, so parallel tests never share a name.
 prefix="sl$$x"
+
+# A run killed outright (SIGKILL, e.g. a ctest timeout) cannot run its trap: remove the
+# namespaces of runs whose script is gone.
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^sl[0-9]+x(h[0-9]+|sw)$'); do
+  owner=${ns#sl}
+  owner=${owner%%x*}
+  if ! kill -0 "$owner" 2>/dev/null; then
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    [[ -n $pids ]] && kill -9 $pids 2>/dev/null
+    ip netns del "$ns" 2>/dev/null && echo "netns.sh: removed $ns left by a killed run" >&2
+  fi
+done
 switch="${prefix}sw"
 created=()
 
