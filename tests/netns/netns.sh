@@ -2,12 +2,14 @@
 # Network-namespace test hosts for Sluice's multi-host tests (needs root).
 #
 #   netns.sh run [--hosts N] [--dual] [--loss PCT] [--dup PCT] [--proto udp|tcp|all]
-#                [--keep-boot] -- command [args...]
+#                [--mtu BYTES] [--keep-boot] -- command [args...]
 #
 # Builds N (2..4, default 2) namespaces "hosts", each joined to a switch namespace by a veth
 # link on a bridge: host i is 10.77.1.i/24 on eth0. With --dual every host has a second,
 # independent link: eth1, 10.77.2.i/24 on a second bridge (two paths, for failover).
+# --mtu sets every link's MTU (default 1500; up to 65535, loopback-like).
 # --loss / --dup install nftables rules in every host on eth0/eth1:
+# PCT may have one decimal (0.1): the rules then count in per mille (mod 1000 < 10 x PCT).
 #   ingress: numgen random mod 100 < PCT drop        (packet loss; dropping on the sender's
 #            output hook would make its sendmsg fail with EPERM, which is not loss)
 #   egress:  numgen random mod 100 < PCT dup to ...   (the packet is sent twice)
@@ -40,7 +42,7 @@ skip() {
   exit "$skip_status"
 }
 
-hosts=2 dual=0 loss=0 dup=0 proto=udp keep_boot=1
+hosts=2 dual=0 loss=0 dup=0 proto=udp keep_boot=1 mtu=1500
 [[ ${1:-} == run ]] || usage
 shift
 while [[ $# -gt 0 ]]; do
@@ -50,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --loss) loss=$2; shift 2 ;;
     --dup) dup=$2; shift 2 ;;
     --proto) proto=$2; shift 2 ;;
+    --mtu) mtu=$2; shift 2 ;;
     --keep-boot) keep_boot=1; shift ;;
     --no-keep-boot) keep_boot=0; shift ;;
     --) shift; break ;;
@@ -58,6 +61,15 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 && $hosts =~ ^[2-4]$ ]] || usage
 [[ $proto == udp || $proto == tcp || $proto == all ]] || usage
+[[ $mtu =~ ^[0-9]+$ && $mtu -ge 1280 && $mtu -le 65535 ]] || usage
+# Percent with at most one decimal, as per mille for nftables.
+per_mille() {
+  [[ $1 =~ ^([0-9]{1,2})(\.([0-9]))?$ ]] || usage
+  echo $((10#${BASH_REMATCH[1]} * 10 + 10#${BASH_REMATCH[3]:-0}))
+}
+loss_pm=$(per_mille "$loss") dup_pm=$(per_mille "$dup")
+[[ $loss_pm == 0 ]] && loss=0
+[[ $dup_pm == 0 ]] && dup=0
 
 [[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces"
 command -v ip >/dev/null || skip "ip (iproute2) is not installed"
@@ -128,7 +140,9 @@ for ((i = 1; i <= hosts; ++i)); do
     port="h${i}l${link}"
     ip link add name "$dev" netns "$ns" type veth peer name "$port" netns "$switch" ||
       fail_setup "veth $ns:$dev <-> $switch:$port"
-    ip -n "$switch" link set "$port" master "br$link" up || fail_setup "$port on br$link"
+    ip -n "$switch" link set "$port" mtu "$mtu" master "br$link" up ||
+      fail_setup "$port on br$link"
+    ip -n "$ns" link set "$dev" mtu "$mtu" || fail_setup "mtu $mtu on $ns:$dev"
     ip -n "$ns" addr add "10.77.$link.$i/24" dev "$dev" || fail_setup "address on $ns:$dev"
     ip -n "$ns" link set "$dev" up || fail_setup "$ns:$dev up"
   done
@@ -150,9 +164,9 @@ if [[ $loss != 0 || $dup != 0 ]]; then
     for link in "${links[@]}"; do
       dev="eth$((link - 1))"
       [[ $dup != 0 ]] && egress+="
-      oifname \"$dev\" $match numgen random mod 100 < $dup counter dup to ip daddr device \"$dev\""
+      oifname \"$dev\" $match numgen random mod 1000 < $dup_pm counter dup to ip daddr device \"$dev\""
       [[ $loss != 0 ]] && ingress+="
-      iifname \"$dev\" $match numgen random mod 100 < $loss counter drop"
+      iifname \"$dev\" $match numgen random mod 1000 < $loss_pm counter drop"
     done
     ip netns exec "$ns" nft -f - <<EOF || fail_setup "nftables rules in $ns"
 table ip sluice_faults {
