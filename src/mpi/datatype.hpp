@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace sluice::mpi {
@@ -106,6 +107,7 @@ struct sluice_datatype_s {
   // Predefined types only.
   sluice::mpi::TypeClass type_class = sluice::mpi::TypeClass::none;
   sluice::mpi::Scalar scalar = sluice::mpi::Scalar::none;
+  std::string name;  // MPI_Type_set_name; predefined types carry their MPI name
 
   MPI_Aint extent() const { return ub - lb; }
 };

@@ -3,6 +3,8 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "mpi/datatype.hpp"
@@ -201,6 +203,24 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   if (int rc = check_newtype("MPI_Type_dup", oldtype, newtype)) return rc;
   *newtype = dt_dup(oldtype);
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+  constexpr const char* f = "MPI_Type_set_name";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (type_name == nullptr) return fail(f, MPI_ERR_ARG, "type_name is NULL");
+  datatype->name.assign(type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+  constexpr const char* f = "MPI_Type_get_name";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (type_name == nullptr || resultlen == nullptr)
+    return fail(f, MPI_ERR_ARG, "type_name or resultlen is NULL");
+  std::snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", datatype->name.c_str());
+  *resultlen = static_cast<int>(std::strlen(type_name));
   return MPI_SUCCESS;
 }
 

@@ -290,6 +290,30 @@ static void partial_elements(void) {
   MPI_Type_free(&pair);
 }
 
+/* Names: predefined types answer their MPI name; set_name overrides, truncated to the limit. */
+static void names(void) {
+  char name[MPI_MAX_OBJECT_NAME];
+  int len = -1;
+  MPI_Type_get_name(MPI_DOUBLE, name, &len);
+  CHECK(strcmp(name, "MPI_DOUBLE") == 0 && len == 10, "MPI_DOUBLE's name is '%s' (%d)", name, len);
+  MPI_Type_get_name(MPI_2INT, name, &len);
+  CHECK(strcmp(name, "MPI_2INT") == 0, "MPI_2INT's name is '%s'", name);
+  MPI_Datatype t;
+  MPI_Type_contiguous(3, MPI_INT, &t);
+  MPI_Type_get_name(t, name, &len);
+  CHECK(len == 0 && name[0] == 0, "a new type's name is '%s' (%d)", name, len);
+  MPI_Type_set_name(t, "triple");
+  MPI_Type_get_name(t, name, &len);
+  CHECK(strcmp(name, "triple") == 0 && len == 6, "set name gave '%s' (%d)", name, len);
+  char long_name[300];
+  memset(long_name, 'x', sizeof long_name - 1);
+  long_name[sizeof long_name - 1] = 0;
+  MPI_Type_set_name(t, long_name);
+  MPI_Type_get_name(t, name, &len);
+  CHECK(len == MPI_MAX_OBJECT_NAME - 1, "long name kept %d chars", len);
+  MPI_Type_free(&t);
+}
+
 /* Type_free while a nonblocking send still uses the type. */
 static void free_while_pending(void) {
   int data[64], got[32];
@@ -383,6 +407,7 @@ int main(int argc, char** argv) {
   send_resized();
   partial_elements();
   free_while_pending();
+  names();
   send_large();
   errors();
   MPI_Finalize();
