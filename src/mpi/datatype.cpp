@@ -807,6 +807,14 @@ int dt_check(MPI_Datatype t) {
   return MPI_SUCCESS;
 }
 
+}  // namespace sluice::mpi
+
+sluice_datatype_s::~sluice_datatype_s() {
+  for (MPI_Datatype t : args_type) sluice::mpi::dt_release(t);
+}
+
+namespace sluice::mpi {
+
 void dt_retain(MPI_Datatype t) {
   if (t && !t->predefined) t->refs.fetch_add(1, std::memory_order_relaxed);
 }
