@@ -253,7 +253,7 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       r->status.tag = u->info.tag;
       r->status.size = u->info.size;
       p2p_->deliver(t, u->info);
-      delete u;
+      recycle(u);
       return r;
     }
   }
@@ -280,9 +280,9 @@ void Engine::on_incoming(const proto::Incoming& msg) {
     }
   }
   ++stats_.unexpected;
-  auto* u = new UnexpectedMsg;
+  UnexpectedMsg* u = new_unexpected();
   u->info = msg;
-  if (!msg.payload.empty()) u->data.assign(msg.payload.begin(), msg.payload.end());
+  u->data.assign(msg.payload.begin(), msg.payload.end());  // also empties a recycled buffer
   u->info.payload = u->data;
   u->match.ctx = msg.ctx;
   u->match.src = msg.src;
@@ -293,6 +293,26 @@ void Engine::on_incoming(const proto::Incoming& msg) {
   unexpected_list_ = u;
   unexpected_.push(u->match);
   stats_.max_unexpected = std::max<uint64_t>(stats_.max_unexpected, unexpected_.size());
+}
+
+// Unexpected messages are common (a peer runs ahead by one collective), so their records
+// and payload buffers are recycled instead of costing two allocations per message.
+UnexpectedMsg* Engine::new_unexpected() {
+  if (spare_unexpected_.empty()) return new UnexpectedMsg;
+  UnexpectedMsg* u = spare_unexpected_.back().release();
+  spare_unexpected_.pop_back();
+  return u;
+}
+
+void Engine::recycle(UnexpectedMsg* u) {
+  constexpr std::size_t kMaxSpares = 1024, kMaxKeptPayload = 64 * 1024;
+  if (spare_unexpected_.size() >= kMaxSpares) {
+    delete u;
+    return;
+  }
+  if (u->data.capacity() > kMaxKeptPayload) std::vector<std::byte>().swap(u->data);
+  u->prev = u->next = nullptr;
+  spare_unexpected_.emplace_back(u);
 }
 
 RequestImpl* Engine::failed_request(Errc err) {
@@ -346,7 +366,7 @@ RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
   r->status.tag = u->info.tag;
   r->status.size = u->info.size;
   p2p_->deliver(r->xfer, u->info);
-  delete u;
+  recycle(u);
   return r;
 }
 
