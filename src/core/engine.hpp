@@ -129,6 +129,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   UnexpectedMsg* unexpected_list_ = nullptr;
   std::vector<ProgressHook*> hooks_;
   UnexpectedMsg* take_stored(MatchEntry* e);
+  UnexpectedMsg* new_unexpected();
+  void recycle(UnexpectedMsg* u);
+  std::vector<std::unique_ptr<UnexpectedMsg>> spare_unexpected_;
   RequestImpl* failed_request(Errc err);
 
   // Network drivers (tcp, udp under the reliability layer): created and published before
