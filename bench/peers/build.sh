@@ -2,6 +2,7 @@
 # Builds the peer ping-pong benchmark with Debian's Open MPI and MPICH:
 #   build-peers/mpi_pingpong.openmpi   (mpicc.openmpi)
 #   build-peers/mpi_pingpong.mpich     (mpicc.mpich)
+#   build-peers/mpi_pingpong.sluice    (Sluice's build/bin/mpicc, when built)
 # Installs the Debian MPI packages first if a compiler wrapper is missing.
 # Usage: bench/peers/build.sh [OUTDIR]      (default: <repo>/build-peers)
 set -euo pipefail
@@ -26,7 +27,16 @@ for impl in openmpi mpich; do
   [ "$impl" = mpich ] && extra=(-Wno-stringop-overflow)
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_pingpong.$impl" \
     "$here/mpi_pingpong.c" -lm
-  echo "built $out/mpi_pingpong.$impl"
+  "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_coll.$impl" "$here/mpi_coll.c"
+  echo "built $out/mpi_pingpong.$impl $out/mpi_coll.$impl"
 done
+# The same source through Sluice's own wrapper (MPI-level figures for Sluice).
+sluice_build="${BUILD:-$repo/build}"
+if [ -x "$sluice_build/bin/mpicc" ]; then
+  "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_pingpong.sluice" \
+    "$here/mpi_pingpong.c" -lm
+  "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_coll.sluice" "$here/mpi_coll.c"
+  echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice"
+fi
 cc -O2 -std=c11 -Wall -Wextra -o "$out/copy_ceiling" "$here/copy_ceiling.c"
 echo "built $out/copy_ceiling"
