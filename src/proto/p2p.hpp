@@ -103,6 +103,8 @@ class PointToPoint final : public drivers::PacketSink {
   // PacketSink
   void on_packet(int src, std::span<const std::byte> header,
                  std::span<const std::byte> payload) override;
+  std::span<std::byte> placement(int src, std::span<const std::byte> header,
+                                 std::size_t payload_size) override;
 
   const ProtoStats& stats() const { return stats_; }
   const Thresholds& thresholds() const { return th_; }

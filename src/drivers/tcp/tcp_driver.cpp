@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -19,7 +20,11 @@ namespace sluice::drivers {
 namespace {
 
 constexpr std::size_t kInitialInput = 256 * 1024;
-constexpr std::size_t kCopyLimit = 16 * 1024;            // larger payloads wait instead of queueing
+constexpr std::size_t kCopyLimit = 16 * 1024;
+constexpr std::size_t kPlaceMin = 32 * 1024;
+constexpr std::size_t kLowat =
+    128 * 1024;  // bytes worth a recv during an in-place receive  // frames from this size are
+                 // received in place            // larger payloads wait instead of queueing
 constexpr std::size_t kDirectPoll = 8;                   // up to this many connections: recv each
                                                          // instead of asking epoll first
 constexpr uint64_t kRetryNs = 20'000'000;                // between connect attempts
@@ -232,6 +237,19 @@ bool TcpDriver::on_control(Conn& c, const tcp::Frame& f) {
 }
 
 bool TcpDriver::read_in(Conn& c) {
+  if (c.direct_size) {
+    // A large payload goes straight to where the protocol wants it (no staging copy).
+    const ssize_t n =
+        ::recv(c.fd.get(), c.direct_dest + c.direct_got, c.direct_size - c.direct_got, 0);
+    ++stats_.reads;
+    if (n > 0) {
+      c.direct_got += static_cast<std::size_t>(n);
+      const std::size_t left = c.direct_size - c.direct_got;
+      set_lowat(c, left ? std::min(left, kLowat) : 1);
+      return true;
+    }
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+  }
   if (c.in.empty()) c.in.resize(kInitialInput);
   if (c.in_len == c.in.size()) return true;  // full of frames the budget left: no room yet
   const ssize_t n = ::recv(c.fd.get(), c.in.data() + c.in_len, c.in.size() - c.in_len, 0);
@@ -247,11 +265,27 @@ bool TcpDriver::read_in(Conn& c) {
 void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int budget) {
   std::size_t pos = 0;
   c.pending = false;
+  if (c.direct_size) {
+    if (c.direct_got < c.direct_size) return;
+    const std::span<const std::byte> payload{c.direct_dest, c.direct_size};
+    c.direct_size = c.direct_got = 0;
+    ++stats_.received;
+    ++stats_.placed;
+    stats_.received_bytes += payload.size();
+    ++delivered;
+    sink.on_packet(c.peer, c.direct_header, payload);
+  }
   while (!c.broken) {
     tcp::Frame f;
     const auto r = tcp::parse_frame({c.in.data() + pos, c.in_len - pos}, caps_.max_header,
                                     caps_.max_packet, f);
     if (r == tcp::FrameParse::need_more) {
+      // (f.total is 0 while the frame header itself is incomplete.)
+      if (f.type == tcp::FrameType::data && c.state == ConnState::up &&
+          f.total >= sizeof(tcp::FrameHeader) + kPlaceMin && start_direct(c, pos, sink)) {
+        c.in_len = pos;  // everything after pos now sits in the destination
+        break;
+      }
       if (f.total > c.in.size()) c.in.resize(f.total);  // a frame larger than the buffer
       break;
     }
@@ -285,6 +319,31 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
     std::memmove(c.in.data(), c.in.data() + pos, c.in_len - pos);
     c.in_len -= pos;
   }
+}
+
+void TcpDriver::set_lowat(Conn& c, std::size_t bytes) {
+  if (c.lowat == bytes) return;
+  int v = static_cast<int>(bytes);
+  setsockopt(c.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
+  c.lowat = bytes;
+}
+
+bool TcpDriver::start_direct(Conn& c, std::size_t pos, PacketSink& sink) {
+  tcp::FrameHeader h;
+  if (c.in_len - pos < sizeof h) return false;
+  std::memcpy(&h, c.in.data() + pos, sizeof h);
+  const std::size_t have = c.in_len - pos - sizeof h;
+  if (have < h.header_len) return false;  // the packet header is not in yet
+  const std::span<const std::byte> header{c.in.data() + pos + sizeof h, h.header_len};
+  const std::span<std::byte> dest = sink.placement(c.peer, header, h.payload_len);
+  if (dest.size() != h.payload_len) return false;
+  c.direct_header.assign(header.begin(), header.end());
+  c.direct_dest = dest.data();
+  c.direct_size = h.payload_len;
+  c.direct_got = have - h.header_len;
+  std::memcpy(c.direct_dest, header.data() + header.size(), c.direct_got);
+  set_lowat(c, std::min(c.direct_size - c.direct_got, kLowat));
+  return true;
 }
 
 bool TcpDriver::write_out(Peer& p, Conn& c) {
@@ -505,6 +564,12 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
         conn_failed(c, false);
         continue;
       }
+      if (c.direct_size) {
+        // Receiving a large payload in place: recv only once SO_RCVLOWAT bytes are there
+        // (tcp_poll takes no socket lock, recv does: spinning on recv slows the sender).
+        pollfd pf{c.fd.get(), POLLIN, 0};
+        if (::poll(&pf, 1, 0) <= 0) continue;
+      }
       handle_events(c, EPOLLIN, sink, delivered, budget);
     }
   }
@@ -585,17 +650,17 @@ bool TcpDriver::drain(uint64_t timeout_ns) {
 std::string TcpDriver::stats_text() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "tcp: sent=%llu (%llu B) received=%llu (%llu B) writes=%llu reads=%llu "
+                "tcp: sent=%llu (%llu B) received=%llu (%llu B) placed=%llu writes=%llu reads=%llu "
                 "queued_bytes=%llu full=%llu connects=%llu accepts=%llu races_lost=%llu "
                 "bad_key=%llu malformed=%llu dead=%llu closed=%llu",
                 (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
                 (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
-                (unsigned long long)stats_.writes, (unsigned long long)stats_.reads,
-                (unsigned long long)stats_.queued_bytes, (unsigned long long)stats_.full,
-                (unsigned long long)stats_.connects, (unsigned long long)stats_.accepts,
-                (unsigned long long)stats_.races_lost, (unsigned long long)stats_.bad_key,
-                (unsigned long long)stats_.malformed, (unsigned long long)stats_.peers_dead,
-                (unsigned long long)stats_.closed);
+                (unsigned long long)stats_.placed, (unsigned long long)stats_.writes,
+                (unsigned long long)stats_.reads, (unsigned long long)stats_.queued_bytes,
+                (unsigned long long)stats_.full, (unsigned long long)stats_.connects,
+                (unsigned long long)stats_.accepts, (unsigned long long)stats_.races_lost,
+                (unsigned long long)stats_.bad_key, (unsigned long long)stats_.malformed,
+                (unsigned long long)stats_.peers_dead, (unsigned long long)stats_.closed);
   return buf;
 }
 

@@ -54,7 +54,7 @@ struct TcpParams {
 };
 
 struct TcpStats {
-  uint64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0;
+  uint64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0, placed = 0;
   uint64_t writes = 0, reads = 0, queued_bytes = 0, max_batch = 0;
   uint64_t connects = 0, accepts = 0, races_lost = 0, full = 0;
   uint64_t bad_key = 0, malformed = 0, peers_dead = 0, closed = 0;
@@ -102,6 +102,12 @@ class TcpDriver final : public Driver {
     uint64_t since = 0;        // when it was opened (strangers that stay silent are dropped)
     std::vector<std::byte> in;
     std::size_t in_len = 0;
+    // A large payload being received in place (PacketSink::placement): its packet header
+    // and where the bytes go.
+    std::vector<std::byte> direct_header;
+    std::byte* direct_dest = nullptr;
+    std::size_t direct_size = 0, direct_got = 0;
+    std::size_t lowat = 1;  // SO_RCVLOWAT in force
   };
   enum class PeerState : uint8_t { idle, connecting, waiting, up, closed, dead };
   struct Peer {
@@ -121,6 +127,8 @@ class TcpDriver final : public Driver {
   bool read_in(Conn& c);             // false: EOF or error
   bool write_out(Peer& p, Conn& c);  // flush the queue; false: error
   void process_input(Conn& c, PacketSink& sink, int& delivered, int budget);
+  bool start_direct(Conn& c, std::size_t pos, PacketSink& sink);
+  void set_lowat(Conn& c, std::size_t bytes);
   bool on_control(Conn& c, const tcp::Frame& f);  // false: close the connection
   void established(Peer& p, Conn& c);
   void conn_failed(Conn& c, bool eof);
