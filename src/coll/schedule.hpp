@@ -163,6 +163,7 @@ class Runner final : public detail::ProgressHook {
   detail::Engine* engine_;
   Schedule* head_ = nullptr;
   bool hooked_ = false;
+  uint32_t idle_passes_ = 0;  // progress passes with no active schedule (unhook after many)
   std::vector<std::unique_ptr<Schedule>> free_;
 };
 
