@@ -471,6 +471,11 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       return r;
     }
   }
+  if (src != any_source && peer_failed(src)) {  // nothing more can come from it
+    r->status.source = src;
+    complete_request(r, Errc::peer_dead);
+    return r;
+  }
   r->match.ctx = ctx;
   r->match.src = src;
   r->match.tag = tag;
