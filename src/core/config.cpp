@@ -68,6 +68,9 @@ constexpr ConfigKey kTable[] = {
     {"UDP_RAILS", T::string, "",
      "udp multi-rail: comma-separated interfaces, one rail each (e.g. eth0,eth1); traffic is "
      "striped over them and fails over when one stops delivering (empty: one rail)"},
+    {"UDP_FAULT", T::string, "",
+     "test only: damage udp packets below the reliability layer with the seeded injector, e.g. "
+     "\"drop=0.2,duplicate=0.01,reorder=0.05,corrupt=0.01,seed=7\" (seed defaults to rank+1)"},
     {"REL_WINDOW", T::integer, "64",
      "reliability layer (udp): unacknowledged packets per peer (1..128)"},
     {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer (udp): unacknowledged bytes per peer"},

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "drivers/fault/fault_driver.hpp"
 #include "drivers/net/net.hpp"
 #include "drivers/self/self_driver.hpp"
 #include "drivers/shm/shm_driver.hpp"
@@ -212,7 +213,8 @@ void Engine::open_network(bool need_tcp, bool need_udp) {
       up.size = size_;
       const uint64_t dg = config_.get_size("UDP_DATAGRAM");
       up.datagram = up.rx_datagram = dg ? dg : 65507;  // auto: sized after the exchange
-      up.rx_buffers = static_cast<std::size_t>(std::max<int64_t>(1, config_.get_int("UDP_RX_BUFFERS")));
+      up.rx_buffers =
+          static_cast<std::size_t>(std::max<int64_t>(1, config_.get_int("UDP_RX_BUFFERS")));
       up.send_sockets =
           static_cast<std::size_t>(std::max<int64_t>(1, config_.get_int("UDP_SEND_SOCKETS")));
       up.socket_buffer = config_.get_size("UDP_SOCKET_BUFFER");
@@ -292,17 +294,44 @@ void Engine::connect_network(const std::vector<std::string>& kind, const std::ve
     rc.job_key = job_key64_;
     rc.window = static_cast<uint32_t>(std::clamp<int64_t>(config_.get_int("REL_WINDOW"), 1, 128));
     rc.window_bytes = config_.get_size("REL_WINDOW_BYTES");
-    rc.min_rto_ns = std::max<uint64_t>(
-        1000, static_cast<uint64_t>(config_.get_seconds("REL_MIN_RTO") * 1e9));
+    rc.min_rto_ns =
+        std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("REL_MIN_RTO") * 1e9));
     rc.max_rto_ns = std::max(rc.max_rto_ns, rc.min_rto_ns);
     rc.initial_rto_ns = std::max(rc.initial_rto_ns, rc.min_rto_ns);
     rc.delayed_ack_ns = static_cast<uint64_t>(config_.get_seconds("REL_DELAYED_ACK") * 1e9);
     rc.peer_timeout_ns = std::max<uint64_t>(
         1000000, static_cast<uint64_t>(config_.get_seconds("REL_PEER_TIMEOUT") * 1e9));
     rc.on_peer_dead = [this](int peer) { dead_pending_.push_back(peer); };
+    std::unique_ptr<drivers::Driver> wire = std::move(udp_owned_);
+    const std::string fault = config_.get_string("UDP_FAULT");
+    if (!fault.empty()) {
+      // Seeded in-library faults under the reliability layer (tests of the whole stack).
+      drivers::FaultConfig fc;
+      fc.seed = static_cast<uint64_t>(rank_) + 1;
+      for (const auto& item : split_list(fault)) {
+        const auto eq = item.find('=');
+        const std::string k = item.substr(0, eq);
+        const double v = eq == std::string::npos ? -1 : std::atof(item.c_str() + eq + 1);
+        if (v < 0 || (k != "seed" && v > 1)) fail("SLUICE_UDP_FAULT: bad item '" + item + "'");
+        if (k == "drop")
+          fc.drop = v;
+        else if (k == "duplicate")
+          fc.duplicate = v;
+        else if (k == "reorder")
+          fc.reorder = v;
+        else if (k == "corrupt")
+          fc.corrupt = v;
+        else if (k == "seed")
+          fc.seed = static_cast<uint64_t>(v) * 1000 + static_cast<uint64_t>(rank_);
+        else
+          fail("SLUICE_UDP_FAULT: unknown item '" + k +
+               "' (drop, duplicate, reorder, corrupt, seed)");
+      }
+      wire = std::make_unique<drivers::FaultDriver>(std::move(wire), fc);
+    }
     try {
       std::vector<std::unique_ptr<drivers::Driver>> rails;
-      rails.push_back(std::move(udp_owned_));
+      rails.push_back(std::move(wire));  // rail 0, under the fault injector if asked
       for (auto& rail : udp_rails_owned_) rails.push_back(std::move(rail));
       udp_rails_owned_.clear();
       rel_owned_ =
@@ -479,6 +508,11 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       recycle(u);
       return r;
     }
+  }
+  if (src != any_source && peer_failed(src)) {  // nothing more can come from it
+    r->status.source = src;
+    complete_request(r, Errc::peer_dead);
+    return r;
   }
   r->match.ctx = ctx;
   r->match.src = src;

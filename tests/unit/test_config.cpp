@@ -40,7 +40,7 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 28u);  // 12 core + shm keys, 15 for the socket drivers, UDP_RAILS
+  EXPECT_EQ(names.size(), 29u);  // 12 core + shm keys, 16 for the socket drivers, UDP_RAILS
 }
 
 TEST(ConfigDefaults, TypedValues) {
