@@ -20,9 +20,9 @@ using T = ConfigType;
 
 // The one table of every key (the only global: constant data).
 constexpr ConfigKey kTable[] = {
-    {"DRIVERS", T::string, "shm",
-     "comma list of drivers to use, in preference order; \"self\" is always used for the own "
-     "rank"},
+    {"DRIVERS", T::string, "shm,tcp",
+     "comma list of drivers (shm, tcp, udp) in preference order: each peer gets the first that "
+     "reaches it (shm: same host only); \"self\" is always used for the own rank"},
     {"SHM_CELL_SIZE", T::size, "8K",
      "bytes per shared-memory ring cell; eager messages travel inline in one cell"},
     {"SHM_RING_CELLS", T::integer, "64",
@@ -45,6 +45,37 @@ constexpr ConfigKey kTable[] = {
     {"STATS", T::boolean, "0", "print per-rank statistics to stderr at finalize"},
     {"LOG_LEVEL", T::choice, "warn", "messages printed to stderr at this level and above",
      "error|warn|info|debug"},
+    {"NET_IF", T::string, "",
+     "network interface whose IPv4 addresses tcp/udp publish to peers (empty: every interface "
+     "that is up)"},
+    {"NET_ADDR", T::string, "",
+     "the one IPv4 address tcp/udp publish to peers (empty: the interfaces' addresses)"},
+    {"TCP_MAX_PACKET", T::size, "512K",
+     "payload bytes per tcp frame, i.e. per pipelined rendezvous fragment"},
+    {"TCP_QUEUE_LIMIT", T::size, "16M",
+     "bytes queued per tcp peer in user space before sends wait for the socket to drain"},
+    {"TCP_SOCKET_BUFFER", T::size, "0", "SO_SNDBUF/SO_RCVBUF of tcp sockets; 0: kernel autotuning"},
+    {"TCP_CONNECT_TIMEOUT", T::duration, "30s",
+     "how long tcp keeps trying to connect to a peer before declaring it dead"},
+    {"UDP_DATAGRAM", T::size, "0",
+     "bytes per udp datagram; 0: from the path MTU (65507 on loopback, 1472 on a 1500 MTU link)"},
+    {"UDP_RX_BUFFERS", T::integer, "64",
+     "udp receive pool: datagram buffers filled per recvmmsg call (count)"},
+    {"UDP_SEND_SOCKETS", T::integer, "4", "udp send sockets used round-robin (count)"},
+    {"UDP_SOCKET_BUFFER", T::size, "8M",
+     "udp SO_RCVBUF (and SO_SNDBUF, split over the send sockets); forced beyond rmem_max when "
+     "permitted"},
+    {"UDP_FAULT", T::string, "",
+     "test only: damage udp packets below the reliability layer with the seeded injector, e.g. "
+     "\"drop=0.2,duplicate=0.01,reorder=0.05,corrupt=0.01,seed=7\" (seed defaults to rank+1)"},
+    {"REL_WINDOW", T::integer, "64",
+     "reliability layer (udp): unacknowledged packets per peer (1..128)"},
+    {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer (udp): unacknowledged bytes per peer"},
+    {"REL_MIN_RTO", T::duration, "2ms", "reliability layer (udp): smallest retransmission timeout"},
+    {"REL_DELAYED_ACK", T::duration, "50us",
+     "reliability layer (udp): how long an ack waits for reverse traffic to ride on"},
+    {"REL_PEER_TIMEOUT", T::duration, "30s",
+     "reliability layer (udp): a peer that acknowledges nothing this long is declared dead"},
 };
 
 constexpr std::string_view kPrefix = "SLUICE_";

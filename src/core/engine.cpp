@@ -3,14 +3,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
+#include "drivers/fault/fault_driver.hpp"
+#include "drivers/net/net.hpp"
 #include "drivers/self/self_driver.hpp"
 #include "drivers/shm/shm_driver.hpp"
+#include "drivers/tcp/tcp_driver.hpp"
+#include "drivers/udp/udp_driver.hpp"
+#include "proto/reliable/reliable_channel.hpp"
 #include "util/log.hpp"
 
 namespace sluice::detail {
@@ -79,11 +85,13 @@ Engine::Engine() {
 
   // Which drivers, and who is on this host.
   bool want_shm = false;
+  std::vector<std::string> order;  // preference order, without "self"
   for (const auto& d : split_list(config_.get_string("DRIVERS"))) {
     if (d == "shm")
       want_shm = true;
-    else if (d != "self")
-      fail("unknown driver '" + d + "' in SLUICE_DRIVERS (available: shm)");
+    else if (d != "self" && d != "tcp" && d != "udp")
+      fail("unknown driver '" + d + "' in SLUICE_DRIVERS (available: shm, tcp, udp)");
+    if (d != "self" && std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
   }
   const std::string me = host_identity();
   if (boot_->put("host/" + std::to_string(rank_), me) != Errc::ok || boot_->fence() != Errc::ok)
@@ -97,6 +105,21 @@ Engine::Engine() {
       fail("bootstrap: no host identity for rank " + std::to_string(r));
     if (h == me) local.push_back(r);
   }
+  // Each peer's driver: the first in preference order that reaches it (shm: same host).
+  std::vector<std::string> kind(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    const bool is_local = std::find(local.begin(), local.end(), r) != local.end();
+    for (const auto& d : order)
+      if (d != "shm" || is_local) {
+        kind[static_cast<std::size_t>(r)] = d;
+        break;
+      }
+  }
+  const bool need_tcp = std::find(kind.begin(), kind.end(), "tcp") != kind.end();
+  const bool need_udp = std::find(kind.begin(), kind.end(), "udp") != kind.end();
+  const bool shm_serves = want_shm && std::find(kind.begin(), kind.end(), "shm") != kind.end();
+  open_network(need_tcp, need_udp);
 
   // More local ranks than CPUs: a rank that polls holds the CPU its peer needs, so yield
   // after every fruitless poll (as Open MPI's yield_when_idle does; 4-rank Allreduce on
@@ -122,7 +145,7 @@ Engine::Engine() {
   // Shared memory: create our segment, fence, map the peers', fence, unlink our name.
   // Every rank runs the same fences, whether or not it has local peers.
   std::unique_ptr<drivers::ShmDriver> shm;
-  if (want_shm && local.size() > 1) {
+  if (shm_serves && local.size() > 1) {
     drivers::ShmParams sp;
     sp.cell_size = config_.get_size("SHM_CELL_SIZE");
     sp.ring_cells = static_cast<std::size_t>(config_.get_int("SHM_RING_CELLS"));
@@ -133,6 +156,7 @@ Engine::Engine() {
     if (!err.empty()) fail(err);
   }
   if (boot_->fence() != Errc::ok) fail("bootstrap fence failed");
+  connect_network(kind, local);
   if (shm) {
     err = shm->attach(boot_->job_id());
     if (!err.empty()) fail(err);
@@ -145,14 +169,194 @@ Engine::Engine() {
                 "SLUICE_SHM_RNDV=cma but process_vm_readv is not permitted here; "
                 "using the pipelined copy");
     for (int r : local)
-      if (r != rank_) p2p_->set_route(r, shm.get());
+      if (r != rank_ && kind[static_cast<std::size_t>(r)] == "shm") p2p_->set_route(r, shm.get());
     blocking_driver_ = shm.get();
     drivers_.push_back(std::move(shm));
   }
+  route_network(kind);
   for (int r = 0; r < size_; ++r)
     if (!p2p_->route(r))
       fail("no driver reaches rank " + std::to_string(r) +
            " (SLUICE_DRIVERS=" + config_.get_string("DRIVERS") + ")");
+}
+
+void Engine::open_network(bool need_tcp, bool need_udp) {
+  if (!need_tcp && !need_udp) return;
+  std::array<uint8_t, 16> key{};
+  if (!drivers::net::parse_job_key(boot_->job_key(), key))
+    fail("the network drivers need the job key (SLUICE_JOB_KEY, 32 hex digits, set by sluicerun)");
+  std::string err;
+  my_addrs_ = drivers::net::local_addresses(config_.get_string("NET_IF"),
+                                            config_.get_string("NET_ADDR"), err);
+  if (my_addrs_.empty()) fail("network drivers: " + err);
+  try {
+    if (need_tcp) {
+      drivers::TcpParams tp;
+      tp.rank = rank_;
+      tp.size = size_;
+      tp.key = key;
+      tp.max_packet = std::max<uint64_t>(4096, config_.get_size("TCP_MAX_PACKET"));
+      tp.queue_limit = config_.get_size("TCP_QUEUE_LIMIT");
+      tp.socket_buffer = config_.get_size("TCP_SOCKET_BUFFER");
+      tp.connect_timeout_ns =
+          static_cast<uint64_t>(config_.get_seconds("TCP_CONNECT_TIMEOUT") * 1e9);
+      tp.on_peer_dead = [this](int peer) { dead_pending_.push_back(peer); };
+      tcp_owned_ = std::make_unique<drivers::TcpDriver>(tp);
+      tcp_ = tcp_owned_.get();
+      if (boot_->put("tcp/" + std::to_string(rank_),
+                     drivers::net::format_published(tcp_->port(), my_addrs_)) != Errc::ok)
+        fail("bootstrap put failed");
+    }
+    if (need_udp) {
+      drivers::UdpParams up;
+      up.rank = rank_;
+      up.size = size_;
+      const uint64_t dg = config_.get_size("UDP_DATAGRAM");
+      up.datagram = up.rx_datagram = dg ? dg : 65507;  // auto: sized after the exchange
+      up.rx_buffers =
+          static_cast<std::size_t>(std::max<int64_t>(1, config_.get_int("UDP_RX_BUFFERS")));
+      up.send_sockets =
+          static_cast<std::size_t>(std::max<int64_t>(1, config_.get_int("UDP_SEND_SOCKETS")));
+      up.socket_buffer = config_.get_size("UDP_SOCKET_BUFFER");
+      udp_owned_ = std::make_unique<drivers::UdpDriver>(up);
+      udp_ = udp_owned_.get();
+      job_key64_ = drivers::net::fold_job_key(key);
+      if (boot_->put("udp/" + std::to_string(rank_),
+                     drivers::net::format_published(udp_->port(), my_addrs_)) != Errc::ok)
+        fail("bootstrap put failed");
+    }
+  } catch (const std::runtime_error& e) {
+    fail(e.what());
+  }
+}
+
+void Engine::connect_network(const std::vector<std::string>& kind, const std::vector<int>& local) {
+  std::size_t mtu = 0;
+  for (int r = 0; r < size_; ++r) {
+    const std::string& k = kind[static_cast<std::size_t>(r)];
+    if (k != "tcp" && k != "udp") continue;
+    std::string text;
+    uint16_t port = 0;
+    std::vector<drivers::net::IfAddr> addrs;
+    if (!boot_->get(k + "/" + std::to_string(r), text) ||
+        !drivers::net::parse_published(text, port, addrs))
+      fail("bootstrap: rank " + std::to_string(r) + " published no " + k +
+           " address (is SLUICE_DRIVERS the same on every rank?)");
+    const bool same_host = std::find(local.begin(), local.end(), r) != local.end();
+    const sockaddr_in sa = drivers::net::choose_address(port, addrs, my_addrs_, same_host);
+    if (k == "tcp") {
+      tcp_->set_peer_address(r, sa);
+    } else {
+      udp_->set_peer_address(r, sa);
+      const std::size_t m = drivers::UdpDriver::path_mtu(sa);
+      mtu = std::min(mtu ? mtu : SIZE_MAX, m ? m : 1500);
+    }
+  }
+  if (udp_) {
+    // Datagrams that fit the path MTU (IP fragments would multiply the loss rate).
+    if (!config_.is_set("UDP_DATAGRAM") || config_.get_size("UDP_DATAGRAM") == 0)
+      udp_->set_datagram(std::min<std::size_t>(65507, (mtu ? mtu : 1500) - 28));
+    proto::reliable::ReliableConfig rc;
+    rc.job_key = job_key64_;
+    rc.window = static_cast<uint32_t>(std::clamp<int64_t>(config_.get_int("REL_WINDOW"), 1, 128));
+    rc.window_bytes = config_.get_size("REL_WINDOW_BYTES");
+    rc.min_rto_ns =
+        std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("REL_MIN_RTO") * 1e9));
+    rc.max_rto_ns = std::max(rc.max_rto_ns, rc.min_rto_ns);
+    rc.initial_rto_ns = std::max(rc.initial_rto_ns, rc.min_rto_ns);
+    rc.delayed_ack_ns = static_cast<uint64_t>(config_.get_seconds("REL_DELAYED_ACK") * 1e9);
+    rc.peer_timeout_ns = std::max<uint64_t>(
+        1000000, static_cast<uint64_t>(config_.get_seconds("REL_PEER_TIMEOUT") * 1e9));
+    rc.on_peer_dead = [this](int peer) { dead_pending_.push_back(peer); };
+    std::unique_ptr<drivers::Driver> wire = std::move(udp_owned_);
+    const std::string fault = config_.get_string("UDP_FAULT");
+    if (!fault.empty()) {
+      // Seeded in-library faults under the reliability layer (tests of the whole stack).
+      drivers::FaultConfig fc;
+      fc.seed = static_cast<uint64_t>(rank_) + 1;
+      for (const auto& item : split_list(fault)) {
+        const auto eq = item.find('=');
+        const std::string k = item.substr(0, eq);
+        const double v = eq == std::string::npos ? -1 : std::atof(item.c_str() + eq + 1);
+        if (v < 0 || (k != "seed" && v > 1)) fail("SLUICE_UDP_FAULT: bad item '" + item + "'");
+        if (k == "drop")
+          fc.drop = v;
+        else if (k == "duplicate")
+          fc.duplicate = v;
+        else if (k == "reorder")
+          fc.reorder = v;
+        else if (k == "corrupt")
+          fc.corrupt = v;
+        else if (k == "seed")
+          fc.seed = static_cast<uint64_t>(v) * 1000 + static_cast<uint64_t>(rank_);
+        else
+          fail("SLUICE_UDP_FAULT: unknown item '" + k +
+               "' (drop, duplicate, reorder, corrupt, seed)");
+      }
+      wire = std::make_unique<drivers::FaultDriver>(std::move(wire), fc);
+    }
+    try {
+      rel_owned_ =
+          std::make_unique<proto::reliable::ReliableChannel>(std::move(wire), std::move(rc));
+    } catch (const std::exception& e) {
+      fail(std::string("udp: ") + e.what());
+    }
+    rel_ = rel_owned_.get();
+  }
+}
+
+void Engine::route_network(const std::vector<std::string>& kind) {
+  for (int r = 0; r < size_; ++r) {
+    const std::string& k = kind[static_cast<std::size_t>(r)];
+    if (k == "tcp") p2p_->set_route(r, tcp_);
+    if (k == "udp") p2p_->set_route(r, rel_);
+  }
+  if (tcp_owned_) drivers_.push_back(std::move(tcp_owned_));
+  if (rel_owned_) drivers_.push_back(std::move(rel_owned_));
+  // One driver besides self: waits block in it (epoll / ppoll); with several, short sleeps.
+  if (drivers_.size() == 2) blocking_driver_ = drivers_.back().get();
+  peer_failed_.assign(static_cast<std::size_t>(size_), false);
+}
+
+void Engine::quiesce_network() {
+  // The last packets and acks must get out before the sockets close.
+  if (rel_) {
+    const uint64_t deadline = drivers::net::monotonic_ns() + 2'000'000'000ull;
+    auto bo = make_backoff();
+    while (!rel_->quiescent() && drivers::net::monotonic_ns() < deadline) {
+      if (progress())
+        bo.reset();
+      else
+        bo.pause();
+    }
+  }
+  if (tcp_) tcp_->drain(5'000'000'000ull);
+}
+
+bool Engine::peer_failed(int peer) const {
+  return !peer_failed_.empty() && peer_failed_[static_cast<std::size_t>(peer)];
+}
+
+void Engine::fail_peer(int peer) {
+  if (peer_failed_.empty() || peer_failed_[static_cast<std::size_t>(peer)]) return;
+  peer_failed_[static_cast<std::size_t>(peer)] = true;
+  util::log(util::LogLevel::warn, "rank %d is unreachable: its requests fail", peer);
+  // Sends still queued for the driver, then everything else that waits on the peer: posted
+  // receives naming it, rendezvous sends waiting for its answer, receives mid-pipeline.
+  p2p_->fail_peer(peer);
+  pool_.for_each([&](RequestImpl* r) {
+    if (r->state != RequestState::active) return;
+    if (r->posted) {
+      if (r->match.src != peer) return;
+      posted_.remove(r->match);
+      r->posted = false;
+      r->status.source = peer;
+      complete_request(r, Errc::peer_dead);
+      return;
+    }
+    if (r->xfer.peer == peer && r->xfer.protocol != proto::Protocol::none)
+      complete_request(r, Errc::peer_dead);
+  });
 }
 
 Engine::~Engine() {
@@ -170,6 +374,7 @@ void Engine::finalize() {
       bo.pause();
   }
   barrier();
+  quiesce_network();
   if (print_stats_) std::fprintf(stderr, "%s", stats_report().c_str());
   boot_->finalize();
   while (unexpected_list_) {
@@ -238,6 +443,9 @@ Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ct
         bo.reset();
       else
         bo.pause();
+      // A rendezvous waiting for the peer's answer is in no queue fail_peer() scans.
+      if (local.state != RequestState::complete && peer_failed(dest))
+        complete_request(&local, Errc::peer_dead);
     }
   }
   return local.status.error;
@@ -262,6 +470,11 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       recycle(u);
       return r;
     }
+  }
+  if (src != any_source && peer_failed(src)) {  // nothing more can come from it
+    r->status.source = src;
+    complete_request(r, Errc::peer_dead);
+    return r;
   }
   r->match.ctx = ctx;
   r->match.src = src;
@@ -382,6 +595,7 @@ void Engine::sleep_for(uint64_t ns) {
   // A send waiting for room may miss the peer's wake-up if the room appeared just before
   // we went to sleep (the peer only rings sleepers): keep such sleeps short.
   if (p2p_->has_outbound()) ns = std::min<uint64_t>(ns, 50000);
+  if (rel_) ns = std::min<uint64_t>(ns, rel_->next_timer_ns());  // don't sleep past an RTO
   if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) return;
   timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
   nanosleep(&ts, nullptr);
@@ -393,6 +607,12 @@ bool Engine::progress() {
   // drivers_[0] is the self driver, almost always idle: look before calling it.
   if (!self_->idle()) n += self_->poll(*p2p_, 64);
   for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(*p2p_, 64);
+  if (!dead_pending_.empty()) {
+    std::vector<int> dead;
+    dead.swap(dead_pending_);
+    for (int peer : dead) fail_peer(peer);
+    ++n;
+  }
   if (p2p_->has_outbound()) n += p2p_->progress_outbound() ? 1 : 0;
   if (!hooks_.empty())
     for (std::size_t i = 0; i < hooks_.size(); ++i) n += hooks_[i]->progress() ? 1 : 0;
@@ -463,6 +683,14 @@ Errc Engine::barrier() {
 std::string_view Engine::driver_name(int peer) const {
   if (peer < 0 || peer >= size_) return "none";
   return p2p_->route(peer)->name();
+}
+
+std::string Engine::peer_address(int peer) const {
+  if (peer < 0 || peer >= size_) return {};
+  const drivers::Driver* d = p2p_->route(peer);
+  if (tcp_ && d == tcp_) return tcp_->peer_address(peer);
+  if (rel_ && d == rel_) return udp_->peer_address(peer);
+  return {};
 }
 
 std::string Engine::stats_report() const {

@@ -12,11 +12,17 @@
 #include "core/matching.hpp"
 #include "core/request.hpp"
 #include "drivers/driver.hpp"
+#include "drivers/net/net.hpp"
 #include "proto/p2p.hpp"
 #include "util/backoff.hpp"
 
 namespace sluice::drivers {
 class SelfDriver;
+class TcpDriver;
+class UdpDriver;
+}  // namespace sluice::drivers
+namespace sluice::proto::reliable {
+class ReliableChannel;
 }
 
 namespace sluice::detail {
@@ -85,6 +91,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   void remove_progress_hook(ProgressHook* h) { std::erase(hooks_, h); }
 
   std::string_view driver_name(int peer) const;
+  // The network address `peer` is reached at ("ip:port"), or "" when no socket driver
+  // serves it.
+  std::string peer_address(int peer) const;
   std::string stats_report() const;
   const Config& config() const { return config_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }
@@ -124,6 +133,26 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   void recycle(UnexpectedMsg* u);
   std::vector<std::unique_ptr<UnexpectedMsg>> spare_unexpected_;
   RequestImpl* failed_request(Errc err);
+
+  // Network drivers (tcp, udp under the reliability layer): created and published before
+  // the bootstrap fence, given the peers' addresses after it, then routed.
+  void open_network(bool need_tcp, bool need_udp);
+  void connect_network(const std::vector<std::string>& kind, const std::vector<int>& local);
+  void route_network(const std::vector<std::string>& kind);
+  void quiesce_network();
+  // A driver declared `peer` dead: fail every request that waits on it.
+  void fail_peer(int peer);
+  bool peer_failed(int peer) const;
+  std::vector<drivers::net::IfAddr> my_addrs_;
+  std::unique_ptr<drivers::TcpDriver> tcp_owned_;  // until routed (then in drivers_)
+  std::unique_ptr<drivers::UdpDriver> udp_owned_;
+  std::unique_ptr<proto::reliable::ReliableChannel> rel_owned_;
+  drivers::TcpDriver* tcp_ = nullptr;
+  drivers::UdpDriver* udp_ = nullptr;
+  proto::reliable::ReliableChannel* rel_ = nullptr;
+  uint64_t job_key64_ = 0;
+  std::vector<int> dead_pending_;  // reported by drivers, failed at the next progress pass
+  std::vector<bool> peer_failed_;
 };
 
 // The process's Engine while a Session exists, else nullptr (for tools and the MPI layer).

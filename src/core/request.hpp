@@ -48,10 +48,16 @@ class RequestPool {
     --in_use_;
   }
   std::size_t in_use() const { return in_use_; }
+  // Every request the pool owns, free or not (rare paths only: peer failure).
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& chunk : chunks_)
+      for (std::size_t i = 0; i < kChunk; ++i) f(&chunk[i]);
+  }
 
  private:
+  static constexpr std::size_t kChunk = 256;
   void grow() {
-    constexpr std::size_t kChunk = 256;
     chunks_.push_back(std::make_unique<RequestImpl[]>(kChunk));
     RequestImpl* c = chunks_.back().get();
     for (std::size_t i = 0; i < kChunk; ++i) {

@@ -37,6 +37,14 @@ class PacketSink {
  public:
   virtual void on_packet(int src, std::span<const std::byte> header,
                          std::span<const std::byte> payload) = 0;
+  // Where the payload of a packet with this header should land, if the receiver already
+  // knows (a rendezvous fragment: its place in the user's buffer); empty for no preference.
+  // A driver that can receive straight into memory (tcp) may ask before the payload
+  // arrives and then calls on_packet with `payload` being exactly the returned span.
+  virtual std::span<std::byte> placement(int src, std::span<const std::byte> header,
+                                         std::size_t payload_size) {
+    return {};
+  }
 
  protected:
   ~PacketSink() = default;

@@ -301,7 +301,8 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
     case PacketType::data: {
       auto h = read_header<DataHeader>(header);
       Transfer& r = transfer_from_id(h.receiver_req);
-      std::memcpy(r.buf + h.offset, payload.data(), payload.size());
+      if (payload.data() != r.buf + h.offset)  // not already received in place
+        std::memcpy(r.buf + h.offset, payload.data(), payload.size());
       r.offset += payload.size();
       if (r.offset >= r.length)
         up_.transfer_complete(r, r.remote_id == 1 ? Errc::truncated : Errc::ok);
@@ -314,6 +315,30 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       return;
     }
   }
+}
+
+std::span<std::byte> PointToPoint::placement(int src, std::span<const std::byte> header,
+                                             std::size_t payload_size) {
+  if (header.size() != sizeof(DataHeader) || header[0] != std::byte{uint8_t(PacketType::data)})
+    return {};
+  const auto h = read_header<DataHeader>(header);
+  Transfer& r = transfer_from_id(h.receiver_req);
+  if (h.offset > r.length || payload_size > r.length - h.offset) return {};
+  return {r.buf + h.offset, payload_size};
+}
+
+void PointToPoint::fail_peer(int peer) {
+  if (static_cast<std::size_t>(peer) >= queues_.size()) return;
+  PeerQueue& q = queues_[static_cast<std::size_t>(peer)];
+  q.control.clear();
+  std::deque<Transfer*> waiting, streaming;
+  waiting.swap(q.waiting);
+  streaming.swap(q.streaming);
+  for (Transfer* t : waiting) {
+    t->queued = false;
+    up_.transfer_complete(*t, Errc::peer_dead);
+  }
+  for (Transfer* t : streaming) up_.transfer_complete(*t, Errc::peer_dead);
 }
 
 }  // namespace sluice::proto

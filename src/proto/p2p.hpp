@@ -97,10 +97,14 @@ class PointToPoint final : public drivers::PacketSink {
   // Retry what the drivers had no room for; true if anything moved.
   bool progress_outbound();
   bool has_outbound() const { return !active_peers_.empty(); }
+  // The driver declared `peer` unreachable: complete its queued sends with peer_dead.
+  void fail_peer(int peer);
 
   // PacketSink
   void on_packet(int src, std::span<const std::byte> header,
                  std::span<const std::byte> payload) override;
+  std::span<std::byte> placement(int src, std::span<const std::byte> header,
+                                 std::size_t payload_size) override;
 
   const ProtoStats& stats() const { return stats_; }
   const Thresholds& thresholds() const { return th_; }
@@ -121,7 +125,6 @@ class PointToPoint final : public drivers::PacketSink {
   void send_control(int peer, const void* hdr, std::size_t len);
   bool push_fragments(Transfer& t);  // true when every fragment is out
   void mark_active(int peer);
-  void fail_peer(int peer);
 
   Upcalls& up_;
   Thresholds th_;

@@ -40,12 +40,14 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 12u);
+  EXPECT_EQ(names.size(), 28u);  // 12 core + shm keys, 16 for the socket drivers
 }
 
 TEST(ConfigDefaults, TypedValues) {
   Config c;
-  EXPECT_EQ(c.get_string("DRIVERS"), "shm");
+  EXPECT_EQ(c.get_string("DRIVERS"), "shm,tcp");
+  EXPECT_EQ(c.get_int("UDP_SEND_SOCKETS"), 4);
+  EXPECT_EQ(c.get_size("TCP_MAX_PACKET"), 512u * 1024);
   EXPECT_EQ(c.get_size("SHM_CELL_SIZE"), 8192u);
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);

@@ -93,9 +93,12 @@ int main(int argc, char** argv) {
     for (int r = 0; r < s.size(); ++r) {
       if (r == s.rank()) {
         std::printf("rank %d:", r);
-        for (int p = 0; p < s.size(); ++p)
+        for (int p = 0; p < s.size(); ++p) {
           std::printf(" %d->%.*s", p, static_cast<int>(s.driver_name(p).size()),
                       s.driver_name(p).data());
+          const std::string addr = eng->peer_address(p);  // socket drivers only
+          if (!addr.empty()) std::printf("(%s)", addr.c_str());
+        }
         std::printf("\n");
         std::fflush(stdout);
       }

@@ -1,0 +1,79 @@
+// Helpers shared by the socket drivers (tcp, udp): an owning file descriptor, this host's
+// IPv4 addresses, the address strings published through the bootstrap store, the choice
+// of which of a peer's addresses to use, and the job key in binary form.
+//
+// Published address format (boot key "tcp/<rank>" or "udp/<rank>"):
+//     <port>|<ip>/<prefix>,<ip>/<prefix>,...
+// e.g. "40211|10.0.0.2/24,127.0.0.1/8". The listener binds INADDR_ANY, so every listed
+// address reaches it; the list is what the peer chooses from.
+#pragma once
+
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::drivers::net {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct IfAddr {
+  in_addr addr{};
+  int prefix = 32;
+  std::string ifname;
+  bool loopback() const { return (ntohl(addr.s_addr) >> 24) == 127; }
+};
+
+// This host's IPv4 addresses (interfaces that are up), loopback last. `only_if` keeps one
+// interface (SLUICE_NET_IF), `only_addr` one address (SLUICE_NET_ADDR); both may be empty.
+std::vector<IfAddr> local_addresses(std::string_view only_if, std::string_view only_addr,
+                                    std::string& error);
+
+std::string format_published(uint16_t port, const std::vector<IfAddr>& addrs);
+// Parses format_published's output; false when malformed.
+bool parse_published(std::string_view s, uint16_t& port, std::vector<IfAddr>& addrs);
+
+// Which of a peer's addresses to use: loopback when the peer shares our host, else one
+// in a subnet we are attached to, else the first non-loopback one.
+sockaddr_in choose_address(uint16_t port, const std::vector<IfAddr>& peer_addrs,
+                           const std::vector<IfAddr>& mine, bool same_host);
+
+std::string to_string(const sockaddr_in& a);
+
+// The job key (32 hex digits) as 16 bytes; false if it is not 32 hex digits.
+bool parse_job_key(std::string_view hex, std::array<uint8_t, 16>& key);
+// A 64-bit key for the reliability layer's datagram header, derived from the 128-bit one.
+uint64_t fold_job_key(const std::array<uint8_t, 16>& key);
+
+uint64_t monotonic_ns();
+
+}  // namespace sluice::drivers::net

@@ -1,0 +1,667 @@
+#include "drivers/tcp/tcp_driver.hpp"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "util/log.hpp"
+
+namespace sluice::drivers {
+
+namespace {
+
+constexpr std::size_t kInitialInput = 256 * 1024;
+constexpr std::size_t kCopyLimit = 16 * 1024;
+constexpr std::size_t kPlaceMin = 32 * 1024;
+constexpr std::size_t kLowat =
+    128 * 1024;  // bytes worth a recv during an in-place receive  // frames from this size are
+                 // received in place            // larger payloads wait instead of queueing
+constexpr std::size_t kDirectPoll = 8;                   // up to this many connections: recv each
+                                                         // instead of asking epoll first
+constexpr uint64_t kRetryNs = 20'000'000;                // between connect attempts
+constexpr uint64_t kStrangerTimeoutNs = 10'000'000'000;  // silent unauthenticated conns
+
+void tune_socket(int fd, std::size_t buf) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (buf) {
+    int b = static_cast<int>(buf);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
+  }
+}
+
+}  // namespace
+
+TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
+  caps_.max_header = std::min<std::size_t>(params_.max_header, 0xFFFF);
+  caps_.max_packet = params_.max_packet;
+  caps_.inline_payload = params_.max_packet;
+  caps_.reliable = caps_.ordered = true;
+  peers_.resize(static_cast<std::size_t>(params_.size));
+
+  listen_fd_ = net::UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!listen_fd_) throw std::runtime_error(std::string("tcp: socket: ") + std::strerror(errno));
+  int one = 1;
+  setsockopt(listen_fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+      listen(listen_fd_.get(), 1024) != 0)
+    throw std::runtime_error(std::string("tcp: bind/listen: ") + std::strerror(errno));
+  socklen_t len = sizeof sa;
+  getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  port_ = ntohs(sa.sin_port);
+
+  epoll_fd_ = net::UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll_fd_) throw std::runtime_error(std::string("tcp: epoll: ") + std::strerror(errno));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;  // the listener
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, listen_fd_.get(), &ev);
+}
+
+TcpDriver::~TcpDriver() = default;
+
+void TcpDriver::set_peer_address(int peer, const sockaddr_in& addr) {
+  peers_.at(static_cast<std::size_t>(peer)).addr = addr;
+}
+
+std::string TcpDriver::peer_address(int peer) const {
+  return net::to_string(peers_.at(static_cast<std::size_t>(peer)).addr);
+}
+
+bool TcpDriver::reaches(int peer) const {
+  return peer >= 0 && peer < params_.size && peer != params_.rank &&
+         peers_[static_cast<std::size_t>(peer)].addr.sin_port != 0;
+}
+
+bool TcpDriver::peer_dead(int peer) const {
+  return peers_.at(static_cast<std::size_t>(peer)).state == PeerState::dead;
+}
+
+TcpDriver::Conn* TcpDriver::add_conn(int fd, bool outgoing, int peer) {
+  auto c = std::make_unique<Conn>();
+  c->fd = net::UniqueFd(fd);
+  c->outgoing = outgoing;
+  c->peer = peer;
+  c->since = net::monotonic_ns();
+  c->state = outgoing ? ConnState::connecting : ConnState::awaiting_hello;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (outgoing ? EPOLLOUT : 0u);
+  c->want_out = outgoing;
+  ev.data.ptr = c.get();
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev);
+  conns_.push_back(std::move(c));
+  return conns_.back().get();
+}
+
+void TcpDriver::set_want_out(Conn& c, bool on) {
+  if (c.want_out == on || c.broken) return;
+  c.want_out = on;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
+  ev.data.ptr = &c;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
+}
+
+void TcpDriver::start_connect(int peer) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.deadline == 0) p.deadline = net::monotonic_ns() + params_.connect_timeout_ns;
+  p.state = PeerState::connecting;
+  if (std::find(handshakes_.begin(), handshakes_.end(), peer) == handshakes_.end())
+    handshakes_.push_back(peer);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    p.retry_at = net::monotonic_ns() + kRetryNs;
+    return;
+  }
+  tune_socket(fd, params_.socket_buffer);
+  Conn* c = add_conn(fd, true, peer);
+  p.conn = c;
+  ++stats_.connects;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&p.addr), sizeof p.addr) == 0) {
+    on_connected(*c);
+  } else if (errno != EINPROGRESS) {
+    conn_failed(*c, false);
+  }
+}
+
+void TcpDriver::on_connected(Conn& c) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  getsockopt(c.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0 || !send_hello(c, tcp::FrameType::hello)) {
+    conn_failed(c, false);
+    return;
+  }
+  c.state = ConnState::hello_sent;
+  set_want_out(c, false);
+}
+
+bool TcpDriver::send_hello(Conn& c, tcp::FrameType type) {
+  struct {
+    tcp::FrameHeader h;
+    tcp::Hello hello;
+  } msg{};
+  msg.h.payload_len = sizeof(tcp::Hello);
+  msg.h.type = type;
+  msg.hello.rank = params_.rank;
+  msg.hello.size = params_.size;
+  std::memcpy(msg.hello.key, params_.key.data(), 16);
+  // A fresh socket always takes 40 bytes; anything less is a broken connection.
+  return ::send(c.fd.get(), &msg, sizeof msg, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+         static_cast<ssize_t>(sizeof msg);
+}
+
+void TcpDriver::accept_all() {
+  for (;;) {
+    int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN, or a connection that died in the backlog
+    tune_socket(fd, params_.socket_buffer);
+    add_conn(fd, false, -1);
+    ++stats_.accepts;
+    ++strangers_;
+  }
+}
+
+void TcpDriver::established(Peer& p, Conn& c) {
+  c.state = ConnState::up;
+  p.conn = &c;
+  p.state = PeerState::up;
+  p.deadline = 0;
+  up_.push_back(&c);
+  if (p.out_off < p.out.size() && !write_out(p, c)) conn_failed(c, false);
+}
+
+bool TcpDriver::on_control(Conn& c, const tcp::Frame& f) {
+  tcp::Hello h;
+  switch (f.type) {
+    case tcp::FrameType::hello: {
+      if (c.outgoing || c.state != ConnState::awaiting_hello) break;
+      if (!tcp::parse_hello(f.payload, params_.size, h) || h.rank == params_.rank) break;
+      if (std::memcmp(h.key, params_.key.data(), 16) != 0) {
+        ++stats_.bad_key;
+        return false;
+      }
+      --strangers_;
+      c.state = ConnState::connecting;  // no longer a stranger; not up yet
+      Peer& p = peers_[static_cast<std::size_t>(h.rank)];
+      if (p.state == PeerState::dead || p.state == PeerState::closed || p.state == PeerState::up)
+        return false;
+      if (p.conn) {
+        // Both sides connected at once: the lower rank's connection wins.
+        if (h.rank > params_.rank) return false;
+        Conn* mine = p.conn;
+        p.conn = nullptr;
+        mine->peer = -1;
+        conn_failed(*mine, false);
+        ++stats_.races_lost;
+      }
+      c.peer = h.rank;
+      if (p.deadline == 0) p.deadline = net::monotonic_ns() + params_.connect_timeout_ns;
+      if (!send_hello(c, tcp::FrameType::hello_ack)) return false;
+      established(p, c);
+      return true;
+    }
+    case tcp::FrameType::hello_ack: {
+      if (!c.outgoing || c.state != ConnState::hello_sent) break;
+      if (!tcp::parse_hello(f.payload, params_.size, h) || h.rank != c.peer) break;
+      if (std::memcmp(h.key, params_.key.data(), 16) != 0) {
+        ++stats_.bad_key;
+        return false;
+      }
+      established(peers_[static_cast<std::size_t>(c.peer)], c);
+      return true;
+    }
+    case tcp::FrameType::bye:
+      if (c.state != ConnState::up) break;
+      c.state = ConnState::closing;
+      peers_[static_cast<std::size_t>(c.peer)].state = PeerState::closed;
+      return true;
+    case tcp::FrameType::data:
+      break;
+  }
+  ++stats_.malformed;
+  return false;
+}
+
+bool TcpDriver::read_in(Conn& c) {
+  if (c.direct_size) {
+    // A large payload goes straight to where the protocol wants it (no staging copy).
+    const ssize_t n =
+        ::recv(c.fd.get(), c.direct_dest + c.direct_got, c.direct_size - c.direct_got, 0);
+    ++stats_.reads;
+    if (n > 0) {
+      c.direct_got += static_cast<std::size_t>(n);
+      const std::size_t left = c.direct_size - c.direct_got;
+      set_lowat(c, left ? std::min(left, kLowat) : 1);
+      return true;
+    }
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+  }
+  if (c.in.empty()) c.in.resize(kInitialInput);
+  if (c.in_len == c.in.size()) return true;  // full of frames the budget left: no room yet
+  const ssize_t n = ::recv(c.fd.get(), c.in.data() + c.in_len, c.in.size() - c.in_len, 0);
+  ++stats_.reads;
+  if (n > 0) {
+    c.in_len += static_cast<std::size_t>(n);
+    return true;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+  return false;
+}
+
+void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int budget) {
+  std::size_t pos = 0;
+  c.pending = false;
+  if (c.direct_size) {
+    if (c.direct_got < c.direct_size) return;
+    const std::span<const std::byte> payload{c.direct_dest, c.direct_size};
+    c.direct_size = c.direct_got = 0;
+    ++stats_.received;
+    ++stats_.placed;
+    stats_.received_bytes += payload.size();
+    ++delivered;
+    sink.on_packet(c.peer, c.direct_header, payload);
+  }
+  while (!c.broken) {
+    tcp::Frame f;
+    const auto r = tcp::parse_frame({c.in.data() + pos, c.in_len - pos}, caps_.max_header,
+                                    caps_.max_packet, f);
+    if (r == tcp::FrameParse::need_more) {
+      // (f.total is 0 while the frame header itself is incomplete.)
+      if (f.type == tcp::FrameType::data && c.state == ConnState::up &&
+          f.total >= sizeof(tcp::FrameHeader) + kPlaceMin && start_direct(c, pos, sink)) {
+        c.in_len = pos;  // everything after pos now sits in the destination
+        break;
+      }
+      if (f.total > c.in.size()) c.in.resize(f.total);  // a frame larger than the buffer
+      break;
+    }
+    if (r == tcp::FrameParse::malformed) {
+      ++stats_.malformed;
+      conn_failed(c, false);
+      return;
+    }
+    if (f.type == tcp::FrameType::data) {
+      if (c.state != ConnState::up) {  // data before the handshake: not one of ours
+        ++stats_.malformed;
+        conn_failed(c, false);
+        return;
+      }
+      if (delivered >= budget) {
+        c.pending = true;
+        pending_.push_back(&c);
+        break;
+      }
+      ++stats_.received;
+      stats_.received_bytes += f.payload.size();
+      ++delivered;
+      sink.on_packet(c.peer, f.header, f.payload);
+    } else if (!on_control(c, f)) {
+      conn_failed(c, false);
+      return;
+    }
+    pos += f.total;
+  }
+  if (pos > 0 && !c.broken) {
+    std::memmove(c.in.data(), c.in.data() + pos, c.in_len - pos);
+    c.in_len -= pos;
+  }
+}
+
+void TcpDriver::set_lowat(Conn& c, std::size_t bytes) {
+  if (c.lowat == bytes) return;
+  int v = static_cast<int>(bytes);
+  setsockopt(c.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
+  c.lowat = bytes;
+}
+
+bool TcpDriver::start_direct(Conn& c, std::size_t pos, PacketSink& sink) {
+  tcp::FrameHeader h;
+  if (c.in_len - pos < sizeof h) return false;
+  std::memcpy(&h, c.in.data() + pos, sizeof h);
+  const std::size_t have = c.in_len - pos - sizeof h;
+  if (have < h.header_len) return false;  // the packet header is not in yet
+  const std::span<const std::byte> header{c.in.data() + pos + sizeof h, h.header_len};
+  const std::span<std::byte> dest = sink.placement(c.peer, header, h.payload_len);
+  if (dest.size() != h.payload_len) return false;
+  c.direct_header.assign(header.begin(), header.end());
+  c.direct_dest = dest.data();
+  c.direct_size = h.payload_len;
+  c.direct_got = have - h.header_len;
+  std::memcpy(c.direct_dest, header.data() + header.size(), c.direct_got);
+  set_lowat(c, std::min(c.direct_size - c.direct_got, kLowat));
+  return true;
+}
+
+bool TcpDriver::write_out(Peer& p, Conn& c) {
+  while (p.out_off < p.out.size()) {
+    const ssize_t n = ::send(c.fd.get(), p.out.data() + p.out_off, p.out.size() - p.out_off,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    ++stats_.writes;
+    if (n > 0) {
+      p.out_off += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+    return false;
+  }
+  if (p.out_off == p.out.size()) {
+    p.out.clear();
+    p.out_off = 0;
+    set_want_out(c, false);
+  } else {
+    if (p.out_off > (1u << 20) && p.out_off * 2 > p.out.size()) {
+      p.out.erase(p.out.begin(), p.out.begin() + static_cast<std::ptrdiff_t>(p.out_off));
+      p.out_off = 0;
+    }
+    set_want_out(c, true);
+  }
+  return true;
+}
+
+void TcpDriver::enqueue(Peer& p, std::span<const std::byte> a, std::span<const std::byte> b,
+                        std::span<const std::byte> c, std::size_t skip) {
+  for (auto s : {a, b, c}) {
+    if (skip >= s.size()) {
+      skip -= s.size();
+      continue;
+    }
+    p.out.insert(p.out.end(), s.begin() + static_cast<std::ptrdiff_t>(skip), s.end());
+    stats_.queued_bytes += s.size() - skip;
+    skip = 0;
+  }
+}
+
+IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
+                         std::span<const std::byte> payload) {
+  if (!reaches(peer)) return IoStatus::failed;
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.state == PeerState::dead || p.state == PeerState::closed) return IoStatus::failed;
+  if (header.empty() || header.size() > caps_.max_header || payload.size() > caps_.max_packet)
+    return IoStatus::failed;
+  tcp::FrameHeader fh;
+  fh.payload_len = static_cast<uint32_t>(payload.size());
+  fh.header_len = static_cast<uint16_t>(header.size());
+  const std::span<const std::byte> fb{reinterpret_cast<const std::byte*>(&fh), sizeof fh};
+  const std::size_t total = sizeof fh + header.size() + payload.size();
+
+  if (p.state == PeerState::up && p.out_off == p.out.size()) {
+    // Idle connection: straight to the kernel, header and payload as they are.
+    iovec iov[3] = {{const_cast<std::byte*>(fb.data()), fb.size()},
+                    {const_cast<std::byte*>(header.data()), header.size()},
+                    {const_cast<std::byte*>(payload.data()), payload.size()}};
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = payload.empty() ? 2 : 3;
+    ssize_t n = sendmsg(p.conn->fd.get(), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ++stats_.writes;
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        conn_failed(*p.conn, false);
+        return IoStatus::failed;
+      }
+      n = 0;
+    }
+    ++stats_.sent;
+    stats_.sent_bytes += payload.size();
+    if (static_cast<std::size_t>(n) == total) return IoStatus::done;
+    enqueue(p, fb, header, payload, static_cast<std::size_t>(n));
+    set_want_out(*p.conn, true);
+    return IoStatus::done;
+  }
+  // A backlog (the socket is full, or the connection is not up yet). Small packets queue
+  // behind it and leave together with it, several per send (batching); a large payload is
+  // refused instead of copied: the caller keeps its buffer and retries when there is room.
+  const std::size_t queued = p.out.size() - p.out_off;
+  if (queued >= params_.queue_limit || (payload.size() > kCopyLimit && queued > 0)) {
+    ++stats_.full;
+    return IoStatus::again;
+  }
+  enqueue(p, fb, header, payload, 0);
+  ++stats_.sent;
+  stats_.sent_bytes += payload.size();
+  if (p.state == PeerState::idle) start_connect(peer);
+  return IoStatus::done;
+}
+
+void TcpDriver::conn_failed(Conn& c, bool eof) {
+  if (c.broken) return;
+  c.broken = true;
+  need_reap_ = true;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
+  if (c.state == ConnState::awaiting_hello) --strangers_;
+  if (c.peer < 0) return;
+  Peer& p = peers_[static_cast<std::size_t>(c.peer)];
+  if (p.conn != &c) return;
+  p.conn = nullptr;
+  if (p.state == PeerState::closed) {
+    ++stats_.closed;
+    return;
+  }
+  if (p.state == PeerState::up || c.state == ConnState::up || c.state == ConnState::closing) {
+    util::log(util::LogLevel::info, "tcp: connection to rank %d lost (%s)", c.peer,
+              eof ? "EOF" : std::strerror(errno));
+    declare_dead(c.peer);
+    return;
+  }
+  // A connection attempt that failed before the handshake finished.
+  if (c.peer < params_.rank && c.state == ConnState::hello_sent) {
+    // The lower rank refused our hello because its own connection is on the way.
+    p.state = PeerState::waiting;
+    ++stats_.races_lost;
+  } else {
+    p.state = PeerState::connecting;
+    p.retry_at = net::monotonic_ns() + kRetryNs;
+  }
+}
+
+void TcpDriver::declare_dead(int peer) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.state == PeerState::dead) return;
+  p.state = PeerState::dead;
+  p.out.clear();
+  p.out_off = 0;
+  if (p.conn) {
+    Conn* c = p.conn;
+    p.conn = nullptr;
+    conn_failed(*c, false);
+  }
+  ++stats_.peers_dead;
+  if (params_.on_peer_dead) params_.on_peer_dead(peer);
+}
+
+void TcpDriver::check_timers() {
+  const uint64_t now = net::monotonic_ns();
+  for (std::size_t i = 0; i < handshakes_.size();) {
+    const int peer = handshakes_[i];
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.state != PeerState::connecting && p.state != PeerState::waiting) {
+      handshakes_[i] = handshakes_.back();
+      handshakes_.pop_back();
+      continue;
+    }
+    ++i;
+    if (now >= p.deadline) {
+      util::log(util::LogLevel::warn, "tcp: no connection to rank %d (%s) within the timeout", peer,
+                net::to_string(p.addr).c_str());
+      declare_dead(peer);
+    } else if (p.state == PeerState::connecting && !p.conn && now >= p.retry_at) {
+      start_connect(peer);
+    }
+  }
+  if (strangers_ > 0)
+    for (auto& c : conns_)
+      if (!c->broken && c->state == ConnState::awaiting_hello &&
+          now - c->since > kStrangerTimeoutNs) {
+        ++stats_.malformed;
+        conn_failed(*c, false);
+      }
+}
+
+void TcpDriver::reap() {
+  need_reap_ = false;
+  std::erase_if(pending_, [](Conn* c) { return c->broken; });
+  std::erase_if(up_, [](Conn* c) { return c->broken; });
+  std::erase_if(conns_, [](const std::unique_ptr<Conn>& c) { return c->broken; });
+}
+
+void TcpDriver::handle_events(Conn& c, uint32_t events, PacketSink& sink, int& delivered,
+                              int budget) {
+  if (c.broken) return;
+  if (c.state == ConnState::connecting && c.outgoing) {
+    if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) on_connected(c);
+    if (c.broken || !(events & EPOLLIN)) return;
+  }
+  if ((events & EPOLLOUT) && c.state == ConnState::up) {
+    Peer& p = peers_[static_cast<std::size_t>(c.peer)];
+    if (!write_out(p, c)) {
+      conn_failed(c, false);
+      return;
+    }
+  }
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+    const bool ok = read_in(c);
+    const int saved = errno;
+    if (!c.pending) process_input(c, sink, delivered, ok ? budget : INT32_MAX);
+    if (!ok && !c.broken) {
+      errno = saved;
+      conn_failed(c, true);
+    }
+  }
+}
+
+int TcpDriver::poll(PacketSink& sink, int budget) {
+  int delivered = 0;
+  if (!pending_.empty()) {
+    std::vector<Conn*> again;
+    again.swap(pending_);
+    for (Conn* c : again)
+      if (!c->broken) process_input(*c, sink, delivered, budget);
+  }
+  // Few connections: one recv per connection and poll is cheaper than epoll_wait + recv
+  // (the latency path); epoll still runs every few polls for the listener, handshakes and
+  // hang-ups, and always once there are many connections.
+  const bool direct = up_.size() <= kDirectPoll;
+  if (direct) {
+    for (std::size_t i = 0; i < up_.size(); ++i) {
+      Conn& c = *up_[i];
+      if (c.broken || c.pending) continue;
+      Peer& p = peers_[static_cast<std::size_t>(c.peer)];
+      if (p.out_off < p.out.size() && !write_out(p, c)) {
+        conn_failed(c, false);
+        continue;
+      }
+      if (c.direct_size) {
+        // Receiving a large payload in place: recv only once SO_RCVLOWAT bytes are there
+        // (tcp_poll takes no socket lock, recv does: spinning on recv slows the sender).
+        pollfd pf{c.fd.get(), POLLIN, 0};
+        if (::poll(&pf, 1, 0) <= 0) continue;
+      }
+      handle_events(c, EPOLLIN, sink, delivered, budget);
+    }
+  }
+  if (!direct || (++epoll_polls_ & 15) == 0 || !handshakes_.empty() || strangers_ > 0 ||
+      up_.empty()) {
+    epoll_event evs[64];
+    const int n = epoll_wait(epoll_fd_.get(), evs, 64, 0);
+    for (int i = 0; i < n; ++i) {
+      if (!evs[i].data.ptr)
+        accept_all();
+      else
+        handle_events(*static_cast<Conn*>(evs[i].data.ptr), evs[i].events, sink, delivered, budget);
+    }
+  }
+  if (!handshakes_.empty() || strangers_ > 0) {
+    if ((++timer_polls_ & 63) == 0) check_timers();
+  }
+  if (need_reap_) reap();
+  return delivered;
+}
+
+bool TcpDriver::block(uint64_t timeout_ns) {
+  if (!pending_.empty()) return true;
+  if (!handshakes_.empty()) timeout_ns = std::min<uint64_t>(timeout_ns, kRetryNs);
+  timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
+              static_cast<long>(timeout_ns % 1000000000u)};
+  epoll_event ev;
+  // Level-triggered: whatever woke us is reported again to the poll that follows.
+  epoll_pwait2(epoll_fd_.get(), &ev, 1, &ts, nullptr);
+  if (!handshakes_.empty()) check_timers();
+  return true;
+}
+
+bool TcpDriver::drain(uint64_t timeout_ns) {
+  const uint64_t deadline = net::monotonic_ns() + timeout_ns;
+  const tcp::FrameHeader bye{0, 0, tcp::FrameType::bye, 0};
+  const std::span<const std::byte> bb{reinterpret_cast<const std::byte*>(&bye), sizeof bye};
+  for (auto& p : peers_)
+    if (p.state == PeerState::up && p.conn) enqueue(p, bb, {}, {}, 0);
+  // Write everything out, then half-close and read until each peer closes too, so that
+  // neither side's close resets a connection with bytes still unread.
+  bool all = false;
+  std::vector<std::byte> sink_buf(64 * 1024);
+  while (net::monotonic_ns() < deadline) {
+    all = true;
+    for (auto& p : peers_) {
+      if (!p.conn || p.conn->broken) continue;
+      Conn& c = *p.conn;
+      if (p.out_off < p.out.size()) {
+        if (!write_out(p, c)) {
+          conn_failed(c, false);
+          continue;
+        }
+        if (p.out_off < p.out.size()) {
+          all = false;
+          continue;
+        }
+      }
+      if (!c.half_closed) {
+        shutdown(c.fd.get(), SHUT_WR);
+        c.half_closed = true;
+      }
+      const ssize_t n = ::recv(c.fd.get(), sink_buf.data(), sink_buf.size(), MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        c.broken = true;  // done with it
+        p.conn = nullptr;
+        continue;
+      }
+      all = false;
+    }
+    if (all) break;
+    epoll_event ev;
+    epoll_wait(epoll_fd_.get(), &ev, 1, 1);
+  }
+  return all;
+}
+
+std::string TcpDriver::stats_text() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "tcp: sent=%llu (%llu B) received=%llu (%llu B) placed=%llu writes=%llu reads=%llu "
+                "queued_bytes=%llu full=%llu connects=%llu accepts=%llu races_lost=%llu "
+                "bad_key=%llu malformed=%llu dead=%llu closed=%llu",
+                (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
+                (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
+                (unsigned long long)stats_.placed, (unsigned long long)stats_.writes,
+                (unsigned long long)stats_.reads, (unsigned long long)stats_.queued_bytes,
+                (unsigned long long)stats_.full, (unsigned long long)stats_.connects,
+                (unsigned long long)stats_.accepts, (unsigned long long)stats_.races_lost,
+                (unsigned long long)stats_.bad_key, (unsigned long long)stats_.malformed,
+                (unsigned long long)stats_.peers_dead, (unsigned long long)stats_.closed);
+  return buf;
+}
+
+}  // namespace sluice::drivers

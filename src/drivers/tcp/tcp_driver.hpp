@@ -1,0 +1,161 @@
+// TCP driver: one connection per peer, opened lazily by the first packet sent to it
+// (packets queue meanwhile). Reliable and ordered (the kernel's TCP), so the protocols run
+// on it directly.
+//
+// Connection setup. Both sides may connect to each other at once; the connection opened
+// by the LOWER rank wins: an acceptor that has its own connection to the peer under way
+// (or up) refuses the hello of a higher-ranked peer by closing it, and drops its own
+// connection for a lower-ranked peer's hello. A higher rank whose connection is refused
+// before the hello_ack waits for the lower rank's (it must be on its way). Handshake: the
+// initiator sends hello (its rank, job size, the 128-bit job key), the acceptor checks it
+// and answers hello_ack with its own; only then does data flow. Anything else closes the
+// connection and is counted (bad_key, malformed). Wire format: tcp_wire.hpp.
+//
+// I/O. Nonblocking sockets with TCP_NODELAY, one epoll set (listener + connections) that
+// block() sleeps in. A packet to an idle connection goes out in one sendmsg (frame header,
+// header, payload as three iovecs); whatever the kernel does not take is copied into the
+// peer's output queue; while it is not empty, small packets append to it (a backlog leaves
+// in one send per flush: several packets per syscall) and large ones get IoStatus::again,
+// so a payload is copied at most once per full socket, not for every fragment. Input is read into
+// one buffer per connection, as much as is there, and frames are delivered straight from it. All
+// socket I/O goes through write_out() and read_in(), the two places a later io_uring path (SEND_ZC
+// from registered buffers, READ_FIXED into them) replaces.
+//
+// Failure. EOF, reset or a write error on an established connection (without a prior bye)
+// declares the peer dead: send() then returns IoStatus::failed, queued packets are
+// dropped, and on_peer_dead tells the engine, which fails the peer's requests.
+#pragma once
+
+#include <netinet/in.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "drivers/driver.hpp"
+#include "drivers/net/net.hpp"
+#include "drivers/tcp/tcp_wire.hpp"
+
+namespace sluice::drivers {
+
+struct TcpParams {
+  int rank = 0;
+  int size = 1;
+  std::array<uint8_t, 16> key{};
+  std::size_t max_packet = 512 * 1024;  // payload per frame (pipelined fragment size)
+  std::size_t max_header = 256;         // upper-layer header per frame
+  std::size_t queue_limit = 16u << 20;  // queued bytes per peer before send() says again
+  std::size_t socket_buffer = 0;        // SO_SNDBUF / SO_RCVBUF, 0: kernel autotuning
+  uint64_t connect_timeout_ns = 30'000'000'000;
+  std::function<void(int peer)> on_peer_dead;
+};
+
+struct TcpStats {
+  uint64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0, placed = 0;
+  uint64_t writes = 0, reads = 0, queued_bytes = 0, max_batch = 0;
+  uint64_t connects = 0, accepts = 0, races_lost = 0, full = 0;
+  uint64_t bad_key = 0, malformed = 0, peers_dead = 0, closed = 0;
+};
+
+class TcpDriver final : public Driver {
+ public:
+  // Creates the listening socket (INADDR_ANY, ephemeral port). Throws std::runtime_error.
+  explicit TcpDriver(TcpParams params);
+  ~TcpDriver() override;
+  TcpDriver(const TcpDriver&) = delete;
+  TcpDriver& operator=(const TcpDriver&) = delete;
+
+  uint16_t port() const { return port_; }
+  // Where each peer listens (after the bootstrap exchange); a zero port: unreachable.
+  void set_peer_address(int peer, const sockaddr_in& addr);
+  std::string peer_address(int peer) const;
+
+  std::string_view name() const override { return "tcp"; }
+  const DriverCaps& caps() const override { return caps_; }
+  bool reaches(int peer) const override;
+  IoStatus send(int peer, std::span<const std::byte> header,
+                std::span<const std::byte> payload) override;
+  int poll(PacketSink& sink, int budget) override;
+  bool block(uint64_t timeout_ns) override;
+  std::string stats_text() const override;
+
+  // Writes out queued bytes and says bye to every connected peer, waiting at most
+  // `timeout_ns` for the kernel to take them (finalize). True when everything left.
+  bool drain(uint64_t timeout_ns);
+  const TcpStats& stats() const { return stats_; }
+  bool peer_dead(int peer) const;
+
+ private:
+  enum class ConnState : uint8_t { connecting, hello_sent, awaiting_hello, up, closing };
+  struct Conn {
+    net::UniqueFd fd;
+    ConnState state = ConnState::connecting;
+    int peer = -1;  // known for outgoing, after the hello for incoming
+    bool outgoing = false;
+    bool broken = false;       // to be closed at the end of this poll
+    bool pending = false;      // holds unparsed complete frames (budget ran out)
+    bool want_out = false;     // EPOLLOUT registered
+    bool half_closed = false;  // drain(): our side shut down
+    uint64_t since = 0;        // when it was opened (strangers that stay silent are dropped)
+    std::vector<std::byte> in;
+    std::size_t in_len = 0;
+    // A large payload being received in place (PacketSink::placement): its packet header
+    // and where the bytes go.
+    std::vector<std::byte> direct_header;
+    std::byte* direct_dest = nullptr;
+    std::size_t direct_size = 0, direct_got = 0;
+    std::size_t lowat = 1;  // SO_RCVLOWAT in force
+  };
+  enum class PeerState : uint8_t { idle, connecting, waiting, up, closed, dead };
+  struct Peer {
+    PeerState state = PeerState::idle;
+    sockaddr_in addr{};
+    Conn* conn = nullptr;        // the winning (or only) connection once up, else the attempt
+    std::vector<std::byte> out;  // queued frames
+    std::size_t out_off = 0;
+    uint64_t deadline = 0;  // connecting / waiting: give up at
+    uint64_t retry_at = 0;  // connecting without an attempt under way: try again at
+  };
+
+  void start_connect(int peer);
+  void on_connected(Conn& c);
+  void accept_all();
+  void handle_events(Conn& c, uint32_t events, PacketSink& sink, int& delivered, int budget);
+  bool read_in(Conn& c);             // false: EOF or error
+  bool write_out(Peer& p, Conn& c);  // flush the queue; false: error
+  void process_input(Conn& c, PacketSink& sink, int& delivered, int budget);
+  bool start_direct(Conn& c, std::size_t pos, PacketSink& sink);
+  void set_lowat(Conn& c, std::size_t bytes);
+  bool on_control(Conn& c, const tcp::Frame& f);  // false: close the connection
+  void established(Peer& p, Conn& c);
+  void conn_failed(Conn& c, bool eof);
+  void declare_dead(int peer);
+  void enqueue(Peer& p, std::span<const std::byte> a, std::span<const std::byte> b,
+               std::span<const std::byte> c, std::size_t skip);
+  bool send_hello(Conn& c, tcp::FrameType type);
+  void set_want_out(Conn& c, bool on);
+  void reap();
+  void check_timers();
+  Conn* add_conn(int fd, bool outgoing, int peer);
+
+  TcpParams params_;
+  DriverCaps caps_;
+  net::UniqueFd listen_fd_;
+  net::UniqueFd epoll_fd_;
+  uint16_t port_ = 0;
+  std::vector<Peer> peers_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  std::vector<Conn*> up_;        // established connections
+  std::vector<Conn*> pending_;   // conns holding complete frames the budget left
+  std::vector<int> handshakes_;  // peers connecting or waiting (their timers run)
+  int strangers_ = 0;            // accepted conns that have not said hello yet
+  bool need_reap_ = false;
+  uint64_t timer_polls_ = 0;
+  uint64_t epoll_polls_ = 0;
+  TcpStats stats_;
+};
+
+}  // namespace sluice::drivers

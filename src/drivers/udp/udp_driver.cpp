@@ -1,0 +1,221 @@
+#include "drivers/udp/udp_driver.hpp"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace sluice::drivers {
+
+namespace {
+
+constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(uint32_t));
+
+std::size_t set_buffer(int fd, int opt, int force_opt, std::size_t want) {
+  int v = static_cast<int>(want);
+  // Forcing needs CAP_NET_ADMIN; otherwise the kernel caps at net.core.[rw]mem_max.
+  if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0)
+    setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+  int got = 0;
+  socklen_t len = sizeof got;
+  getsockopt(fd, SOL_SOCKET, opt, &got, &len);
+  return static_cast<std::size_t>(got);
+}
+
+}  // namespace
+
+UdpDriver::UdpDriver(UdpParams params) : params_(params) {
+  if (params_.datagram < sizeof(udp::UdpHeader) + params_.max_header + 64 ||
+      params_.datagram > 65507)
+    throw std::runtime_error("udp: datagram size must be " +
+                             std::to_string(sizeof(udp::UdpHeader) + params_.max_header + 64) +
+                             "..65507 bytes");
+  params_.rx_datagram = std::max(params_.rx_datagram, params_.datagram);
+  if (params_.rx_buffers == 0) params_.rx_buffers = 1;
+  if (params_.send_sockets == 0) params_.send_sockets = 1;
+  caps_.max_header = params_.max_header;
+  caps_.max_packet = params_.datagram - sizeof(udp::UdpHeader) - params_.max_header;
+  caps_.inline_payload = caps_.max_packet;
+  caps_.reliable = caps_.ordered = false;
+  peers_.resize(static_cast<std::size_t>(params_.size));
+
+  rx_ = net::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!rx_) throw std::runtime_error(std::string("udp: socket: ") + std::strerror(errno));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (bind(rx_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    throw std::runtime_error(std::string("udp: bind: ") + std::strerror(errno));
+  socklen_t len = sizeof sa;
+  getsockname(rx_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  port_ = ntohs(sa.sin_port);
+  rcvbuf_ = set_buffer(rx_.get(), SO_RCVBUF, SO_RCVBUFFORCE, params_.socket_buffer);
+  int one = 1;
+  setsockopt(rx_.get(), SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
+
+  for (std::size_t i = 0; i < params_.send_sockets; ++i) {
+    net::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) throw std::runtime_error(std::string("udp: socket: ") + std::strerror(errno));
+    set_buffer(fd.get(), SO_SNDBUF, SO_SNDBUFFORCE, params_.socket_buffer / params_.send_sockets);
+    tx_.push_back(std::move(fd));
+  }
+
+  const std::size_t n = params_.rx_buffers;
+  pool_.resize(n * params_.rx_datagram);
+  iov_.resize(n);
+  msgs_.resize(n);
+  control_.resize(n * kControlSpace);
+  for (std::size_t i = 0; i < n; ++i) {
+    iov_[i] = {pool_.data() + i * params_.rx_datagram, params_.rx_datagram};
+    msghdr& mh = msgs_[i].msg_hdr;
+    mh = msghdr{};
+    mh.msg_iov = &iov_[i];
+    mh.msg_iovlen = 1;
+    mh.msg_control = control_.data() + i * kControlSpace;
+    mh.msg_controllen = kControlSpace;
+  }
+}
+
+void UdpDriver::set_peer_address(int peer, const sockaddr_in& addr) {
+  peers_.at(static_cast<std::size_t>(peer)) = addr;
+}
+
+std::string UdpDriver::peer_address(int peer) const {
+  return net::to_string(peers_.at(static_cast<std::size_t>(peer)));
+}
+
+std::size_t UdpDriver::path_mtu(const sockaddr_in& addr) {
+  net::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd || connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+    return 0;
+  int mtu = 0;
+  socklen_t len = sizeof mtu;
+  if (getsockopt(fd.get(), IPPROTO_IP, IP_MTU, &mtu, &len) != 0 || mtu <= 0) return 0;
+  return static_cast<std::size_t>(mtu);
+}
+
+void UdpDriver::set_datagram(std::size_t bytes) {
+  const std::size_t lo = sizeof(udp::UdpHeader) + params_.max_header + 64;
+  params_.datagram = std::clamp(bytes, lo, params_.rx_datagram);
+  caps_.max_packet = params_.datagram - sizeof(udp::UdpHeader) - params_.max_header;
+  caps_.inline_payload = caps_.max_packet;
+}
+
+bool UdpDriver::reaches(int peer) const {
+  return peer >= 0 && peer < params_.size && peer != params_.rank &&
+         peers_[static_cast<std::size_t>(peer)].sin_port != 0;
+}
+
+IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
+                         std::span<const std::byte> payload) {
+  if (!reaches(peer) || header.empty() || header.size() > caps_.max_header ||
+      payload.size() > caps_.max_packet)
+    return IoStatus::failed;
+  udp::UdpHeader h;
+  h.src = params_.rank;
+  h.header_len = static_cast<uint16_t>(header.size());
+  iovec iov[3] = {{&h, sizeof h},
+                  {const_cast<std::byte*>(header.data()), header.size()},
+                  {const_cast<std::byte*>(payload.data()), payload.size()}};
+  msghdr mh{};
+  mh.msg_name = &peers_[static_cast<std::size_t>(peer)];
+  mh.msg_namelen = sizeof(sockaddr_in);
+  mh.msg_iov = iov;
+  mh.msg_iovlen = payload.empty() ? 2 : 3;
+  const int fd = tx_[next_tx_].get();
+  next_tx_ = next_tx_ + 1 == tx_.size() ? 0 : next_tx_ + 1;
+  if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+    // Transient conditions only: an unreachable host shows up as silence, which the
+    // reliability layer's peer timeout turns into a dead peer.
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR) {
+      ++stats_.send_again;
+      return IoStatus::again;
+    }
+    ++stats_.send_errors;
+    return IoStatus::again;
+  }
+  ++stats_.sent;
+  stats_.sent_bytes += payload.size();
+  return IoStatus::done;
+}
+
+int UdpDriver::receive_batch(int max) {
+  // The pool's headers are set up once (constructor); the kernel only rewrites the
+  // control length, flags and lengths of the entries it fills, restored by reset_pool().
+  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(max), msgs_.size());
+  const int got =
+      recvmmsg(rx_.get(), msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
+  if (got <= 0) return 0;
+  dirty_count_ = static_cast<std::size_t>(got);
+  ++stats_.batches;
+  // The kernel's drop counter rides on each datagram (cumulative per socket).
+  msghdr& last = msgs_[static_cast<std::size_t>(got - 1)].msg_hdr;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&last); c; c = CMSG_NXTHDR(&last, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      uint32_t drops;
+      std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
+      stats_.kernel_drops += drops - last_drop_count_;
+      last_drop_count_ = drops;
+    }
+  return got;
+}
+
+void UdpDriver::reset_pool() {
+  for (std::size_t i = 0; i < dirty_count_; ++i) {
+    msghdr& mh = msgs_[i].msg_hdr;
+    mh.msg_controllen = kControlSpace;
+    mh.msg_flags = 0;
+  }
+  dirty_count_ = 0;
+}
+
+int UdpDriver::poll(PacketSink& sink, int budget) {
+  if (dirty_count_) reset_pool();
+  const int got = receive_batch(budget);
+  int delivered = 0;
+  for (int i = 0; i < got; ++i) {
+    const mmsghdr& m = msgs_[static_cast<std::size_t>(i)];
+    udp::Datagram d;
+    const std::span<const std::byte> bytes{
+        pool_.data() + static_cast<std::size_t>(i) * params_.rx_datagram, m.msg_len};
+    if ((m.msg_hdr.msg_flags & MSG_TRUNC) ||
+        !udp::parse_datagram(bytes, params_.size, caps_.max_header, d) || d.src == params_.rank) {
+      ++stats_.malformed;
+      continue;
+    }
+    ++stats_.received;
+    stats_.received_bytes += d.payload.size();
+    ++delivered;
+    sink.on_packet(d.src, d.header, d.payload);
+  }
+  return delivered;
+}
+
+bool UdpDriver::block(uint64_t timeout_ns) {
+  pollfd p{rx_.get(), POLLIN, 0};
+  timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
+              static_cast<long>(timeout_ns % 1000000000u)};
+  ppoll(&p, 1, &ts, nullptr);
+  return true;
+}
+
+std::string UdpDriver::stats_text() const {
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "udp: sent=%llu (%llu B) received=%llu (%llu B) batches=%llu send_again=%llu "
+                "send_errors=%llu malformed=%llu kernel_drops=%llu datagram=%zu rcvbuf=%zu "
+                "send_sockets=%zu",
+                (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
+                (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
+                (unsigned long long)stats_.batches, (unsigned long long)stats_.send_again,
+                (unsigned long long)stats_.send_errors, (unsigned long long)stats_.malformed,
+                (unsigned long long)stats_.kernel_drops, params_.datagram, rcvbuf_, tx_.size());
+  return buf;
+}
+
+}  // namespace sluice::drivers

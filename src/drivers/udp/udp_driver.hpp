@@ -1,0 +1,93 @@
+// UDP driver: connectionless and unreliable (the engine stacks proto/reliable on it).
+//
+// Receiving: one socket per process, bound to INADDR_ANY, with a fixed pool of receive
+// buffers (rx_buffers datagrams) filled by one recvmmsg per poll; the kernel's drops
+// (socket buffer overflow, reported by SO_RXQ_OVFL) and malformed datagrams are counted.
+// Sending: K unbound send sockets used round-robin (paper 002's send queues), one
+// sendmsg per packet with the driver header, packet header and payload as separate
+// iovecs (no copy). A full socket (EAGAIN / ENOBUFS) answers IoStatus::again.
+// Datagram size is configurable: up to ~64 KiB on loopback, the path MTU otherwise (see
+// path_mtu()); larger messages are fragmented by the protocol layer (caps().max_packet).
+// All socket I/O is in send() and receive_batch(), the places an io_uring path
+// (provided-buffer ring for receives, SEND_ZC for sends) would replace.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "drivers/driver.hpp"
+#include "drivers/net/net.hpp"
+#include "drivers/udp/udp_wire.hpp"
+
+namespace sluice::drivers {
+
+struct UdpParams {
+  int rank = 0;
+  int size = 1;
+  std::size_t datagram = 1472;           // bytes per datagram sent, driver header included
+  std::size_t rx_datagram = 1472;        // receive buffer per datagram (>= any peer's datagram)
+  std::size_t max_header = 112;          // packet header per datagram
+  std::size_t rx_buffers = 64;           // receive pool (datagrams)
+  std::size_t send_sockets = 4;          // K
+  std::size_t socket_buffer = 8u << 20;  // SO_RCVBUF / SO_SNDBUF wanted (forced if allowed)
+};
+
+struct UdpStats {
+  uint64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0;
+  uint64_t send_again = 0, send_errors = 0, batches = 0, malformed = 0, kernel_drops = 0;
+};
+
+class UdpDriver final : public Driver {
+ public:
+  // Creates and binds the sockets. Throws std::runtime_error.
+  explicit UdpDriver(UdpParams params);
+  ~UdpDriver() override = default;
+  UdpDriver(const UdpDriver&) = delete;
+  UdpDriver& operator=(const UdpDriver&) = delete;
+
+  uint16_t port() const { return port_; }
+  void set_peer_address(int peer, const sockaddr_in& addr);
+  std::string peer_address(int peer) const;
+  // The route MTU towards `addr` (IP_MTU of a connected probe socket), 0 if unknown.
+  static std::size_t path_mtu(const sockaddr_in& addr);
+  // Bytes per datagram sent (<= rx_datagram); before anything is sent, as caps change.
+  void set_datagram(std::size_t bytes);
+
+  std::string_view name() const override { return "udp"; }
+  const DriverCaps& caps() const override { return caps_; }
+  bool reaches(int peer) const override;
+  IoStatus send(int peer, std::span<const std::byte> header,
+                std::span<const std::byte> payload) override;
+  int poll(PacketSink& sink, int budget) override;
+  bool block(uint64_t timeout_ns) override;
+  std::string stats_text() const override;
+  const UdpStats& stats() const { return stats_; }
+  std::size_t receive_buffer_bytes() const { return rcvbuf_; }
+
+ private:
+  int receive_batch(int max);
+  void reset_pool();
+
+  UdpParams params_;
+  DriverCaps caps_;
+  net::UniqueFd rx_;
+  std::vector<net::UniqueFd> tx_;
+  std::size_t next_tx_ = 0;
+  uint16_t port_ = 0;
+  std::size_t rcvbuf_ = 0;
+  std::vector<sockaddr_in> peers_;
+  // The receive pool: rx_buffers datagram buffers, their iovecs, headers and control space.
+  std::vector<std::byte> pool_;
+  std::vector<iovec> iov_;
+  std::vector<mmsghdr> msgs_;
+  std::vector<std::byte> control_;
+  std::size_t dirty_count_ = 0;  // pool entries the last recvmmsg filled
+  uint32_t last_drop_count_ = 0;
+  UdpStats stats_;
+};
+
+}  // namespace sluice::drivers

@@ -1,0 +1,218 @@
+// The tcp driver with two "ranks" in this process over loopback: lazy connection with the
+// simultaneous-connect race, ordering and integrity through a backlog, orderly close vs
+// peer death, and strangers (wrong key, garbage, data before the handshake) refused and
+// counted while the job's own traffic carries on.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "drivers/tcp/tcp_driver.hpp"
+
+namespace {
+
+using namespace sluice;
+using drivers::IoStatus;
+using drivers::TcpDriver;
+using drivers::TcpParams;
+
+struct Got {
+  int src;
+  std::vector<std::byte> header, payload;
+};
+
+class Sink final : public drivers::PacketSink {
+ public:
+  void on_packet(int src, std::span<const std::byte> h, std::span<const std::byte> p) override {
+    got.push_back({src, {h.begin(), h.end()}, {p.begin(), p.end()}});
+  }
+  std::vector<Got> got;
+};
+
+std::array<uint8_t, 16> key_of(uint8_t seed) {
+  std::array<uint8_t, 16> k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<uint8_t>(seed + i * 17);
+  return k;
+}
+
+TcpParams params(int rank, std::vector<int>* dead) {
+  TcpParams p;
+  p.rank = rank;
+  p.size = 2;
+  p.key = key_of(1);
+  p.max_packet = 64 * 1024;
+  p.queue_limit = 256 * 1024;
+  p.on_peer_dead = [dead](int peer) { dead->push_back(peer); };
+  return p;
+}
+
+sockaddr_in loopback(uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+std::byte pattern(int msg, std::size_t i) {
+  return static_cast<std::byte>((msg * 31 + i * 7 + (i >> 8)) & 0xFF);
+}
+
+std::size_t size_of(int msg) {
+  return msg % 5 == 0 ? 60000 + static_cast<std::size_t>(msg)
+                      : static_cast<std::size_t>(msg * 37 % 3000);
+}
+
+struct Pair {
+  std::vector<int> dead[2];
+  std::unique_ptr<TcpDriver> d[2];
+  Sink sink[2];
+  Pair() {
+    for (int r = 0; r < 2; ++r) d[r] = std::make_unique<TcpDriver>(params(r, &dead[r]));
+    d[0]->set_peer_address(1, loopback(d[1]->port()));
+    d[1]->set_peer_address(0, loopback(d[0]->port()));
+  }
+  void poll() {
+    for (int r = 0; r < 2; ++r)
+      if (d[r]) d[r]->poll(sink[r], 64);
+  }
+  template <class Pred>
+  bool poll_until(Pred done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      poll();
+    }
+    return true;
+  }
+};
+
+// Both ranks send at once, before either has polled: two connections cross; the lower
+// rank's wins, nothing is lost, and everything arrives in order and intact.
+TEST(Tcp, SimultaneousConnectOrderAndIntegrity) {
+  Pair p;
+  constexpr int kMsgs = 300;
+  int next[2] = {0, 0};
+  std::vector<std::vector<std::byte>> bufs(kMsgs);
+  for (int m = 0; m < kMsgs; ++m) {
+    bufs[m].resize(size_of(m));
+    for (std::size_t i = 0; i < bufs[m].size(); ++i) bufs[m][i] = pattern(m, i);
+  }
+  auto pump = [&](int r) {
+    while (next[r] < kMsgs) {
+      const int m = next[r];
+      const int32_t hdr[2] = {m, r};
+      const IoStatus s =
+          p.d[r]->send(1 - r, {reinterpret_cast<const std::byte*>(hdr), sizeof hdr}, bufs[m]);
+      ASSERT_NE(s, IoStatus::failed);
+      if (s == IoStatus::again) return;
+      ++next[r];
+    }
+  };
+  pump(0);
+  pump(1);
+  ASSERT_TRUE(p.poll_until([&] {
+    pump(0);
+    pump(1);
+    return p.sink[0].got.size() == kMsgs && p.sink[1].got.size() == kMsgs;
+  }));
+  for (int r = 0; r < 2; ++r)
+    for (int m = 0; m < kMsgs; ++m) {
+      const Got& g = p.sink[r].got[m];
+      ASSERT_EQ(g.src, 1 - r);
+      int32_t hdr[2];
+      ASSERT_EQ(g.header.size(), sizeof hdr);
+      std::memcpy(hdr, g.header.data(), sizeof hdr);
+      ASSERT_EQ(hdr[0], m) << "out of order at rank " << r;
+      ASSERT_EQ(g.payload, bufs[m]) << "message " << m << " damaged";
+    }
+  EXPECT_EQ(p.d[0]->stats().races_lost + p.d[1]->stats().races_lost, 1u);
+  EXPECT_EQ(p.d[1]->stats().races_lost, 1u);  // rank 1 dropped its own connection
+  EXPECT_TRUE(p.dead[0].empty());
+  EXPECT_TRUE(p.dead[1].empty());
+}
+
+// A peer that vanishes (process death: sockets closed without bye) is declared dead;
+// one that says bye first is merely closed.
+TEST(Tcp, PeerDeathVersusOrderlyClose) {
+  for (bool orderly : {false, true}) {
+    Pair p;
+    const std::byte x[4] = {};
+    ASSERT_EQ(p.d[0]->send(1, x, {}), IoStatus::done);
+    ASSERT_TRUE(p.poll_until([&] { return p.sink[1].got.size() == 1; }));
+    if (orderly) p.d[1]->drain(100'000'000);
+    p.d[1].reset();
+    ASSERT_TRUE(
+        p.poll_until([&] { return orderly ? p.d[0]->stats().closed == 1 : !p.dead[0].empty(); }));
+    if (orderly) {
+      EXPECT_TRUE(p.dead[0].empty());
+    } else {
+      EXPECT_EQ(p.dead[0], std::vector<int>{1});
+      EXPECT_TRUE(p.d[0]->peer_dead(1));
+    }
+    EXPECT_EQ(p.d[0]->send(1, x, {}), IoStatus::failed);
+  }
+}
+
+// Raw connections that do not carry the job's key, or speak garbage, are closed and
+// counted; the ranks' own traffic is unaffected.
+TEST(Tcp, StrangersAreRefusedAndCounted) {
+  Pair p;
+  const uint16_t port = p.d[1]->port();
+  auto stranger = [&](std::vector<std::byte> bytes) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a = loopback(port);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+    return fd;
+  };
+  auto hello = [&](std::array<uint8_t, 16> key, int rank) {
+    struct {
+      drivers::tcp::FrameHeader h;
+      drivers::tcp::Hello hello;
+    } m{};
+    m.h.payload_len = sizeof m.hello;
+    m.h.type = drivers::tcp::FrameType::hello;
+    m.hello.rank = rank;
+    m.hello.size = 2;
+    std::memcpy(m.hello.key, key.data(), 16);
+    std::vector<std::byte> v(sizeof m);
+    std::memcpy(v.data(), &m, sizeof m);
+    return v;
+  };
+  std::vector<int> fds;
+  fds.push_back(stranger(hello(key_of(9), 0)));  // wrong key
+  std::vector<std::byte> garbage(64, std::byte{0xAB});
+  fds.push_back(stranger(garbage));    // not a frame
+  std::vector<std::byte> data(8 + 4);  // a data frame before any hello
+  drivers::tcp::FrameHeader fh;
+  fh.header_len = 4;
+  std::memcpy(data.data(), &fh, sizeof fh);
+  fds.push_back(stranger(data));
+  auto bad_rank = hello(key_of(1), 7);  // right key, impossible rank
+  fds.push_back(stranger(bad_rank));
+
+  // The job talks meanwhile.
+  const std::byte x[8] = {std::byte{1}};
+  ASSERT_EQ(p.d[0]->send(1, x, x), IoStatus::done);
+  ASSERT_TRUE(p.poll_until([&] {
+    return p.sink[1].got.size() == 1 && p.d[1]->stats().bad_key == 1 &&
+           p.d[1]->stats().malformed == 3;
+  }));
+  for (int fd : fds) {  // each was closed by the driver
+    char c;
+    EXPECT_EQ(recv(fd, &c, 1, 0), 0);
+    close(fd);
+  }
+  ASSERT_EQ(p.d[1]->send(0, x, x), IoStatus::done);
+  ASSERT_TRUE(p.poll_until([&] { return p.sink[0].got.size() == 1; }));
+  EXPECT_EQ(p.sink[0].got[0].payload, std::vector<std::byte>(x, x + 8));
+  EXPECT_TRUE(p.dead[0].empty() && p.dead[1].empty());
+}
+
+}  // namespace
