@@ -304,6 +304,7 @@ bool Runner::progress() {
 // ---- public handle functions --------------------------------------------------------------
 
 bool test(Schedule* s) {
+  detail::EngineGuard guard;
   if (s->done()) return true;
   Runner& rn = *s->runner_;
   rn.step(s);
@@ -313,12 +314,14 @@ bool test(Schedule* s) {
 }
 
 bool poll(Schedule* s) {
+  detail::EngineGuard guard;
   if (s->done()) return true;
   s->runner_->step(s);
   return s->done();
 }
 
 void wait(Schedule* s) {
+  detail::EngineGuard guard;
   if (s->done()) return;
   Runner& rn = *s->runner_;
   rn.step(s);
@@ -338,6 +341,7 @@ Errc error(const Schedule* s) {
 }
 
 void on_complete(Schedule* s, void (*fn)(void*, Errc), void* arg) {
+  detail::EngineGuard guard;
   if (s->done()) {
     fn(arg, s->error_);
     return;
@@ -347,6 +351,7 @@ void on_complete(Schedule* s, void (*fn)(void*, Errc), void* arg) {
 }
 
 void release(Schedule* s) {
+  detail::EngineGuard guard;
   if (s->done())
     s->runner_->retire(s);
   else
@@ -354,6 +359,7 @@ void release(Schedule* s) {
 }
 
 Errc finish(Schedule* s) {
+  detail::EngineGuard guard;
   wait(s);
   Errc e = s->error();
   release(s);

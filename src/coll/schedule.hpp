@@ -128,6 +128,7 @@ class Builder {
   Schedule* start();
 
  private:
+  detail::EngineGuard guard_;  // building posts to the engine: hold off its progress thread
   Runner* rn_;
   Schedule* s_;
   bool reused_ = false;

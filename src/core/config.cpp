@@ -45,6 +45,16 @@ constexpr ConfigKey kTable[] = {
     {"STATS", T::boolean, "0", "print per-rank statistics to stderr at finalize"},
     {"LOG_LEVEL", T::choice, "warn", "messages printed to stderr at this level and above",
      "error|warn|info|debug"},
+    {"PROGRESS_THREAD", T::choice, "off",
+     "a thread per rank that progresses communication while the application computes; auto = "
+     "on when a core is free for it (per sluicerun's placement, else fewer ranks than CPUs)",
+     "off|on|auto"},
+    {"PROGRESS_CPUS", T::string, "",
+     "CPUs (OS indices, e.g. 1 or 2-3) the progress thread is bound to; sluicerun --bind "
+     "numa|bind sets it; empty: not bound"},
+    {"REPORT_BINDINGS", T::boolean, "0",
+     "each rank prints the CPUs it and its progress thread run on, at init (sluicerun "
+     "--report-bindings)"},
 };
 
 constexpr std::string_view kPrefix = "SLUICE_";

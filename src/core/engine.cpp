@@ -1,5 +1,8 @@
 #include "core/engine.hpp"
 
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/progress/progress_thread.hpp"
 #include "drivers/self/self_driver.hpp"
 #include "drivers/shm/shm_driver.hpp"
 #include "util/log.hpp"
@@ -146,6 +150,36 @@ Engine::Engine() {
     if (!p2p_->route(r))
       fail("no driver reaches rank " + std::to_string(r) +
            " (SLUICE_DRIVERS=" + config_.get_string("DRIVERS") + ")");
+  start_progress_thread(static_cast<int>(local.size()));
+}
+
+void Engine::start_progress_thread(int local_ranks) {
+  const std::string mode = config_.get_string("PROGRESS_THREAD");
+  std::vector<unsigned> cpus;
+  const std::string cpu_text = config_.get_string("PROGRESS_CPUS");
+  if (!cpu_text.empty() && !parse_cpu_list(cpu_text, cpus))
+    util::log(util::LogLevel::warn,
+              "SLUICE_PROGRESS_CPUS='%s' is not a CPU list (e.g. 1 or 2-3,6); thread not bound",
+              cpu_text.c_str());
+  const std::vector<unsigned> mine = current_thread_cpus();
+  bool on = mode == "on";
+  if (mode == "auto") {
+    // A free core for the thread: the launcher's placement gave it CPUs other than the
+    // rank's; without a placement, fewer local ranks than CPUs.
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    on = !cpus.empty() ? cpus != mine : local_ranks < ncpu;
+  }
+  if (on) {
+    engine_lock().enable(true);
+    progress_thread_ = std::make_unique<ProgressThread>(
+        *this, cpus, std::min<uint64_t>(spin_ns_, 20000), max_sleep_ns_);
+  }
+  if (config_.get_bool("REPORT_BINDINGS")) {
+    // Read back from the kernel: what runs where, not what was planned.
+    std::printf("rank %d: cpus %s | progress thread: %s\n", rank_, cpu_list_text(mine).c_str(),
+                progress_thread_ ? ("cpus " + progress_thread_->cpus_text()).c_str() : "off");
+    std::fflush(stdout);
+  }
 }
 
 Engine::~Engine() {
@@ -153,6 +187,13 @@ Engine::~Engine() {
 }
 
 void Engine::finalize() {
+  // The application finishes alone: stop the thread first (it never waits for the lock,
+  // so joining it while the caller holds the lock is safe).
+  if (progress_thread_) {
+    if (print_stats_) std::fprintf(stderr, "%s", progress_thread_->stats_text().c_str());
+    progress_thread_.reset();
+    engine_lock().enable(false);
+  }
   // Sends the user detached must still reach their peers; then agree that everyone is
   // done before the segments go away.
   auto bo = make_backoff();
@@ -206,6 +247,7 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
   t.len = buf.size();
   ++active_sends_;
   p2p_->start_send(t);
+  note_work();
   return r;
 }
 
@@ -245,6 +287,8 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
   t.role = proto::Transfer::Role::recv;
   t.buf = buf.data();
   t.len = buf.size();
+  ++active_recvs_;
+  note_work();
   if (!unexpected_.empty()) {
     if (MatchEntry* e = unexpected_.take(ctx, src, tag)) {
       UnexpectedMsg* u = take_stored(e);
@@ -299,6 +343,7 @@ RequestImpl* Engine::failed_request(Errc err) {
   // the error surfaces at wait/test like any other.
   RequestImpl* r = pool_.get();
   r->xfer.role = proto::Transfer::Role::recv;
+  ++active_recvs_;
   complete_request(r, err);
   return r;
 }
@@ -309,7 +354,11 @@ void Engine::transfer_complete(proto::Transfer& t, Errc err) {
 }
 
 void Engine::complete_request(RequestImpl* r, Errc err) {
-  if (r->xfer.role == proto::Transfer::Role::send) --active_sends_;
+  if (r->xfer.role == proto::Transfer::Role::send)
+    --active_sends_;
+  else
+    --active_recvs_;
+  stats_.thread_completions += in_thread_pass_;
   r->status.error = err;
   r->state = RequestState::complete;
   if (r->detached) pool_.put(r);
@@ -339,6 +388,8 @@ UnexpectedMsg* Engine::mprobe(int src, int tag, uint32_t ctx, Status* st) {
 RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
   RequestImpl* r = pool_.get();
   r->xfer.role = proto::Transfer::Role::recv;
+  ++active_recvs_;
+  note_work();
   r->xfer.buf = buf.data();
   r->xfer.len = buf.size();
   r->status.source = u->info.src;
@@ -355,6 +406,30 @@ void Engine::sleep_for(uint64_t ns) {
   // A send waiting for room may miss the peer's wake-up if the room appeared just before
   // we went to sleep (the peer only rings sleepers): keep such sleeps short.
   if (p2p_->has_outbound()) ns = std::min<uint64_t>(ns, 50000);
+  if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) return;
+  timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
+  nanosleep(&ts, nullptr);
+}
+
+bool Engine::needs_progress() const {
+  return active_sends_ > 0 || active_recvs_ > 0 || !hooks_.empty() || p2p_->has_outbound();
+}
+
+bool Engine::park_if_idle(uint32_t& bell) {
+  if (needs_progress()) return false;
+  bell = work_bell_.load(std::memory_order_acquire);
+  thread_parked_ = true;
+  return true;
+}
+
+void Engine::wake_parked_thread() {
+  thread_parked_ = false;
+  work_bell_.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&work_bell_), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+void Engine::thread_sleep(uint64_t ns) {
   if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) return;
   timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
   nanosleep(&ts, nullptr);
@@ -466,6 +541,9 @@ std::string Engine::stats_report() const {
   o << "  matching: " << stats_.expected << " expected, " << stats_.unexpected
     << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated " << ps.truncated
     << "\n";
+  if (progress_thread_)
+    o << "  progress thread: cpus " << progress_thread_->cpus_text() << ", completed "
+      << stats_.thread_completions << " requests\n";
   return o.str();
 }
 
