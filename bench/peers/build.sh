@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the peer ping-pong benchmark with Debian's Open MPI and MPICH:
+# Builds the peer benchmarks with Debian's Open MPI and MPICH:
 #   build-peers/mpi_pingpong.openmpi   (mpicc.openmpi)
 #   build-peers/mpi_pingpong.mpich     (mpicc.mpich)
+#   build-peers/mpi_nbc_overlap.{openmpi,mpich}
+# and, when Sluice's wrapper exists (SLUICE_MPICC, default <repo>/build/bin/mpicc),
+#   build-peers/mpi_nbc_overlap.sluice
 # Installs the Debian MPI packages first if a compiler wrapper is missing.
 # Usage: bench/peers/build.sh [OUTDIR]      (default: <repo>/build-peers)
 set -euo pipefail
@@ -27,6 +30,15 @@ for impl in openmpi mpich; do
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_pingpong.$impl" \
     "$here/mpi_pingpong.c" -lm
   echo "built $out/mpi_pingpong.$impl"
+  "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_nbc_overlap.$impl" \
+    "$here/mpi_nbc_overlap.c" -lm
+  echo "built $out/mpi_nbc_overlap.$impl"
 done
+sluice_mpicc="${SLUICE_MPICC:-$repo/build/bin/mpicc}"
+if [ -x "$sluice_mpicc" ]; then
+  "$sluice_mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_nbc_overlap.sluice" \
+    "$here/mpi_nbc_overlap.c" -lm
+  echo "built $out/mpi_nbc_overlap.sluice"
+fi
 cc -O2 -std=c11 -Wall -Wextra -o "$out/copy_ceiling" "$here/copy_ceiling.c"
 echo "built $out/copy_ceiling"

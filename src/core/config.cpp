@@ -52,6 +52,9 @@ constexpr ConfigKey kTable[] = {
     {"PROGRESS_CPUS", T::string, "",
      "CPUs (OS indices, e.g. 1 or 2-3) the progress thread is bound to; sluicerun --bind "
      "numa|bind sets it; empty: not bound"},
+    {"PROGRESS_SPIN", T::duration, "20us",
+     "how long an idle progress thread polls before it sleeps in the driver's doorbell (0 "
+     "when it shares a CPU with its rank, unless set)"},
     {"REPORT_BINDINGS", T::boolean, "0",
      "each rank prints the CPUs it and its progress thread run on, at init (sluicerun "
      "--report-bindings)"},

@@ -170,9 +170,19 @@ void Engine::start_progress_thread(int local_ranks) {
     on = !cpus.empty() ? cpus != mine : local_ranks < ncpu;
   }
   if (on) {
+    // Sharing a CPU with the rank (or with anyone, on an oversubscribed host), every
+    // nanosecond the thread spins is taken from the application's computation: it sleeps at
+    // once and relies on the doorbell. On a CPU of its own a short spin costs nothing.
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    bool shares = 2L * local_ranks > ncpu || (cpus.empty() && mine.size() == 1);
+    for (unsigned c : cpus) shares |= std::find(mine.begin(), mine.end(), c) != mine.end();
+    const auto spin = static_cast<uint64_t>(config_.get_seconds("PROGRESS_SPIN") * 1e9);
     engine_lock().enable(true);
-    progress_thread_ = std::make_unique<ProgressThread>(
-        *this, cpus, std::min<uint64_t>(spin_ns_, 20000), max_sleep_ns_);
+    progress_thread_ = std::make_unique<ProgressThread>(*this, cpus,
+                                                        config_.is_set("PROGRESS_SPIN") ? spin
+                                                        : shares                        ? 0
+                                                                                        : spin,
+                                                        max_sleep_ns_, shares);
   }
   if (config_.get_bool("REPORT_BINDINGS")) {
     // Read back from the kernel: what runs where, not what was planned.

@@ -40,7 +40,7 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 16u);
 }
 
 TEST(ConfigDefaults, TypedValues) {

@@ -30,9 +30,10 @@ struct ProgressThreadStats {
 class ProgressThread {
  public:
   // Starts the thread, bound to the given CPUs (OS indices; empty: not bound). Returns
-  // once the thread runs and has applied its binding.
+  // once the thread runs and has applied its binding. spin_ns: polling before a doorbell
+  // sleep; short_slice: it shares a CPU with the computation (see request_short_slice).
   ProgressThread(Engine& engine, std::vector<unsigned> cpus, uint64_t spin_ns,
-                 uint64_t max_sleep_ns);
+                 uint64_t max_sleep_ns, bool short_slice);
   ~ProgressThread();  // stops and joins
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
@@ -49,6 +50,7 @@ class ProgressThread {
   std::vector<unsigned> cpus_;
   uint64_t spin_ns_;
   uint64_t max_sleep_ns_;
+  bool short_slice_;
   std::string cpus_text_;
   std::string bind_error_;
   std::atomic<bool> stop_{false};
