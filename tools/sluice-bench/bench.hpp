@@ -20,6 +20,7 @@ struct Options {
   int reps = 0;   // bandwidth repetitions per size; 0 = adapt to the size
   int window = 64;
   std::string plot;  // PNG file to draw, empty = none
+  std::string ops;   // nbc-overlap: comma list of operations, empty = all
 };
 
 // One size of a ping-pong run. Times are half round trips in microseconds; bandwidths in
@@ -63,6 +64,7 @@ inline int bw_reps(std::size_t size, int window, int fixed) {
 
 // The benchmarks. Each runs on every rank; only rank 0 prints. Returns the exit status.
 int run_pingpong(Session& session, const Options& options);
+int run_nbc_overlap(Session& session, const Options& options);
 
 // Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
 // empty on success.
