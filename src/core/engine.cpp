@@ -434,9 +434,13 @@ bool Engine::park_if_idle(uint32_t& bell) {
 
 void Engine::wake_parked_thread() {
   thread_parked_ = false;
-  work_bell_.fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&work_bell_), FUTEX_WAKE_PRIVATE, 1, nullptr,
-          nullptr, 0);
+  engine_lock().ring_on_unlock(&work_bell_);
+}
+
+void EngineLock::ring(std::atomic<uint32_t>* bell) {
+  bell->fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(bell), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+          0);
 }
 
 void Engine::thread_sleep(uint64_t ns) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 
 namespace sluice::detail {
@@ -45,8 +46,16 @@ class EngineLock {
     if (!locked) return;
     if (--depth_ > 0) return;
     owner_.store(nullptr, std::memory_order_relaxed);
+    std::atomic<uint32_t>* bell = ring_;
+    ring_ = nullptr;
     mutex_.unlock();
+    if (bell) [[unlikely]]
+      ring(bell);
   }
+  // The owner posted work for a parked progress thread: wake it when the lock is released,
+  // not now (it would only find the lock taken).
+  void ring_on_unlock(std::atomic<uint32_t>* bell) { ring_ = bell; }
+  static void ring(std::atomic<uint32_t>* bell);
   // Drops every level this thread holds (a blocking wait letting others in); returns how
   // many, for relock().
   int unlock_all() {
@@ -69,7 +78,8 @@ class EngineLock {
   }
   std::atomic<bool> enabled_{false};
   std::atomic<const void*> owner_{nullptr};
-  int depth_ = 0;  // only touched by the owner
+  int depth_ = 0;                          // only touched by the owner
+  std::atomic<uint32_t>* ring_ = nullptr;  // ... as this
   std::mutex mutex_;
 };
 

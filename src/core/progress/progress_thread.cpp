@@ -113,9 +113,7 @@ ProgressThread::ProgressThread(Engine& engine, std::vector<unsigned> cpus, uint6
 ProgressThread::~ProgressThread() {
   stop_.store(true);
   // Unpark it (a parked thread sleeps on the work bell with no timeout).
-  engine_.work_bell().fetch_add(1);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&engine_.work_bell()), FUTEX_WAKE_PRIVATE, 1,
-          nullptr, nullptr, 0);
+  EngineLock::ring(&engine_.work_bell());
   thread_.join();
 }
 
