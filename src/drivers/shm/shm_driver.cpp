@@ -300,7 +300,7 @@ bool ShmDriver::block(uint64_t timeout_ns) {
   hdr->sleeping.fetch_add(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   bool work = false;
-  for (const Inbound& in : in_) work |= in.ring.ready();
+  for (const Inbound& in : in_) work |= in.ring.ready_shared();  // may run beside poll()
   if (!work) {
     timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
                 static_cast<long>(timeout_ns % 1000000000u)};
