@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interleaved ping-pong comparison of Sluice against Debian's Open MPI and MPICH, in one
 # session on one machine: R rounds of (Open MPI, MPICH, Sluice), then a table of medians
-# [min-max] over rounds and Sluice's ratios to the better peer.
+# [min-max] over rounds and Sluice's ratios to the better peer. Sluice runs twice per round:
+# its native API (sluice-bench) and the peers' own MPI program built with Sluice's mpicc.
 #
 #   bench/compare-pingpong.sh [ROUNDS] [SIZES]      (defaults: 7 rounds, 8,64K,1M,4M)
 #
@@ -15,8 +16,7 @@ build="${BUILD:-$repo/build}"
 out="$repo/bench/results/compare-$(date -u +%Y%m%dT%H%M%S)"
 mkdir -p "$out"
 
-[ -x "$repo/build-peers/mpi_pingpong.openmpi" ] && [ -x "$repo/build-peers/mpi_pingpong.mpich" ] ||
-  "$repo/bench/peers/build.sh"
+BUILD="$build" "$repo/bench/peers/build.sh" >/dev/null
 [ -x "$build/bin/sluice-bench" ] || { echo "build Sluice first (make)" >&2; exit 1; }
 
 ompi_opts="${OMPI_OPTS:---bind-to core --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none}"
@@ -30,13 +30,15 @@ for ((r = 1; r <= rounds; r++)); do
     --json --no-progress >>"$out/mpich.jsonl" 2>/dev/null
   "$build/bin/sluicerun" -n 2 --bind core "$build/bin/sluice-bench" pingpong --sizes "$sizes" \
     --json --no-progress >>"$out/sluice.jsonl"
+  "$build/bin/sluicerun" -n 2 --bind core "$repo/build-peers/mpi_pingpong.sluice" \
+    --sizes "$sizes" --json --no-progress >>"$out/sluice-mpi.jsonl"
 done
 
 python3 - "$out" <<'PY' | tee "$out/table.md"
 import json, sys, statistics, os
 out = sys.argv[1]
 data = {}
-for impl in ("openmpi", "mpich", "sluice"):
+for impl in ("openmpi", "mpich", "sluice", "sluice-mpi"):
     for line in open(os.path.join(out, impl + ".jsonl")):
         d = json.loads(line)
         data.setdefault((impl, d["size"]), []).append(d)
@@ -47,14 +49,15 @@ def cell(impl, size, key):
 def fmt(t):
     m, lo, hi = t
     return f"{m:.3g} [{lo:.3g}–{hi:.3g}]" if m < 100 else f"{m:.0f} [{lo:.0f}–{hi:.0f}]"
-print("| size | figure | Open MPI | MPICH | Sluice | Sluice / better peer |")
-print("|---|---|---|---|---|---|")
+print("| size | figure | Open MPI | MPICH | Sluice native | Sluice MPI | native / better peer | MPI / better peer |")
+print("|---|---|---|---|---|---|---|---|")
 for s in sizes:
     for key, label, lower_better in (("lat_us", "latency median (µs)", True),
                                      ("bw_MBps", "windowed bw median (MB/s)", False)):
-        o, m, sl = cell("openmpi", s, key), cell("mpich", s, key), cell("sluice", s, key)
+        o, m = cell("openmpi", s, key), cell("mpich", s, key)
+        sl, sm = cell("sluice", s, key), cell("sluice-mpi", s, key)
         best = min(o[0], m[0]) if lower_better else max(o[0], m[0])
-        ratio = sl[0] / best
-        print(f"| {s} | {label} | {fmt(o)} | {fmt(m)} | {fmt(sl)} | {ratio:.2f}× |")
+        print(f"| {s} | {label} | {fmt(o)} | {fmt(m)} | {fmt(sl)} | {fmt(sm)} | "
+              f"{sl[0] / best:.2f}× | {sm[0] / best:.2f}× |")
 PY
 echo "results in $out" >&2

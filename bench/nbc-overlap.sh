@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
 done
 extra=("$@")
 bin="$build/peers"
-SLUICE_MPICC="$build/bin/mpicc" "$here/peers/build.sh" "$bin" >&2
+BUILD="$build" "$here/peers/build.sh" "$bin" >&2
 mkdir -p "$(dirname "$out")"
 ncpu=$(nproc)
 

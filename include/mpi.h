@@ -464,6 +464,13 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                              const int array_of_starts[], int order, MPI_Datatype oldtype,
                              MPI_Datatype* newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                          int* num_datatypes, int* combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[]);
+int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen);
 int MPI_Type_commit(MPI_Datatype* datatype);
 int MPI_Type_free(MPI_Datatype* datatype);
 int MPI_Type_size(MPI_Datatype datatype, int* size);

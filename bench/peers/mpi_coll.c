@@ -15,6 +15,7 @@
  *                             [--iters N] [--reps N] [--impl NAME]
  * Defaults: both ops; Allreduce 8 B and 64 KiB, Alltoall 1 KiB and 64 KiB.
  */
+#define _POSIX_C_SOURCE 200809L /* strdup, strtok_r under -std=c11 */
 #include <mpi.h>
 
 #include <errno.h>

@@ -114,6 +114,7 @@ Engine::Engine() {
   auto self = std::make_unique<drivers::SelfDriver>(rank_);
   for (int r = 0; r < size_; ++r) p2p_->set_route(r, nullptr);
   p2p_->set_route(rank_, self.get());
+  self_ = self.get();
   drivers_.push_back(std::move(self));
 
   // Shared memory: create our segment, fence, map the peers', fence, unlink our name.
@@ -306,7 +307,7 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       r->status.tag = u->info.tag;
       r->status.size = u->info.size;
       p2p_->deliver(t, u->info);
-      delete u;
+      recycle(u);
       return r;
     }
   }
@@ -333,9 +334,9 @@ void Engine::on_incoming(const proto::Incoming& msg) {
     }
   }
   ++stats_.unexpected;
-  auto* u = new UnexpectedMsg;
+  UnexpectedMsg* u = new_unexpected();
   u->info = msg;
-  if (!msg.payload.empty()) u->data.assign(msg.payload.begin(), msg.payload.end());
+  u->data.assign(msg.payload.begin(), msg.payload.end());  // also empties a recycled buffer
   u->info.payload = u->data;
   u->match.ctx = msg.ctx;
   u->match.src = msg.src;
@@ -346,6 +347,26 @@ void Engine::on_incoming(const proto::Incoming& msg) {
   unexpected_list_ = u;
   unexpected_.push(u->match);
   stats_.max_unexpected = std::max<uint64_t>(stats_.max_unexpected, unexpected_.size());
+}
+
+// Unexpected messages are common (a peer runs ahead by one collective), so their records
+// and payload buffers are recycled instead of costing two allocations per message.
+UnexpectedMsg* Engine::new_unexpected() {
+  if (spare_unexpected_.empty()) return new UnexpectedMsg;
+  UnexpectedMsg* u = spare_unexpected_.back().release();
+  spare_unexpected_.pop_back();
+  return u;
+}
+
+void Engine::recycle(UnexpectedMsg* u) {
+  constexpr std::size_t kMaxSpares = 1024, kMaxKeptPayload = 64 * 1024;
+  if (spare_unexpected_.size() >= kMaxSpares) {
+    delete u;
+    return;
+  }
+  if (u->data.capacity() > kMaxKeptPayload) std::vector<std::byte>().swap(u->data);
+  u->prev = u->next = nullptr;
+  spare_unexpected_.emplace_back(u);
 }
 
 RequestImpl* Engine::failed_request(Errc err) {
@@ -406,7 +427,7 @@ RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
   r->status.tag = u->info.tag;
   r->status.size = u->info.size;
   p2p_->deliver(r->xfer, u->info);
-  delete u;
+  recycle(u);
   return r;
 }
 
@@ -452,7 +473,9 @@ void Engine::thread_sleep(uint64_t ns) {
 bool Engine::progress() {
   ++stats_.polls;
   int n = 0;
-  for (auto& d : drivers_) n += d->poll(*p2p_, 64);
+  // drivers_[0] is the self driver, almost always idle: look before calling it.
+  if (!self_->idle()) n += self_->poll(*p2p_, 64);
+  for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(*p2p_, 64);
   if (p2p_->has_outbound()) n += p2p_->progress_outbound() ? 1 : 0;
   if (!hooks_.empty())
     for (std::size_t i = 0; i < hooks_.size(); ++i) n += hooks_[i]->progress() ? 1 : 0;

@@ -16,6 +16,10 @@
 #include "proto/p2p.hpp"
 #include "util/backoff.hpp"
 
+namespace sluice::drivers {
+class SelfDriver;
+}
+
 namespace sluice::detail {
 
 // A message that arrived before its receive was posted.
@@ -135,6 +139,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   uint64_t max_sleep_ns_ = 1000000;
   uint32_t yield_rounds_ = 0;  // 200 when local ranks outnumber CPUs
   bool print_stats_ = false;
+  drivers::SelfDriver* self_ = nullptr;         // drivers_[0]
   drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use
   uint32_t barrier_epoch_ = 0;
   int64_t active_sends_ = 0;  // sends not yet complete (finalize drains them)
@@ -146,6 +151,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   std::atomic<uint32_t> work_bell_{0};
   std::unique_ptr<ProgressThread> progress_thread_;
   UnexpectedMsg* take_stored(MatchEntry* e);
+  UnexpectedMsg* new_unexpected();
+  void recycle(UnexpectedMsg* u);
+  std::vector<std::unique_ptr<UnexpectedMsg>> spare_unexpected_;
   RequestImpl* failed_request(Errc err);
 };
 

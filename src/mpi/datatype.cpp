@@ -463,6 +463,44 @@ const bool predefined_ready = [] {
   set_pair<int>(sluice_dt_2int, Scalar::pair_int_int);
   set_pair<short>(sluice_dt_short_int, Scalar::pair_short_int);
   set_pair<long double>(sluice_dt_long_double_int, Scalar::pair_long_double_int);
+  sluice_dt_char.name = "MPI_CHAR";
+  sluice_dt_signed_char.name = "MPI_SIGNED_CHAR";
+  sluice_dt_unsigned_char.name = "MPI_UNSIGNED_CHAR";
+  sluice_dt_byte.name = "MPI_BYTE";
+  sluice_dt_wchar.name = "MPI_WCHAR";
+  sluice_dt_short.name = "MPI_SHORT";
+  sluice_dt_unsigned_short.name = "MPI_UNSIGNED_SHORT";
+  sluice_dt_int.name = "MPI_INT";
+  sluice_dt_unsigned.name = "MPI_UNSIGNED";
+  sluice_dt_long.name = "MPI_LONG";
+  sluice_dt_unsigned_long.name = "MPI_UNSIGNED_LONG";
+  sluice_dt_long_long.name = "MPI_LONG_LONG";
+  sluice_dt_unsigned_long_long.name = "MPI_UNSIGNED_LONG_LONG";
+  sluice_dt_float.name = "MPI_FLOAT";
+  sluice_dt_double.name = "MPI_DOUBLE";
+  sluice_dt_long_double.name = "MPI_LONG_DOUBLE";
+  sluice_dt_c_bool.name = "MPI_C_BOOL";
+  sluice_dt_int8_t.name = "MPI_INT8_T";
+  sluice_dt_int16_t.name = "MPI_INT16_T";
+  sluice_dt_int32_t.name = "MPI_INT32_T";
+  sluice_dt_int64_t.name = "MPI_INT64_T";
+  sluice_dt_uint8_t.name = "MPI_UINT8_T";
+  sluice_dt_uint16_t.name = "MPI_UINT16_T";
+  sluice_dt_uint32_t.name = "MPI_UINT32_T";
+  sluice_dt_uint64_t.name = "MPI_UINT64_T";
+  sluice_dt_c_float_complex.name = "MPI_C_FLOAT_COMPLEX";
+  sluice_dt_c_double_complex.name = "MPI_C_DOUBLE_COMPLEX";
+  sluice_dt_c_long_double_complex.name = "MPI_C_LONG_DOUBLE_COMPLEX";
+  sluice_dt_packed.name = "MPI_PACKED";
+  sluice_dt_aint.name = "MPI_AINT";
+  sluice_dt_offset.name = "MPI_OFFSET";
+  sluice_dt_count.name = "MPI_COUNT";
+  sluice_dt_float_int.name = "MPI_FLOAT_INT";
+  sluice_dt_double_int.name = "MPI_DOUBLE_INT";
+  sluice_dt_long_int.name = "MPI_LONG_INT";
+  sluice_dt_2int.name = "MPI_2INT";
+  sluice_dt_short_int.name = "MPI_SHORT_INT";
+  sluice_dt_long_double_int.name = "MPI_LONG_DOUBLE_INT";
   return true;
 }();
 
@@ -768,6 +806,14 @@ int dt_check(MPI_Datatype t) {
   if (!t->predefined && !t->committed) return MPI_ERR_TYPE;
   return MPI_SUCCESS;
 }
+
+}  // namespace sluice::mpi
+
+sluice_datatype_s::~sluice_datatype_s() {
+  for (MPI_Datatype t : args_type) sluice::mpi::dt_release(t);
+}
+
+namespace sluice::mpi {
 
 void dt_retain(MPI_Datatype t) {
   if (t && !t->predefined) t->refs.fetch_add(1, std::memory_order_relaxed);

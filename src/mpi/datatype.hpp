@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace sluice::mpi {
@@ -106,6 +107,17 @@ struct sluice_datatype_s {
   // Predefined types only.
   sluice::mpi::TypeClass type_class = sluice::mpi::TypeClass::none;
   sluice::mpi::Scalar scalar = sluice::mpi::Scalar::none;
+  std::string name;  // MPI_Type_set_name; predefined types carry their MPI name
+  // The constructor's arguments, for MPI_Type_get_envelope / MPI_Type_get_contents
+  // (MPI-3.1 §4.1.13). Derived types among them are retained while this type lives.
+  std::vector<int> args_int;
+  std::vector<MPI_Aint> args_addr;
+  std::vector<MPI_Datatype> args_type;
+
+  sluice_datatype_s() = default;
+  sluice_datatype_s(const sluice_datatype_s&) = delete;
+  sluice_datatype_s& operator=(const sluice_datatype_s&) = delete;
+  ~sluice_datatype_s();
 
   MPI_Aint extent() const { return ub - lb; }
 };

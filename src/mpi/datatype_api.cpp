@@ -2,7 +2,10 @@
 // argument checking and error reporting here, the work in datatype.cpp and op.cpp.
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "mpi/datatype.hpp"
@@ -45,6 +48,15 @@ int check_committed(const char* func, MPI_Datatype t, MPI_Comm comm = MPI_COMM_N
   return MPI_SUCCESS;
 }
 
+// Keeps a new type's constructor arguments for MPI_Type_get_contents.
+void record_args(MPI_Datatype t, std::vector<int> ints, std::vector<MPI_Aint> addrs,
+                 std::vector<MPI_Datatype> types) {
+  for (MPI_Datatype d : types) dt_retain(d);
+  t->args_int = std::move(ints);
+  t->args_addr = std::move(addrs);
+  t->args_type = std::move(types);
+}
+
 // Blocks given in units of old's extent, converted to bytes for the engine.
 int indexed(const char* func, int count, const int* blocklengths, const MPI_Aint* disp_bytes,
             const int* disp_elems, MPI_Datatype old, MPI_Datatype* newtype, int combiner,
@@ -67,6 +79,17 @@ int indexed(const char* func, int count, const int* blocklengths, const MPI_Aint
     disps[i] = disp_bytes ? disp_bytes[i] : static_cast<MPI_Aint>(disp_elems[i]) * extent;
   }
   *newtype = dt_hindexed(count, lengths.data(), disps.data(), old, combiner);
+  std::vector<int> ints{count};
+  std::vector<MPI_Aint> addrs;
+  if (single_blocklength >= 0)
+    ints.push_back(single_blocklength);
+  else
+    ints.insert(ints.end(), blocklengths, blocklengths + count);
+  if (disp_elems)
+    ints.insert(ints.end(), disp_elems, disp_elems + count);
+  else
+    addrs.assign(disp_bytes, disp_bytes + count);
+  record_args(*newtype, std::move(ints), std::move(addrs), {old});
   return MPI_SUCCESS;
 }
 
@@ -84,6 +107,7 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) 
   if (int rc = check_nonneg(f, count)) return rc;
   if (int rc = check_newtype(f, oldtype, newtype)) return rc;
   *newtype = dt_contiguous(static_cast<std::size_t>(count), oldtype);
+  record_args(*newtype, {count}, {}, {oldtype});
   return MPI_SUCCESS;
 }
 
@@ -95,6 +119,7 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
   if (int rc = check_newtype(f, oldtype, newtype)) return rc;
   *newtype = dt_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * dt_extent(oldtype),
                         oldtype, MPI_COMBINER_VECTOR);
+  record_args(*newtype, {count, blocklength, stride}, {}, {oldtype});
   return MPI_SUCCESS;
 }
 
@@ -105,6 +130,7 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
   if (int rc = check_blocklength(f, blocklength)) return rc;
   if (int rc = check_newtype(f, oldtype, newtype)) return rc;
   *newtype = dt_hvector(count, blocklength, stride, oldtype, MPI_COMBINER_HVECTOR);
+  record_args(*newtype, {count, blocklength}, {stride}, {oldtype});
   return MPI_SUCCESS;
 }
 
@@ -157,6 +183,10 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
     lengths[i] = static_cast<std::size_t>(array_of_blocklengths[i]);
   }
   *newtype = dt_struct(count, lengths.data(), array_of_displacements, array_of_types);
+  std::vector<int> ints{count};
+  ints.insert(ints.end(), array_of_blocklengths, array_of_blocklengths + count);
+  record_args(*newtype, std::move(ints), {array_of_displacements, array_of_displacements + count},
+              {array_of_types, array_of_types + count});
   return MPI_SUCCESS;
 }
 
@@ -164,6 +194,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype* newtype) {
   if (int rc = check_newtype("MPI_Type_create_resized", oldtype, newtype)) return rc;
   *newtype = dt_resized(oldtype, lb, extent);
+  record_args(*newtype, {}, {lb, extent}, {oldtype});
   return MPI_SUCCESS;
 }
 
@@ -195,12 +226,77 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
     }
   }
   *newtype = dt_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype);
+  std::vector<int> ints{ndims};
+  for (const int* a : {array_of_sizes, array_of_subsizes, array_of_starts})
+    ints.insert(ints.end(), a, a + ndims);
+  ints.push_back(order);
+  record_args(*newtype, std::move(ints), {}, {oldtype});
   return MPI_SUCCESS;
 }
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   if (int rc = check_newtype("MPI_Type_dup", oldtype, newtype)) return rc;
   *newtype = dt_dup(oldtype);
+  record_args(*newtype, {}, {}, {oldtype});
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                          int* num_datatypes, int* combiner) {
+  constexpr const char* f = "MPI_Type_get_envelope";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (!num_integers || !num_addresses || !num_datatypes || !combiner)
+    return fail(f, MPI_ERR_ARG, "an output argument is NULL");
+  *num_integers = static_cast<int>(datatype->args_int.size());
+  *num_addresses = static_cast<int>(datatype->args_addr.size());
+  *num_datatypes = static_cast<int>(datatype->args_type.size());
+  *combiner = datatype->predefined ? MPI_COMBINER_NAMED : datatype->combiner;
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[]) {
+  constexpr const char* f = "MPI_Type_get_contents";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (datatype->predefined)
+    return fail(f, MPI_ERR_TYPE,
+                "a predefined datatype has no contents (combiner MPI_COMBINER_NAMED)");
+  const auto& ints = datatype->args_int;
+  const auto& addrs = datatype->args_addr;
+  const auto& types = datatype->args_type;
+  if (max_integers < static_cast<int>(ints.size()) ||
+      max_addresses < static_cast<int>(addrs.size()) ||
+      max_datatypes < static_cast<int>(types.size()))
+    return fail(f, MPI_ERR_ARG, "an output array is smaller than MPI_Type_get_envelope said");
+  if ((!ints.empty() && !array_of_integers) || (!addrs.empty() && !array_of_addresses) ||
+      (!types.empty() && !array_of_datatypes))
+    return fail(f, MPI_ERR_ARG, "an output array is NULL");
+  std::copy(ints.begin(), ints.end(), array_of_integers);
+  std::copy(addrs.begin(), addrs.end(), array_of_addresses);
+  // Derived types come back as new references the caller frees (MPI-3.1 §4.1.13).
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    dt_retain(types[i]);
+    array_of_datatypes[i] = types[i];
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+  constexpr const char* f = "MPI_Type_set_name";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (type_name == nullptr) return fail(f, MPI_ERR_ARG, "type_name is NULL");
+  datatype->name.assign(type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+  constexpr const char* f = "MPI_Type_get_name";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (type_name == nullptr || resultlen == nullptr)
+    return fail(f, MPI_ERR_ARG, "type_name or resultlen is NULL");
+  std::snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", datatype->name.c_str());
+  *resultlen = static_cast<int>(std::strlen(type_name));
   return MPI_SUCCESS;
 }
 

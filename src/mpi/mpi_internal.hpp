@@ -175,9 +175,26 @@ class CallGuard {
 // One progress pass of the engine plus the MPI layer's own background work (buffered
 // sends, freed-but-active requests). True if anything moved.
 bool progress();
+// The MULTIPLE variant of block_until: drops the big lock between passes.
+void block_until_threaded(const std::function<bool()>& done);
 // Blocks until done() is true, progressing with the engine's backoff. Every blocking
-// MPI call waits through here (one place to change for a thread-level lock).
-void block_until(const std::function<bool()>& done);
+// MPI call waits through here (one place to change for a thread-level lock). A template
+// so the single-threaded spin loop calls done() inline, not through a std::function.
+template <class Done>
+void block_until(Done&& done) {
+  if (done()) return;
+  if (g_threaded) {
+    block_until_threaded(std::function<bool()>(std::ref(done)));
+    return;
+  }
+  auto bo = engine().make_backoff();
+  while (!done()) {
+    if (progress())
+      bo.reset();
+    else
+      bo.pause();
+  }
+}
 
 // ---- requests ------------------------------------------------------------------------
 // A request wrapping an AsyncOp (nonblocking collectives): active until op->test().

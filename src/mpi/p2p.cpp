@@ -423,18 +423,7 @@ void big_unlock() {
   g_big_mutex.unlock();
 }
 
-void block_until(const std::function<bool()>& done) {
-  if (done()) return;
-  if (!g_threaded) {
-    auto bo = engine().make_backoff();
-    while (!done()) {
-      if (progress())
-        bo.reset();
-      else
-        bo.pause();
-    }
-    return;
-  }
+void block_until_threaded(const std::function<bool()>& done) {
   // MULTIPLE: let other threads in between passes. The wait sleeps with nanosleep, not the
   // engine's driver doorbell, because another thread may be inside the engine meanwhile.
   const auto& cfg = engine().config();

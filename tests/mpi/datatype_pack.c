@@ -290,6 +290,78 @@ static void partial_elements(void) {
   MPI_Type_free(&pair);
 }
 
+/* Names: predefined types answer their MPI name; set_name overrides, truncated to the limit. */
+static void names(void) {
+  char name[MPI_MAX_OBJECT_NAME];
+  int len = -1;
+  MPI_Type_get_name(MPI_DOUBLE, name, &len);
+  CHECK(strcmp(name, "MPI_DOUBLE") == 0 && len == 10, "MPI_DOUBLE's name is '%s' (%d)", name, len);
+  MPI_Type_get_name(MPI_2INT, name, &len);
+  CHECK(strcmp(name, "MPI_2INT") == 0, "MPI_2INT's name is '%s'", name);
+  MPI_Datatype t;
+  MPI_Type_contiguous(3, MPI_INT, &t);
+  MPI_Type_get_name(t, name, &len);
+  CHECK(len == 0 && name[0] == 0, "a new type's name is '%s' (%d)", name, len);
+  MPI_Type_set_name(t, "triple");
+  MPI_Type_get_name(t, name, &len);
+  CHECK(strcmp(name, "triple") == 0 && len == 6, "set name gave '%s' (%d)", name, len);
+  char long_name[300];
+  memset(long_name, 'x', sizeof long_name - 1);
+  long_name[sizeof long_name - 1] = 0;
+  MPI_Type_set_name(t, long_name);
+  MPI_Type_get_name(t, name, &len);
+  CHECK(len == MPI_MAX_OBJECT_NAME - 1, "long name kept %d chars", len);
+  MPI_Type_free(&t);
+}
+
+/* Envelope and contents give back each constructor's arguments (MPI-3.1 §4.1.13). */
+static void envelope(void) {
+  int ni, na, nd, comb;
+  MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb);
+  CHECK(comb == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0, "MPI_INT envelope %d", comb);
+
+  MPI_Datatype vec, st, sub, dup;
+  MPI_Type_vector(4, 2, 5, MPI_DOUBLE, &vec);
+  MPI_Type_get_envelope(vec, &ni, &na, &nd, &comb);
+  CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1, "vector envelope");
+  int ints[16];
+  MPI_Aint addrs[4];
+  MPI_Datatype types[4];
+  MPI_Type_get_contents(vec, 16, 4, 4, ints, addrs, types);
+  CHECK(ints[0] == 4 && ints[1] == 2 && ints[2] == 5 && types[0] == MPI_DOUBLE, "vector contents");
+
+  int bl[2] = {1, 3};
+  MPI_Aint disp[2] = {0, 16};
+  MPI_Datatype tt[2] = {MPI_INT, vec};
+  MPI_Type_create_struct(2, bl, disp, tt, &st);
+  MPI_Type_free(&vec); /* st keeps it alive; get_contents hands out a new reference */
+  MPI_Type_get_envelope(st, &ni, &na, &nd, &comb);
+  CHECK(comb == MPI_COMBINER_STRUCT && ni == 3 && na == 2 && nd == 2, "struct envelope");
+  MPI_Type_get_contents(st, 16, 4, 4, ints, addrs, types);
+  CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 3 && addrs[1] == 16 && types[0] == MPI_INT,
+        "struct contents");
+  MPI_Type_get_envelope(types[1], &ni, &na, &nd, &comb);
+  CHECK(comb == MPI_COMBINER_VECTOR, "struct member is the vector (combiner %d)", comb);
+  MPI_Type_free(&types[1]);
+
+  int sizes[2] = {8, 9}, subs[2] = {2, 3}, starts[2] = {1, 4};
+  MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_FLOAT, &sub);
+  MPI_Type_get_envelope(sub, &ni, &na, &nd, &comb);
+  CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && nd == 1, "subarray envelope");
+  MPI_Type_get_contents(sub, 16, 4, 4, ints, addrs, types);
+  CHECK(ints[0] == 2 && ints[1] == 8 && ints[4] == 3 && ints[6] == 4 && ints[7] == MPI_ORDER_C,
+        "subarray contents");
+  MPI_Type_dup(sub, &dup);
+  MPI_Type_get_envelope(dup, &ni, &na, &nd, &comb);
+  CHECK(comb == MPI_COMBINER_DUP && ni == 0 && na == 0 && nd == 1, "dup envelope");
+  MPI_Type_get_contents(dup, 0, 0, 1, NULL, NULL, types);
+  CHECK(types[0] == sub, "dup contents name the original");
+  MPI_Type_free(&types[0]);
+  MPI_Type_free(&dup);
+  MPI_Type_free(&sub);
+  MPI_Type_free(&st);
+}
+
 /* Type_free while a nonblocking send still uses the type. */
 static void free_while_pending(void) {
   int data[64], got[32];
@@ -383,6 +455,8 @@ int main(int argc, char** argv) {
   send_resized();
   partial_elements();
   free_while_pending();
+  names();
+  envelope();
   send_large();
   errors();
   MPI_Finalize();

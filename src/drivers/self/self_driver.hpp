@@ -30,6 +30,7 @@ class SelfDriver final : public Driver {
     queue_.push_back(std::move(p));
     return IoStatus::done;
   }
+  bool idle() const { return queue_.empty(); }
   int poll(PacketSink& sink, int budget) override {
     int n = 0;
     while (n < budget && !queue_.empty()) {
