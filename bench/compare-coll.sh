@@ -25,17 +25,19 @@ for ((r = 1; r <= rounds; r++)); do
   for n in ${ranks_list//,/ }; do
     echo "round $r/$rounds, $n ranks" >&2
     if ((n <= cores)); then
-      obind=(--bind-to core); mbind=(-bind-to core); sbind=(--bind core)
+      obind=(--bind-to core); mbind=(-bind-to core); sbind=(--bind core); args=()
     else
+      # Oversubscribed: MPICH busy-polls (milliseconds per call), so fewer calls per rep.
       obind=(--oversubscribe --bind-to none); mbind=(); sbind=(--bind none)
+      args=(--iters 200 --reps 5)
     fi
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi -n "$n" "${obind[@]}" \
       --mca pml ob1 --mca btl self,vader "$repo/build-peers/mpi_coll.openmpi" --json \
-      --impl openmpi >>"$out/openmpi.jsonl" 2>/dev/null
-    mpirun.mpich -n "$n" "${mbind[@]}" "$repo/build-peers/mpi_coll.mpich" --json --impl mpich \
+      --impl openmpi "${args[@]}" >>"$out/openmpi.jsonl" 2>/dev/null
+    mpirun.mpich -n "$n" "${mbind[@]}" "$repo/build-peers/mpi_coll.mpich" --json --impl mpich "${args[@]}" \
       >>"$out/mpich.jsonl" 2>/dev/null
     "$build/bin/sluicerun" -n "$n" "${sbind[@]}" "$repo/build-peers/mpi_coll.sluice" --json \
-      --impl sluice >>"$out/sluice.jsonl"
+      --impl sluice "${args[@]}" >>"$out/sluice.jsonl"
   done
 done
 

@@ -22,15 +22,16 @@ namespace {
 
 // Algorithm thresholds (bytes). Where MPICH has a matching CVAR its default is used.
 // They become configuration keys once sluice-tune measures them.
-constexpr std::size_t kBcastShort = 12288;      // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
-constexpr int kBcastMinProcs = 8;               // MPIR_CVAR_BCAST_MIN_PROCS
-constexpr std::size_t kAllreduceShort = 2048;   // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
-constexpr std::size_t kReduceShort = 2048;      // MPIR_CVAR_REDUCE_SHORT_MSG_SIZE
-constexpr std::size_t kAllgatherShort = 81920;  // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE (total)
-constexpr std::size_t kAllgatherLong = 524288;  // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE (total)
-constexpr std::size_t kAlltoallShort = 256;     // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE (block)
-constexpr int kAlltoallBruckMinProcs = 8;       // Bruck pays off from here
-constexpr std::size_t kAlltoallMedium = 32768;  // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE (block)
+constexpr std::size_t kBcastShort = 12288;             // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
+constexpr int kBcastMinProcs = 8;                      // MPIR_CVAR_BCAST_MIN_PROCS
+constexpr std::size_t kAllreduceShort = 2048;          // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+constexpr std::size_t kReduceShort = 2048;             // MPIR_CVAR_REDUCE_SHORT_MSG_SIZE
+constexpr std::size_t kAllgatherShort = 81920;         // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE (total)
+constexpr std::size_t kAllgatherLong = 524288;         // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE (total)
+constexpr std::size_t kAlltoallShort = 256;            // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE (block)
+constexpr int kAlltoallBruckMinProcs = 8;              // Bruck pays off from here
+constexpr std::size_t kAlltoallMedium = 32768;         // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE (block)
+constexpr std::size_t kAlltoallAtOnceTotal = 1 << 20;  // P x block below which all at once
 // Gather/scatter: binomial trees forward data through interior ranks (log P latency); for
 // large totals a direct linear exchange moves every byte once, which wins on shared memory.
 constexpr std::size_t kGatherBinomialMax = 65536;  // total bytes at the root
@@ -991,7 +992,10 @@ Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t by
   } else {
     std::vector<std::size_t> counts(P, bytes), displs(P);
     for (int i = 0; i < P; ++i) displs[i] = static_cast<std::size_t>(i) * bytes;
-    if (bytes <= kAlltoallMedium) {
+    // All at once while the whole exchange stays small: every round of the pairwise
+    // exchange is a synchronisation point, and with ranks sharing cores each costs a
+    // context switch (4 ranks on 2 cores, 64 KiB blocks: 179 -> see PERFORMANCE.md).
+    if (bytes <= kAlltoallMedium || total <= kAlltoallAtOnceTotal) {
       alltoallv_at_once(b, in, counts, displs, out, counts, displs);
     } else {
       b.set_algorithm("alltoall: pairwise exchange");

@@ -106,8 +106,8 @@ Schedule* iexscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t coun
                   const Reducer& op);
 
 bool test(Schedule* s);  // advances; true once done
-// Advances this schedule without a progress pass of the engine (for callers that run the
-// engine's progress themselves); true once done.
+// True once done, without a progress pass: for callers that run the engine's progress
+// themselves (each pass advances every active schedule).
 bool poll(Schedule* s);
 void wait(Schedule* s);         // progress (with backoff) until done
 Errc error(const Schedule* s);  // first error, valid once done

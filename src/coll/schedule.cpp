@@ -293,8 +293,11 @@ bool Runner::progress() {
     moved |= step(s);
     s = next;
   }
-  // Idle: leave the engine's loop until the next collective starts.
-  if (!head_ && hooked_) {
+  // Idle for a while: leave the engine's loop until the next collective starts. Not at
+  // once: back-to-back collectives would add and remove the hook every call.
+  if (head_) {
+    idle_passes_ = 0;
+  } else if (hooked_ && ++idle_passes_ > 4096) {
     engine_->remove_progress_hook(this);
     hooked_ = false;
   }
@@ -314,9 +317,10 @@ bool test(Schedule* s) {
 }
 
 bool poll(Schedule* s) {
+  // Every engine progress pass steps the active schedules (the Runner is a progress hook),
+  // so a caller that runs progress itself only needs to look (under the engine lock: the
+  // progress thread may be completing it).
   detail::EngineGuard guard;
-  if (s->done()) return true;
-  s->runner_->step(s);
   return s->done();
 }
 

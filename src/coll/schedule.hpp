@@ -155,6 +155,7 @@ class Runner final : public detail::ProgressHook {
   // its handle was dropped. True if anything moved.
   bool step(Schedule* s);
   bool progress() override;
+  bool busy() const override { return head_ != nullptr; }
 
  private:
   explicit Runner(detail::Engine* e) : engine_(e) {}
@@ -164,6 +165,7 @@ class Runner final : public detail::ProgressHook {
   detail::Engine* engine_;
   Schedule* head_ = nullptr;
   bool hooked_ = false;
+  uint32_t idle_passes_ = 0;  // progress passes with no active schedule (unhook after many)
   std::vector<std::unique_ptr<Schedule>> free_;
 };
 

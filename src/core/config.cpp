@@ -37,7 +37,7 @@ constexpr ConfigKey kTable[] = {
      "auto|cma|pipeline"},
     {"SHM_CMA_THRESHOLD", T::size, "32K",
      "message size (bytes) from which SHM_RNDV=auto uses CMA instead of the pipeline"},
-    {"SHM_PIPE_CHUNK", T::size, "32K", "bytes per pipelined fragment / shared bulk slot"},
+    {"SHM_PIPE_CHUNK", T::size, "8K", "bytes per pipelined fragment / shared bulk slot"},
     {"SHM_PIPE_SLOTS", T::integer, "16", "bulk slots (count) per ordered pair of local ranks"},
     {"SPIN_TIME", T::duration, "50us",
      "how long a blocked wait polls before it starts to yield and sleep"},

@@ -46,6 +46,9 @@ class ProgressThread;
 class ProgressHook {
  public:
   virtual bool progress() = 0;
+  // Whether it has work in flight (a hook may stay registered while idle); the progress
+  // thread parks only when no hook is busy.
+  virtual bool busy() const { return true; }
 
  protected:
   ~ProgressHook() = default;

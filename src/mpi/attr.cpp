@@ -1,5 +1,6 @@
 // Attribute caching on communicators: user keyvals with copy and delete callbacks, and the
 // predefined attributes of MPI_COMM_WORLD (MPI_TAG_UB, ...).
+#include <algorithm>
 #include <map>
 
 #include "mpi/mpi_internal.hpp"
@@ -135,12 +136,19 @@ int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
 int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_delete_attr")) return rc;
-  for (auto it = comm->attrs.begin(); it != comm->attrs.end(); ++it) {
-    if (it->first != keyval) continue;
-    void* value = it->second;
-    comm->attrs.erase(it);
-    if (int rc = delete_one(comm, keyval, value))
-      return raise(comm, rc, "MPI_Comm_delete_attr", "delete callback failed");
+  auto find = [&] {
+    return std::find_if(comm->attrs.begin(), comm->attrs.end(),
+                        [&](const auto& a) { return a.first == keyval; });
+  };
+  if (auto it = find(); it != comm->attrs.end()) {
+    // The callback runs first: when it fails, the call fails and the attribute stays
+    // (MPI-3.1 §6.7.2), so a later dup still sees it.
+    auto kv = g_keyvals.find(keyval);
+    if (kv != g_keyvals.end() && kv->second.del)
+      if (int rc = kv->second.del(comm, keyval, it->second, kv->second.extra))
+        return raise(comm, rc, "MPI_Comm_delete_attr", "delete callback failed");
+    if (it = find(); it != comm->attrs.end()) comm->attrs.erase(it);  // callback may recurse
+    keyval_release(keyval);
     return MPI_SUCCESS;
   }
   return raisef(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "no attribute for keyval %d", keyval);

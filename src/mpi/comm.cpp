@@ -240,6 +240,7 @@ class IdupOp final : public AsyncOp {
   int error() const override {
     return agreement_->error() != MPI_SUCCESS ? agreement_->error() : copy_error_;
   }
+  bool needs_background_progress() const override { return true; }
 
  private:
   int copy_error_ = MPI_SUCCESS;

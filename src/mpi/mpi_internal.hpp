@@ -73,6 +73,10 @@ class AsyncOp {
   virtual bool test() = 0;
   // Error class once complete (MPI_SUCCESS when it worked).
   virtual int error() const { return MPI_SUCCESS; }
+  // True for operations that advance only when tested (not through an engine progress
+  // hook): the MPI layer then tests them on every progress pass, so waiting on one request
+  // still advances the others a peer may be waiting for (MPI-3.1 §3.7.4 progress rule).
+  virtual bool needs_background_progress() const { return false; }
 };
 
 enum class SendMode : uint8_t { standard, sync, ready, buffered };

@@ -39,6 +39,21 @@ void delete_request(MPI_Request r);
 
 // Requests the user freed while active: polled until complete, then deleted.
 std::vector<MPI_Request> g_detached;
+// Active requests whose operation advances only when tested (AsyncOp::
+// needs_background_progress), tested on every progress pass.
+std::vector<MPI_Request> g_background;
+bool g_in_background = false;  // a callback inside a background test re-entered progress()
+
+bool progress_background() {
+  if (g_in_background) return false;
+  g_in_background = true;
+  bool any = false;
+  // request_poll removes completed ones from g_background: iterate over a copy.
+  const std::vector<MPI_Request> pending = g_background;
+  for (MPI_Request r : pending) any |= request_poll(r);
+  g_in_background = false;
+  return any;
+}
 
 bool reap_bsends() {
   bool any = false;
@@ -403,6 +418,7 @@ bool progress() {
   bool any = engine().progress();
   if (!g_bsend.segments.empty()) any |= reap_bsends();
   if (!g_detached.empty()) any |= reap_detached();
+  if (!g_background.empty()) any |= progress_background();
   return any;
 }
 
@@ -448,6 +464,7 @@ bool request_poll(MPI_Request r) {
   if (r->done) return true;
   if (r->kind == sluice_request_s::Kind::async) {
     if (!r->op->test()) return false;
+    if (r->op->needs_background_progress()) std::erase(g_background, r);
     set_empty_status(&r->status);
     r->status.MPI_ERROR = r->op->error();
     r->done = true;
@@ -478,6 +495,7 @@ MPI_Request make_async_request(MPI_Comm comm, std::unique_ptr<AsyncOp> op) {
   r->comm = comm;
   r->op = std::move(op);
   r->active = true;
+  if (r->op->needs_background_progress()) g_background.push_back(r);
   return r;
 }
 
@@ -806,9 +824,12 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitall")) return rc;
   block_until([&] {
+    // Poll every request each pass, not up to the first pending one: an operation that
+    // advances when tested must not starve behind another (two overlapping Comm_idup).
+    bool all = true;
     for (int i = 0; i < count; ++i)
-      if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) return false;
-    return true;
+      if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) all = false;
+    return all;
   });
   int first_error = MPI_SUCCESS, first_index = -1;
   MPI_Comm comm = nullptr;
@@ -836,9 +857,10 @@ int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[])
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Testall")) return rc;
   auto all_done = [&] {
+    bool all = true;
     for (int i = 0; i < count; ++i)
-      if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) return false;
-    return true;
+      if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) all = false;
+    return all;
   };
   if (!all_done()) {
     progress();

@@ -43,7 +43,9 @@ class Backoff {
     if (phase_ == Phase::spin) {
       // No PAUSE per poll: it costs ~140 cycles on Skylake and, under KVM, a long PAUSE
       // loop triggers pause-loop exits that deschedule the vCPU.
-      if ((calls_ & 63) != 0) return;
+      // A zero spin time (ranks outnumber cores) goes straight to yielding: even the 64
+      // polls between clock reads cost a few µs the descheduled peer needs.
+      if (spin_ns_ != 0 && (calls_ & 63) != 0) return;
       uint64_t now = now_ns();
       if (start_ == 0) start_ = now;
       if (now - start_ < spin_ns_) return;

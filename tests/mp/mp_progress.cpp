@@ -65,6 +65,8 @@ int main() {
   const int rank = s.rank(), size = s.size();
   detail::Engine* e = detail::current_engine();
   CHECK(e->progress_thread() != nullptr, "no progress thread (run with SLUICE_PROGRESS_THREAD=on)");
+  CHECK(e->p2p().thresholds().rndv == proto::Thresholds::RndvMode::pipeline,
+        "run with SLUICE_SHM_RNDV=pipeline (a CMA get may complete inside irecv itself)");
 
   // 1. Rendezvous: rank 2k sends 4 MiB to rank 2k+1.
   const int peer = rank % 2 == 0 ? rank + 1 : rank - 1;

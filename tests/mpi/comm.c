@@ -313,7 +313,10 @@ static void concurrent_idup(void) {
     MPI_Comm_idup(c2, &n2, &reqs[1]);
     MPI_Comm_idup(c1, &n1, &reqs[0]);
   }
-  MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+  /* Even ranks wait for c2's copy first, odd ranks for c1's: each waits on an operation
+   * the other side only advances if waiting on one request progresses the others. */
+  MPI_Wait(&reqs[rank % 2 == 0 ? 1 : 0], MPI_STATUS_IGNORE);
+  MPI_Wait(&reqs[rank % 2 == 0 ? 0 : 1], MPI_STATUS_IGNORE);
   const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   int a = 100 + rank, b = 200 + rank, got_a = -1, got_b = -1;
   MPI_Request r[4];

@@ -28,6 +28,16 @@ static int self_delete(MPI_Comm comm, int keyval, void* value, void* extra) {
 
 /* User attributes: set/get, copied by dup with MPI_COMM_DUP_FN, not with
  * MPI_COMM_NULL_COPY_FN, deleted on free with the callback. */
+static int bomb_delete_ok;
+static int bomb_copy(MPI_Comm c, int k, void* extra, void* in, void* out, int* flag) {
+  (void)c, (void)k, (void)extra, (void)in, (void)out, (void)flag;
+  return MPI_ERR_OTHER;
+}
+static int bomb_delete(MPI_Comm c, int k, void* value, void* extra) {
+  (void)c, (void)k, (void)value, (void)extra;
+  return bomb_delete_ok ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
 static void attributes(void) {
   int copied_key, private_key, sum = 0, flag = -1;
   MPI_Comm_create_keyval(MPI_COMM_DUP_FN, count_delete, &copied_key, &sum);
@@ -56,6 +66,27 @@ static void attributes(void) {
   MPI_Comm_free(&a);
   CHECK(deletes == 2, "free after delete_attr called the callback again");
   MPI_Comm_free_keyval(&copied_key);
+
+  /* Failing callbacks: a delete that fails keeps the attribute, a copy that fails fails
+   * the dup with the callback's error and no new communicator. */
+  int bomb_key;
+  bomb_delete_ok = 0;
+  MPI_Comm_create_keyval(bomb_copy, bomb_delete, &bomb_key, NULL);
+  MPI_Comm c, d = MPI_COMM_WORLD;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  MPI_Comm_set_attr(c, bomb_key, &v1);
+  int err = MPI_Comm_delete_attr(c, bomb_key);
+  CHECK(err != MPI_SUCCESS, "a failing delete callback must fail delete_attr");
+  MPI_Comm_get_attr(c, bomb_key, &got, &flag);
+  CHECK(flag && got == &v1, "the attribute must survive a failed delete");
+  err = MPI_Comm_dup(c, &d);
+  int cls = -1;
+  MPI_Error_class(err, &cls);
+  CHECK(cls == MPI_ERR_OTHER && d == MPI_COMM_NULL, "dup with a failing copy: class %d", cls);
+  bomb_delete_ok = 1;
+  MPI_Comm_free(&c);
+  MPI_Comm_free_keyval(&bomb_key);
 
   int self_key;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_key, NULL);
