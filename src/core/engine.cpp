@@ -469,8 +469,7 @@ void Engine::wake_parked_thread() {
 
 void EngineLock::ring(std::atomic<uint32_t>* bell) {
   bell->fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(bell), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
-          0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(bell), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 void Engine::thread_sleep(uint64_t ns) {
