@@ -467,6 +467,12 @@ void Engine::wake_parked_thread() {
   engine_lock().ring_on_unlock(&work_bell_);
 }
 
+void Engine::keep_parked_if_idle() {
+  if (needs_progress()) return;
+  engine_lock().cancel_ring();
+  thread_parked_ = true;
+}
+
 void EngineLock::ring(std::atomic<uint32_t>* bell) {
   bell->fetch_add(1, std::memory_order_release);
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(bell), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
@@ -503,6 +509,7 @@ Errc Engine::wait(RequestImpl* r, Status* st) {
   if (st) *st = r->status;
   Errc e = r->status.error;
   pool_.put(r);
+  drop_needless_ring();
   return e;
 }
 
@@ -511,6 +518,7 @@ bool Engine::test(RequestImpl* r, Status* st) {
   if (r->state != RequestState::complete) return false;
   if (st) *st = r->status;
   pool_.put(r);
+  drop_needless_ring();
   return true;
 }
 

@@ -126,6 +126,13 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
       wake_parked_thread();
   }
   void wake_parked_thread();
+  // A blocking call finished the work that unparked the thread: leave it parked (saves a
+  // wake-up and a context switch per blocking call, e.g. per ping-pong message).
+  void drop_needless_ring() {
+    if (engine_lock().ring_pending()) [[unlikely]]
+      keep_parked_if_idle();
+  }
+  void keep_parked_if_idle();
   void start_progress_thread(int local_ranks);
 
   Config config_;

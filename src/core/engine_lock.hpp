@@ -55,6 +55,8 @@ class EngineLock {
   // The owner posted work for a parked progress thread: wake it when the lock is released,
   // not now (it would only find the lock taken).
   void ring_on_unlock(std::atomic<uint32_t>* bell) { ring_ = bell; }
+  bool ring_pending() const { return ring_ != nullptr; }
+  void cancel_ring() { ring_ = nullptr; }
   static void ring(std::atomic<uint32_t>* bell);
   // Drops every level this thread holds (a blocking wait letting others in); returns how
   // many, for relock().
