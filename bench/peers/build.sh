@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the peer ping-pong benchmark with Debian's Open MPI and MPICH:
+# Builds the peer benchmarks with Debian's Open MPI and MPICH:
 #   build-peers/mpi_pingpong.openmpi   (mpicc.openmpi)
 #   build-peers/mpi_pingpong.mpich     (mpicc.mpich)
-#   build-peers/mpi_pingpong.sluice    (Sluice's build/bin/mpicc, when built)
+#   build-peers/mpi_nbc_overlap.{openmpi,mpich}
+#   build-peers/mpi_pingpong.sluice, mpi_coll.sluice, mpi_nbc_overlap.sluice
+#                                      (Sluice's $BUILD/bin/mpicc, default build/, when built)
 # Installs the Debian MPI packages first if a compiler wrapper is missing.
 # Usage: bench/peers/build.sh [OUTDIR]      (default: <repo>/build-peers)
 set -euo pipefail
@@ -28,15 +30,19 @@ for impl in openmpi mpich; do
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_pingpong.$impl" \
     "$here/mpi_pingpong.c" -lm
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_coll.$impl" "$here/mpi_coll.c"
-  echo "built $out/mpi_pingpong.$impl $out/mpi_coll.$impl"
+  "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_nbc_overlap.$impl" \
+    "$here/mpi_nbc_overlap.c" -lm
+  echo "built $out/mpi_pingpong.$impl $out/mpi_coll.$impl $out/mpi_nbc_overlap.$impl"
 done
-# The same source through Sluice's own wrapper (MPI-level figures for Sluice).
+# The same sources through Sluice's own wrapper (MPI-level figures for Sluice).
 sluice_build="${BUILD:-$repo/build}"
 if [ -x "$sluice_build/bin/mpicc" ]; then
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_pingpong.sluice" \
     "$here/mpi_pingpong.c" -lm
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_coll.sluice" "$here/mpi_coll.c"
-  echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice"
+  "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_nbc_overlap.sluice" \
+    "$here/mpi_nbc_overlap.c" -lm
+  echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice $out/mpi_nbc_overlap.sluice"
 fi
 cc -O2 -std=c11 -Wall -Wextra -o "$out/copy_ceiling" "$here/copy_ceiling.c"
 echo "built $out/copy_ceiling"

@@ -307,6 +307,7 @@ bool Runner::progress() {
 // ---- public handle functions --------------------------------------------------------------
 
 bool test(Schedule* s) {
+  detail::EngineGuard guard;
   if (s->done()) return true;
   Runner& rn = *s->runner_;
   rn.step(s);
@@ -317,11 +318,14 @@ bool test(Schedule* s) {
 
 bool poll(Schedule* s) {
   // Every engine progress pass steps the active schedules (the Runner is a progress hook),
-  // so a caller that runs progress itself only needs to look.
+  // so a caller that runs progress itself only needs to look (under the engine lock: the
+  // progress thread may be completing it).
+  detail::EngineGuard guard;
   return s->done();
 }
 
 void wait(Schedule* s) {
+  detail::EngineGuard guard;
   if (s->done()) return;
   Runner& rn = *s->runner_;
   rn.step(s);
@@ -341,6 +345,7 @@ Errc error(const Schedule* s) {
 }
 
 void on_complete(Schedule* s, void (*fn)(void*, Errc), void* arg) {
+  detail::EngineGuard guard;
   if (s->done()) {
     fn(arg, s->error_);
     return;
@@ -350,6 +355,7 @@ void on_complete(Schedule* s, void (*fn)(void*, Errc), void* arg) {
 }
 
 void release(Schedule* s) {
+  detail::EngineGuard guard;
   if (s->done())
     s->runner_->retire(s);
   else
@@ -357,6 +363,7 @@ void release(Schedule* s) {
 }
 
 Errc finish(Schedule* s) {
+  detail::EngineGuard guard;
   wait(s);
   Errc e = s->error();
   release(s);

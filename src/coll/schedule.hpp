@@ -128,6 +128,7 @@ class Builder {
   Schedule* start();
 
  private:
+  detail::EngineGuard guard_;  // building posts to the engine: hold off its progress thread
   Runner* rn_;
   Schedule* s_;
   bool reused_ = false;
@@ -154,6 +155,7 @@ class Runner final : public detail::ProgressHook {
   // its handle was dropped. True if anything moved.
   bool step(Schedule* s);
   bool progress() override;
+  bool busy() const override { return head_ != nullptr; }
 
  private:
   explicit Runner(detail::Engine* e) : engine_(e) {}

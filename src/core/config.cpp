@@ -79,6 +79,19 @@ constexpr ConfigKey kTable[] = {
      "reliability layer (udp): how long an ack waits for reverse traffic to ride on"},
     {"REL_PEER_TIMEOUT", T::duration, "30s",
      "reliability layer (udp): a peer that acknowledges nothing this long is declared dead"},
+    {"PROGRESS_THREAD", T::choice, "off",
+     "a thread per rank that progresses communication while the application computes; auto = "
+     "on when a core is free for it (per sluicerun's placement, else fewer ranks than CPUs)",
+     "off|on|auto"},
+    {"PROGRESS_CPUS", T::string, "",
+     "CPUs (OS indices, e.g. 1 or 2-3) the progress thread is bound to; sluicerun --bind "
+     "numa|bind sets it; empty: not bound"},
+    {"PROGRESS_SPIN", T::duration, "20us",
+     "how long an idle progress thread polls before it sleeps in the driver's doorbell (0 "
+     "when it shares a CPU with its rank, unless set)"},
+    {"REPORT_BINDINGS", T::boolean, "0",
+     "each rank prints the CPUs it and its progress thread run on, at init (sluicerun "
+     "--report-bindings)"},
 };
 
 constexpr std::string_view kPrefix = "SLUICE_";

@@ -1,5 +1,8 @@
 #include "core/engine.hpp"
 
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +15,7 @@
 
 #include "drivers/fault/fault_driver.hpp"
 #include "drivers/net/net.hpp"
+#include "core/progress/progress_thread.hpp"
 #include "drivers/self/self_driver.hpp"
 #include "drivers/shm/shm_driver.hpp"
 #include "drivers/tcp/tcp_driver.hpp"
@@ -178,6 +182,46 @@ Engine::Engine() {
     if (!p2p_->route(r))
       fail("no driver reaches rank " + std::to_string(r) +
            " (SLUICE_DRIVERS=" + config_.get_string("DRIVERS") + ")");
+  start_progress_thread(static_cast<int>(local.size()));
+}
+
+void Engine::start_progress_thread(int local_ranks) {
+  const std::string mode = config_.get_string("PROGRESS_THREAD");
+  std::vector<unsigned> cpus;
+  const std::string cpu_text = config_.get_string("PROGRESS_CPUS");
+  if (!cpu_text.empty() && !parse_cpu_list(cpu_text, cpus))
+    util::log(util::LogLevel::warn,
+              "SLUICE_PROGRESS_CPUS='%s' is not a CPU list (e.g. 1 or 2-3,6); thread not bound",
+              cpu_text.c_str());
+  const std::vector<unsigned> mine = current_thread_cpus();
+  bool on = mode == "on";
+  if (mode == "auto") {
+    // A free core for the thread: the launcher's placement gave it CPUs other than the
+    // rank's; without a placement, fewer local ranks than CPUs.
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    on = !cpus.empty() ? cpus != mine : local_ranks < ncpu;
+  }
+  if (on) {
+    // Sharing a CPU with the rank (or with anyone, on an oversubscribed host), every
+    // nanosecond the thread spins is taken from the application's computation: it sleeps at
+    // once and relies on the doorbell. On a CPU of its own a short spin costs nothing.
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    bool shares = 2L * local_ranks > ncpu || (cpus.empty() && mine.size() == 1);
+    for (unsigned c : cpus) shares |= std::find(mine.begin(), mine.end(), c) != mine.end();
+    const auto spin = static_cast<uint64_t>(config_.get_seconds("PROGRESS_SPIN") * 1e9);
+    engine_lock().enable(true);
+    progress_thread_ = std::make_unique<ProgressThread>(*this, cpus,
+                                                        config_.is_set("PROGRESS_SPIN") ? spin
+                                                        : shares                        ? 0
+                                                                                        : spin,
+                                                        max_sleep_ns_, shares);
+  }
+  if (config_.get_bool("REPORT_BINDINGS")) {
+    // Read back from the kernel: what runs where, not what was planned.
+    std::printf("rank %d: cpus %s | progress thread: %s\n", rank_, cpu_list_text(mine).c_str(),
+                progress_thread_ ? ("cpus " + progress_thread_->cpus_text()).c_str() : "off");
+    std::fflush(stdout);
+  }
 }
 
 void Engine::open_network(bool need_tcp, bool need_udp) {
@@ -402,6 +446,13 @@ Engine::~Engine() {
 }
 
 void Engine::finalize() {
+  // The application finishes alone: stop the thread first (it never waits for the lock,
+  // so joining it while the caller holds the lock is safe).
+  if (progress_thread_) {
+    if (print_stats_) std::fprintf(stderr, "%s", progress_thread_->stats_text().c_str());
+    progress_thread_.reset();
+    engine_lock().enable(false);
+  }
   // Sends the user detached must still reach their peers; then agree that everyone is
   // done before the segments go away.
   auto bo = make_backoff();
@@ -456,6 +507,7 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
   t.len = buf.size();
   ++active_sends_;
   p2p_->start_send(t);
+  note_work();
   return r;
 }
 
@@ -498,6 +550,8 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
   t.role = proto::Transfer::Role::recv;
   t.buf = buf.data();
   t.len = buf.size();
+  ++active_recvs_;
+  note_work();
   if (!unexpected_.empty()) {
     if (MatchEntry* e = unexpected_.take(ctx, src, tag)) {
       UnexpectedMsg* u = take_stored(e);
@@ -577,6 +631,7 @@ RequestImpl* Engine::failed_request(Errc err) {
   // the error surfaces at wait/test like any other.
   RequestImpl* r = pool_.get();
   r->xfer.role = proto::Transfer::Role::recv;
+  ++active_recvs_;
   complete_request(r, err);
   return r;
 }
@@ -587,7 +642,11 @@ void Engine::transfer_complete(proto::Transfer& t, Errc err) {
 }
 
 void Engine::complete_request(RequestImpl* r, Errc err) {
-  if (r->xfer.role == proto::Transfer::Role::send) --active_sends_;
+  if (r->xfer.role == proto::Transfer::Role::send)
+    --active_sends_;
+  else
+    --active_recvs_;
+  stats_.thread_completions += in_thread_pass_;
   r->status.error = err;
   r->state = RequestState::complete;
   if (r->detached) pool_.put(r);
@@ -617,6 +676,8 @@ UnexpectedMsg* Engine::mprobe(int src, int tag, uint32_t ctx, Status* st) {
 RequestImpl* Engine::mrecv(UnexpectedMsg* u, std::span<std::byte> buf) {
   RequestImpl* r = pool_.get();
   r->xfer.role = proto::Transfer::Role::recv;
+  ++active_recvs_;
+  note_work();
   r->xfer.buf = buf.data();
   r->xfer.len = buf.size();
   r->status.source = u->info.src;
@@ -634,6 +695,42 @@ void Engine::sleep_for(uint64_t ns) {
   // we went to sleep (the peer only rings sleepers): keep such sleeps short.
   if (p2p_->has_outbound()) ns = std::min<uint64_t>(ns, 50000);
   if (rel_) ns = std::min<uint64_t>(ns, rel_->next_timer_ns());  // don't sleep past an RTO
+  if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) return;
+  timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
+  nanosleep(&ts, nullptr);
+}
+
+bool Engine::needs_progress() const {
+  if (active_sends_ > 0 || active_recvs_ > 0 || p2p_->has_outbound()) return true;
+  for (const ProgressHook* h : hooks_)
+    if (h->busy()) return true;
+  return false;
+}
+
+bool Engine::park_if_idle(uint32_t& bell) {
+  if (needs_progress()) return false;
+  bell = work_bell_.load(std::memory_order_acquire);
+  thread_parked_ = true;
+  return true;
+}
+
+void Engine::wake_parked_thread() {
+  thread_parked_ = false;
+  engine_lock().ring_on_unlock(&work_bell_);
+}
+
+void Engine::keep_parked_if_idle() {
+  if (needs_progress()) return;
+  engine_lock().cancel_ring();
+  thread_parked_ = true;
+}
+
+void EngineLock::ring(std::atomic<uint32_t>* bell) {
+  bell->fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(bell), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+void Engine::thread_sleep(uint64_t ns) {
   if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) return;
   timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
   nanosleep(&ts, nullptr);
@@ -670,6 +767,7 @@ Errc Engine::wait(RequestImpl* r, Status* st) {
   if (st) *st = r->status;
   Errc e = r->status.error;
   pool_.put(r);
+  drop_needless_ring();
   return e;
 }
 
@@ -678,6 +776,7 @@ bool Engine::test(RequestImpl* r, Status* st) {
   if (r->state != RequestState::complete) return false;
   if (st) *st = r->status;
   pool_.put(r);
+  drop_needless_ring();
   return true;
 }
 
@@ -761,6 +860,9 @@ std::string Engine::stats_report() const {
   o << "  matching: " << stats_.expected << " expected, " << stats_.unexpected
     << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated " << ps.truncated
     << "\n";
+  if (progress_thread_)
+    o << "  progress thread: cpus " << progress_thread_->cpus_text() << ", completed "
+      << stats_.thread_completions << " requests\n";
   return o.str();
 }
 

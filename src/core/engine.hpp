@@ -9,6 +9,7 @@
 
 #include "boot/boot.hpp"
 #include "core/config.hpp"
+#include "core/engine_lock.hpp"
 #include "core/matching.hpp"
 #include "core/request.hpp"
 #include "drivers/driver.hpp"
@@ -41,13 +42,19 @@ struct EngineStats {
   uint64_t expected = 0;        // ... that found one
   uint64_t max_unexpected = 0;  // high-water mark of the unexpected queue
   uint64_t polls = 0;
+  uint64_t thread_completions = 0;  // requests completed during a progress-thread pass
 };
+
+class ProgressThread;
 
 // Work the engine advances on every progress pass besides the drivers (collective
 // schedules, later RMA epochs). progress() returns true if it moved anything.
 class ProgressHook {
  public:
   virtual bool progress() = 0;
+  // Whether it has work in flight (a hook may stay registered while idle); the progress
+  // thread parks only when no hook is busy.
+  virtual bool busy() const { return true; }
 
  protected:
   ~ProgressHook() = default;
@@ -87,7 +94,10 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // util::Sleeper: block in the driver that can (shm doorbell), else sleep.
   void sleep_for(uint64_t ns) override;
 
-  void add_progress_hook(ProgressHook* h) { hooks_.push_back(h); }
+  void add_progress_hook(ProgressHook* h) {
+    hooks_.push_back(h);
+    note_work();
+  }
   void remove_progress_hook(ProgressHook* h) { std::erase(hooks_, h); }
 
   std::string_view driver_name(int peer) const;
@@ -98,6 +108,18 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   const Config& config() const { return config_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }
 
+  // Progress thread support (core/progress). The thread runs progress() under the engine
+  // lock; park_if_idle() (under the lock) tells it whether anything is in flight and, if
+  // not, marks it parked: the next post of work rings work_bell().
+  bool needs_progress() const;
+  bool park_if_idle(uint32_t& bell);
+  std::atomic<uint32_t>& work_bell() { return work_bell_; }
+  void set_in_thread_pass(bool on) { in_thread_pass_ = on; }
+  // The doorbell sleep for the thread: reads no engine state (it runs without the lock).
+  void thread_sleep(uint64_t ns);
+  const ProgressThread* progress_thread() const { return progress_thread_.get(); }
+  const EngineStats& stats() const { return stats_; }
+
   // proto::Upcalls
   void on_incoming(const proto::Incoming& msg) override;
   void transfer_complete(proto::Transfer& t, Errc err) override;
@@ -107,6 +129,20 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   Errc check_peer(int peer, bool allow_any) const;
   static Errc check_tag(int tag, bool allow_any);
   void complete_request(RequestImpl* r, Errc err);
+  // Work that needs progress was posted: wake a parked progress thread. One load when off.
+  void note_work() {
+    if (thread_parked_) [[unlikely]]
+      wake_parked_thread();
+  }
+  void wake_parked_thread();
+  // A blocking call finished the work that unparked the thread: leave it parked (saves a
+  // wake-up and a context switch per blocking call, e.g. per ping-pong message).
+  void drop_needless_ring() {
+    if (engine_lock().ring_pending()) [[unlikely]]
+      keep_parked_if_idle();
+  }
+  void keep_parked_if_idle();
+  void start_progress_thread(int local_ranks);
 
   Config config_;
   std::unique_ptr<BootClient> boot_;
@@ -128,6 +164,11 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   int64_t active_sends_ = 0;  // sends not yet complete (finalize drains them)
   UnexpectedMsg* unexpected_list_ = nullptr;
   std::vector<ProgressHook*> hooks_;
+  int64_t active_recvs_ = 0;  // receives not yet complete (the progress thread parks at 0)
+  bool thread_parked_ = false;
+  bool in_thread_pass_ = false;
+  std::atomic<uint32_t> work_bell_{0};
+  std::unique_ptr<ProgressThread> progress_thread_;
   UnexpectedMsg* take_stored(MatchEntry* e);
   UnexpectedMsg* new_unexpected();
   void recycle(UnexpectedMsg* u);

@@ -9,15 +9,21 @@ namespace sluice {
 namespace {
 // The one Context of the process (Request handles reach it through here).
 detail::Engine* the_engine = nullptr;
+// Serializes the engine against its progress thread (a no-op while the thread is off).
+detail::EngineLock the_lock;
 }  // namespace
 
 namespace detail {
 Engine* current_engine() {
   return the_engine;
 }
+EngineLock& engine_lock() {
+  return the_lock;
+}
 }  // namespace detail
 
 Request& Request::operator=(Request&& o) noexcept {
+  detail::EngineGuard guard;
   if (this != &o) {
     if (impl_ && the_engine) the_engine->release(impl_);
     impl_ = o.impl_;
@@ -27,6 +33,7 @@ Request& Request::operator=(Request&& o) noexcept {
 }
 
 Request::~Request() {
+  detail::EngineGuard guard;
   if (impl_ && the_engine) the_engine->release(impl_);
 }
 
@@ -49,25 +56,30 @@ int Session::size() const {
 }
 
 Request Session::isend(std::span<const std::byte> buf, int dest, int tag, ContextId ctx) {
+  detail::EngineGuard guard;
   Errc err;
   return Request(engine_->isend(buf, dest, tag, ctx, false, err));
 }
 
 Request Session::issend(std::span<const std::byte> buf, int dest, int tag, ContextId ctx) {
+  detail::EngineGuard guard;
   Errc err;
   return Request(engine_->isend(buf, dest, tag, ctx, true, err));
 }
 
 Request Session::irecv(std::span<std::byte> buf, int source, int tag, ContextId ctx) {
+  detail::EngineGuard guard;
   Errc err;
   return Request(engine_->irecv(buf, source, tag, ctx, err));
 }
 
 Errc Session::send(std::span<const std::byte> buf, int dest, int tag, ContextId ctx) {
+  detail::EngineGuard guard;
   return engine_->send(buf, dest, tag, ctx);
 }
 
 Errc Session::recv(std::span<std::byte> buf, int source, int tag, Status* status, ContextId ctx) {
+  detail::EngineGuard guard;
   Errc err;
   detail::RequestImpl* r = engine_->irecv(buf, source, tag, ctx, err);
   if (!r) return err;
@@ -75,10 +87,12 @@ Errc Session::recv(std::span<std::byte> buf, int source, int tag, Status* status
 }
 
 bool Session::iprobe(int source, int tag, Status* status, ContextId ctx) {
+  detail::EngineGuard guard;
   return engine_->iprobe(source, tag, ctx, status);
 }
 
 Errc Session::probe(int source, int tag, Status* status, ContextId ctx) {
+  detail::EngineGuard guard;
   if ((source != any_source && (source < 0 || source >= size())) || (tag != any_tag && tag < 0))
     return Errc::invalid_argument;
   auto bo = engine_->make_backoff();
@@ -87,6 +101,7 @@ Errc Session::probe(int source, int tag, Status* status, ContextId ctx) {
 }
 
 Errc Session::wait(Request& req, Status* status) {
+  detail::EngineGuard guard;
   if (!req.impl_) return Errc::invalid_argument;
   Errc e = engine_->wait(req.impl_, status);
   req.impl_ = nullptr;
@@ -94,6 +109,7 @@ Errc Session::wait(Request& req, Status* status) {
 }
 
 bool Session::test(Request& req, Status* status) {
+  detail::EngineGuard guard;
   if (!req.impl_) return false;
   if (!engine_->test(req.impl_, status)) return false;
   req.impl_ = nullptr;
@@ -101,6 +117,7 @@ bool Session::test(Request& req, Status* status) {
 }
 
 Errc Session::waitall(std::span<Request> reqs, std::span<Status> statuses) {
+  detail::EngineGuard guard;
   Errc first = Errc::ok;
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     Status st;
@@ -112,6 +129,7 @@ Errc Session::waitall(std::span<Request> reqs, std::span<Status> statuses) {
 }
 
 int Session::waitany(std::span<Request> reqs, Status* status) {
+  detail::EngineGuard guard;
   bool any_valid = false;
   for (auto& r : reqs) any_valid |= r.valid();
   if (!any_valid) return -1;
@@ -131,19 +149,23 @@ int Session::waitany(std::span<Request> reqs, Status* status) {
 }
 
 bool Session::cancel(Request& req) {
+  detail::EngineGuard guard;
   return req.impl_ && engine_->cancel(req.impl_);
 }
 
 Errc Session::barrier() {
+  detail::EngineGuard guard;
   return engine_->barrier();
 }
 void Session::progress() {
+  detail::EngineGuard guard;
   engine_->progress();
 }
 std::string_view Session::driver_name(int peer) const {
   return engine_->driver_name(peer);
 }
 std::string Session::stats_report() const {
+  detail::EngineGuard guard;
   return engine_->stats_report();
 }
 

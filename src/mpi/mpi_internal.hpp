@@ -154,12 +154,16 @@ extern bool g_threaded;  // MPI_THREAD_MULTIPLE was provided: calls take the big
 void big_lock();
 void big_unlock();
 // Held for the duration of an MPI call (re-entrant: MPI functions may call each other).
+// With a progress thread (SLUICE_PROGRESS_THREAD) it also holds the engine lock, taken
+// after the big lock (block_until drops both, engine lock first).
 class CallGuard {
  public:
   CallGuard() : locked_(g_threaded) {
     if (locked_) big_lock();
+    engine_locked_ = detail::engine_lock().lock();
   }
   ~CallGuard() {
+    detail::engine_lock().unlock(engine_locked_);
     if (locked_) big_unlock();
   }
   CallGuard(const CallGuard&) = delete;
@@ -167,6 +171,7 @@ class CallGuard {
 
  private:
   bool locked_;
+  bool engine_locked_;
 };
 #define SLUICE_MPI_CALL ::sluice::mpi::CallGuard sluice_mpi_call_guard_
 

@@ -448,6 +448,7 @@ void block_until_threaded(const std::function<bool()>& done) {
   while (!done()) {
     const bool moved = progress();
     const int depth = t_lock_depth;
+    const int engine_depth = detail::engine_lock().unlock_all();  // progress thread's lock
     for (int i = 0; i < depth; ++i) big_unlock();
     if (moved)
       bo.reset();
@@ -455,6 +456,7 @@ void block_until_threaded(const std::function<bool()>& done) {
       bo.pause();
     if (depth) std::this_thread::yield();
     for (int i = 0; i < depth; ++i) big_lock();
+    detail::engine_lock().relock(engine_depth);
   }
 }
 

@@ -75,6 +75,12 @@ class SpscRing {
   }
   // Cheap check whether the next cell is full (for polling many rings).
   bool ready() const { return seq(cell_at(head_)).load(std::memory_order_acquire) == head_ + 1; }
+  // The same from a thread other than the consumer (a progress thread about to sleep while
+  // the application polls): reads the published position, never the consumer's own.
+  bool ready_shared() const {
+    const uint64_t h = released_->load(std::memory_order_acquire);
+    return seq(cell_at(h)).load(std::memory_order_acquire) == h + 1;
+  }
   void release() {
     ++head_;
     released_->store(head_, std::memory_order_release);

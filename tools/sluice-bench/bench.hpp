@@ -20,6 +20,7 @@ struct Options {
   int reps = 0;   // bandwidth repetitions per size; 0 = adapt to the size
   int window = 64;
   std::string plot;  // PNG file to draw, empty = none
+  std::string ops;   // nbc-overlap: comma list of operations, empty = all
 };
 
 // One size of a ping-pong run. Times are half round trips in microseconds; bandwidths in
@@ -66,6 +67,7 @@ int run_pingpong(Session& session, const Options& options);
 // Every rank sends 0 bytes to every other in ring order; time, Session() time (init_us,
 // measured by main) and per-process memory. Any number of ranks >= 2.
 int run_allconn(Session& session, const Options& options, double init_us);
+int run_nbc_overlap(Session& session, const Options& options);
 
 // Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
 // empty on success.

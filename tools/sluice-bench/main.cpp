@@ -1,4 +1,5 @@
-// sluice-bench: Sluice's benchmarks, written against the public C++ API only.
+// sluice-bench: Sluice's benchmarks, written against the public C++ API (nbc-overlap also
+// uses the internal collective schedules, see nbc_overlap.cpp).
 //
 //   sluicerun -n 2 sluice-bench pingpong [--json] [--sizes 8,64K,1M] [--iters N]
 //                                        [--window W] [--plot FILE.png] [--no-progress]
@@ -36,6 +37,12 @@ constexpr Benchmark benchmarks[] = {
      }},
     {"allconn", "N ranks: each sends 0 B to every other in ring order; time and memory per process",
      sluice::bench::run_allconn},
+    {"nbc-overlap",
+     "IMB-NBC overlap of ibcast, igather, iscatter, ialltoall, iallreduce, isend/irecv with\n"
+     "              computation (t_pure, t_cpu, t_ovrl, overlap, ceiling) per size",
+     [](sluice::Session& s, const Options& o, double) {
+       return sluice::bench::run_nbc_overlap(s, o);
+     }},
 };
 
 std::string usage() {
@@ -54,6 +61,7 @@ std::string usage() {
        "  --reps N          bandwidth repetitions per size (default 100, fewer for large sizes)\n"
        "  --window W        messages in flight per bandwidth repetition (default 64)\n"
        "  --plot FILE.png   draw bandwidth against size with gnuplot\n"
+       "  --ops LIST        nbc-overlap: operations to run (default all)\n"
        "  --no-progress     no progress line on stderr (shown only when stderr is a terminal)\n"
        "  -h, --help        show this help\n";
   return u;
@@ -109,7 +117,7 @@ Parsed parse(int argc, char** argv) {
     } else if (name == "--no-progress") {
       flag(o.progress, false);
     } else if (name == "--sizes" || name == "--max-size" || name == "--iters" || name == "--reps" ||
-               name == "--window" || name == "--plot") {
+               name == "--window" || name == "--plot" || name == "--ops") {
       auto v = value();
       if (!v) {
         p.error = std::string(name) + " needs a value";
@@ -125,6 +133,8 @@ Parsed parse(int argc, char** argv) {
           p.error = "bad --max-size '" + std::string(*v) + "'";
         else
           o.max_size = *s;
+      } else if (name == "--ops") {
+        o.ops = std::string(*v);
       } else if (name == "--plot") {
         if (v->empty()) p.error = "--plot needs a file name";
         o.plot = std::string(*v);

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -31,6 +32,7 @@
 
 #include "boot/boot.hpp"
 #include "boot/boot_wire.hpp"
+#include "coll/placement.hpp"
 #include "output_forwarder.hpp"
 #include "posix.hpp"
 
@@ -336,6 +338,11 @@ class Launcher {
         bind_cpus_.clear();
     }
 
+    if (options_.bind == BindPolicy::numa || options_.bind == BindPolicy::scatter) {
+      bind_cpus_.clear();
+      if (!plan_placement(error)) return false;
+    }
+
     ranks_.reserve(options_.nranks);
     for (int r = 0; r < options_.nranks; ++r)
       ranks_.emplace_back(r, options_.tag_output ? "[" + std::to_string(r) + "] " : "");
@@ -400,6 +407,38 @@ class Launcher {
 
   void unwatch(int fd) { ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }
 
+  // Paper 004's placement (src/coll/placement.hpp) over the CPUs we may use: each rank's
+  // CPU set, applied between fork and exec, and its progress thread's CPUs, passed as
+  // SLUICE_PROGRESS_CPUS (the rank binds its thread itself).
+  bool plan_placement(std::string& error) {
+    try {
+      sluice::coll::Topology topology = sluice::coll::Topology::this_machine();
+      topology.restrict_to_process_binding();
+      const sluice::coll::Placement placement =
+          sluice::coll::place(topology, options_.nranks,
+                              options_.bind == BindPolicy::numa ? sluice::coll::Policy::numa
+                                                                : sluice::coll::Policy::bind);
+      for (int r = 0; r < options_.nranks; ++r) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (unsigned pu : topology.core_pus(placement.rank_core[r])) CPU_SET(pu, &set);
+        rank_cpu_sets_.push_back(set);
+        std::string text;
+        for (unsigned pu : topology.core_pus(placement.thread_core[r]))
+          text += (text.empty() ? "" : ",") + std::to_string(pu);
+        thread_cpus_.push_back(text);
+      }
+      if (options_.report_bindings)
+        std::fprintf(stderr, "sluicerun: placement %s (planned):\n%s",
+                     std::string(sluice::coll::policy_name(placement.policy)).c_str(),
+                     sluice::coll::describe(topology, placement).c_str());
+      return true;
+    } catch (const std::exception& e) {
+      error = std::string("--bind: cannot place the ranks: ") + e.what();
+      return false;
+    }
+  }
+
   // Every variable passes through except stale launcher variables, which are replaced.
   std::vector<std::string> environment_for(int rank) const {
     std::vector<std::string> env;
@@ -424,6 +463,14 @@ class Launcher {
       env.push_back("SLUICE_HOST_ID=" + options_.hosts[process.host].name);
     else if (const char* host_id = std::getenv("SLUICE_HOST_ID"))
       env.push_back(std::string("SLUICE_HOST_ID=") + host_id);  // the user's, kept
+    // Placement for the rank's progress thread, and the binding report; these replace the
+    // user's own values (getenv returns the first).
+    auto set_env = [&env](const std::string& name, const std::string& value) {
+      std::erase_if(env, [&](const std::string& e) { return e.starts_with(name + "="); });
+      env.push_back(name + "=" + value);
+    };
+    if (!thread_cpus_.empty()) set_env("SLUICE_PROGRESS_CPUS", thread_cpus_[rank]);
+    if (options_.report_bindings) set_env("SLUICE_REPORT_BINDINGS", "1");
     return env;
   }
 
@@ -508,6 +555,7 @@ class Launcher {
     // If the launcher dies (even by SIGKILL), its ranks must not live on.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != launcher_pid) ::_exit(startup_failure_status);
+    if (!rank_cpu_sets_.empty()) ::sched_setaffinity(0, sizeof(cpu_set_t), &rank_cpu_sets_[r]);
     if (!bind_cpus_.empty()) {
       cpu_set_t one_cpu;
       CPU_ZERO(&one_cpu);
@@ -965,6 +1013,8 @@ class Launcher {
   sigset_t original_signal_mask_{};
   struct sigaction original_sigpipe_action_ {};
   std::vector<int> bind_cpus_;  // CPUs ranks are bound to, round robin (empty: no binding)
+  std::vector<cpu_set_t> rank_cpu_sets_;  // --bind numa|bind: each rank's CPUs
+  std::vector<std::string> thread_cpus_;  // ... and its progress thread's (SLUICE_PROGRESS_CPUS)
 
   std::vector<RankProcess> ranks_;
   std::unordered_map<pid_t, int> pid_to_rank_;

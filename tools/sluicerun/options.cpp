@@ -64,8 +64,8 @@ bool parse_hosts(std::string_view text, std::vector<HostSlots>& hosts, std::stri
 }  // namespace
 
 std::string usage_text() {
-  return "usage: sluicerun -n N [--bind auto|none|core] [--tag-output] [--timeout S] [--] prog "
-         "[args...]\n"
+  return "usage: sluicerun -n N [--bind auto|none|core|numa|bind] [--report-bindings]\n"
+         "                 [--tag-output] [--timeout S] [--] prog [args...]\n"
          "       sluicerun --hosts H1[:SLOTS],H2[:SLOTS],... --launch 'CMD {host}' [-n N]\n"
          "                 [--boot-addr IP[:PORT]] [options] [--] prog [args...]\n"
          "  -n, -np N        number of ranks (with --hosts: default the total of the slots)\n"
@@ -77,6 +77,10 @@ std::string usage_text() {
          "                   (default: the first non-loopback IPv4 address, else 127.0.0.1)\n"
          "  --bind auto|none|core  bind rank r to core r % ncores (default auto: core when\n"
          "                   there are at least as many cores as ranks, else none)\n"
+         "  --bind numa      paper 004: ranks spread over the NUMA nodes, each progress thread\n"
+         "                   on a free core of its rank's node (its rank's core if none)\n"
+         "  --bind bind      ranks scattered over the host, progress threads on their rank's core\n"
+         "  --report-bindings  every rank prints the CPUs it and its progress thread run on\n"
          "  --tag-output     prefix every output line with [rank]\n"
          "  --timeout S      kill the job if it runs longer than S seconds (exit status 124)\n"
          "  -h, --help       show this help\n";
@@ -121,15 +125,19 @@ ParseResult parse_options(int argc, char** argv) {
                            ")");
       have_ranks = true;
     } else if (name == "--bind" || name == "--bind-to") {
-      if (!take_value(value)) return usage_error(name + " needs none or core");
-      if (value == "none") {
+      if (!take_value(value)) return usage_error(name + " needs auto, none, core, numa or bind");
+      if (value == "numa") {
+        options.bind = BindPolicy::numa;
+      } else if (value == "bind") {
+        options.bind = BindPolicy::scatter;
+      } else if (value == "none") {
         options.bind = BindPolicy::none;
       } else if (value == "auto") {
         options.bind = BindPolicy::automatic;
       } else if (value == "core") {
         options.bind = BindPolicy::core;
       } else {
-        return usage_error("bad binding '" + value + "' (auto, none or core)");
+        return usage_error("bad binding '" + value + "' (auto, none, core, numa or bind)");
       }
     } else if (name == "--hosts" || name == "--host" || name == "-H") {
       std::string problem;
@@ -143,6 +151,8 @@ ParseResult parse_options(int argc, char** argv) {
     } else if (name == "--boot-addr") {
       if (!take_value(value) || value.empty()) return usage_error("--boot-addr needs an address");
       options.boot_addr = value;
+    } else if (name == "--report-bindings") {
+      options.report_bindings = true;
     } else if (name == "--tag-output") {
       options.tag_output = true;
     } else if (name == "--timeout") {

@@ -8,7 +8,9 @@
 namespace sluicerun {
 
 // automatic: bind to cores when every rank gets one, otherwise leave placement to the kernel.
-enum class BindPolicy { automatic, none, core };
+// numa / scatter: paper 004's placements (src/coll/placement.hpp: policies numa and bind),
+// which also give each rank's progress thread its CPUs (SLUICE_PROGRESS_CPUS).
+enum class BindPolicy { automatic, none, core, numa, scatter };
 
 // A host of a multi-host job and how many ranks it takes per round of placement.
 struct HostSlots {
@@ -25,6 +27,7 @@ struct Options {
   std::string boot_addr;  // IP[:PORT] the bootstrap TCP listener binds (empty: derived)
   BindPolicy bind = BindPolicy::automatic;
   bool tag_output = false;
+  bool report_bindings = false;
   std::optional<double> timeout_seconds;
   std::string timeout_text;          // as the user wrote it, for messages
   std::vector<std::string> command;  // program and its arguments

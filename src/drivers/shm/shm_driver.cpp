@@ -287,7 +287,8 @@ void ShmDriver::wake_if_sleeping(SegmentHeader* peer) {
   // store buffer; block() bounds that with short, growing futex timeouts.
   if (peer->sleeping.load(std::memory_order_relaxed)) {
     peer->doorbell.fetch_add(1, std::memory_order_release);
-    futex(&peer->doorbell, FUTEX_WAKE, 1, nullptr);
+    // Every sleeper: the rank's thread and its progress thread may both be blocked here.
+    futex(&peer->doorbell, FUTEX_WAKE, INT32_MAX, nullptr);
     ++count_.wakeups;
   }
 }
@@ -295,7 +296,8 @@ void ShmDriver::wake_if_sleeping(SegmentHeader* peer) {
 bool ShmDriver::block(uint64_t timeout_ns) {
   auto* hdr = reinterpret_cast<SegmentHeader*>(own_.data());
   const uint32_t bell = hdr->doorbell.load(std::memory_order_acquire);
-  hdr->sleeping.store(1, std::memory_order_relaxed);
+  // A count, not a flag: with a progress thread two threads of the owner may sleep here.
+  hdr->sleeping.fetch_add(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // A sender that read `sleeping` as 0 just before our store has its packet at most in its
   // store buffer (wake_if_sleeping has no fence): it becomes visible within well under a
@@ -305,7 +307,8 @@ bool ShmDriver::block(uint64_t timeout_ns) {
   bool work = false;
   const uint64_t grace_end = util::now_ns() + 4000;
   for (uint32_t i = 0; !work; ++i) {
-    for (const Inbound& in : in_) work |= in.ring.ready();
+    // The published position: block() may run on the progress thread beside poll().
+    for (const Inbound& in : in_) work |= in.ring.ready_shared();
     if ((i & 15) == 15 && util::now_ns() > grace_end) break;
     util::cpu_relax();
   }
@@ -313,9 +316,9 @@ bool ShmDriver::block(uint64_t timeout_ns) {
     timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
                 static_cast<long>(timeout_ns % 1000000000u)};
     futex(&hdr->doorbell, FUTEX_WAIT, bell, &ts);
-    ++count_.sleeps;
+    count_sleeps_.fetch_add(1, std::memory_order_relaxed);
   }
-  hdr->sleeping.store(0, std::memory_order_relaxed);
+  hdr->sleeping.fetch_sub(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -350,10 +353,10 @@ std::string ShmDriver::stats_text() const {
          std::to_string(count_.ring_full) + "x, bulk slots full " +
          std::to_string(count_.bulk_full) + "x; CMA " + std::to_string(count_.cma_reads) +
          " reads / " + std::to_string(count_.cma_bytes) + " B (" +
-         (cma_ok_ ? "available" : "not permitted") + "); slept " + std::to_string(count_.sleeps) +
-         "x, woke peers " + std::to_string(count_.wakeups) + "x; " +
-         std::to_string(local_ranks_.size()) + " local ranks, segment " +
-         std::to_string(segment_bytes_ >> 10) + " KiB";
+         (cma_ok_ ? "available" : "not permitted") + "); slept " +
+         std::to_string(count_sleeps_.load(std::memory_order_relaxed)) + "x, woke peers " +
+         std::to_string(count_.wakeups) + "x; " + std::to_string(local_ranks_.size()) +
+         " local ranks, segment " + std::to_string(segment_bytes_ >> 10) + " KiB";
 }
 
 }  // namespace sluice::drivers

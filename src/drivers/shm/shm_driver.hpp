@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -120,8 +121,9 @@ class ShmDriver final : public Driver {
   bool cma_ok_ = false;
   struct Counters {
     uint64_t sent = 0, sent_bytes = 0, received = 0, ring_full = 0, bulk_sent = 0, bulk_full = 0,
-             cma_reads = 0, cma_bytes = 0, sleeps = 0, wakeups = 0;
+             cma_reads = 0, cma_bytes = 0, wakeups = 0;
   } count_;
+  std::atomic<uint64_t> count_sleeps_{0};  // block() may run on the progress thread too
 };
 
 }  // namespace sluice::drivers
