@@ -24,7 +24,7 @@ while IFS= read -r line; do
     echo "hostloss.sh: cut host 2's link (switch port h2l1)" >>"$log"
   fi
 done < <("$here/run_job.sh" 1 "$run" --timeout 60 env SLUICE_DRIVERS=udp \
-  SLUICE_REL_PEER_TIMEOUT=3s "$stress" "$messages" 2>&1)
+  SLUICE_REL_PEER_TIMEOUT=3s NET_STRESS_PAUSE_MS=500 "$stress" "$messages" 2>&1)
 wait $!
 status=$?
 cat "$log"

@@ -8,11 +8,13 @@
  * function of those, so the receiver checks that messages from each sender arrive exactly
  * once, in order (MPI's non-overtaking rule), with the right contents. After a barrier no
  * message may be left (a duplicate would be). Prints one summary line per rank. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { window = 8, header_bytes = 12 };
 
@@ -132,6 +134,13 @@ int main(int argc, char** argv) {
       if (received == (long long)messages * (n - 1) / 2) {
         printf("net_stress: rank %d halfway\n", me);
         fflush(stdout);
+        /* NET_STRESS_PAUSE_MS: give the harness time to change the network before the
+         * second half runs (under load the job could otherwise finish first). */
+        const char* pause = getenv("NET_STRESS_PAUSE_MS");
+        if (pause && atoi(pause) > 0) {
+          struct timespec ts = {atoi(pause) / 1000, (long)(atoi(pause) % 1000) * 1000000L};
+          nanosleep(&ts, NULL);
+        }
       }
     }
     const int next = msg + window;
