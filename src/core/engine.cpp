@@ -13,9 +13,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/progress/progress_thread.hpp"
 #include "drivers/fault/fault_driver.hpp"
 #include "drivers/net/net.hpp"
-#include "core/progress/progress_thread.hpp"
 #include "drivers/self/self_driver.hpp"
 #include "drivers/shm/shm_driver.hpp"
 #include "drivers/tcp/tcp_driver.hpp"
@@ -845,8 +845,10 @@ std::string Engine::stats_report() const {
       o << "rendezvous by get where the driver can (SLUICE_SHM_RNDV=cma)\n";
       break;
     case proto::Thresholds::RndvMode::automatic:
-      o << "pipelined copy below " << th.get_threshold
-        << " B and get from there (SLUICE_SHM_RNDV=auto)\n";
+      o << "pipelined copy below " << th.get_threshold << " B and get from there ("
+        << (config_.is_set("SHM_RNDV") ? "SLUICE_SHM_RNDV=auto"
+                                       : "chosen because local ranks outnumber CPUs")
+        << ")\n";
       break;
   }
   for (proto::Protocol p :
