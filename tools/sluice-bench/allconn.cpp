@@ -126,10 +126,11 @@ int run_allconn(Session& s, const Options& o, double init_us) {
   if (o.json) {
     std::printf(
         "{\"bench\":\"allconn\",\"impl\":\"sluice\",\"driver\":\"%s\",\"size\":0,"
-        "\"iters\":1,\"n\":%d,\"cpus\":%ld,\"time_us\":%.1f,\"init_us\":%.1f,\"rss_kB\":%.0f,\"rss_kB_max\":%.0f,"
+        "\"iters\":1,\"n\":%d,\"cpus\":%ld,\"time_us\":%.1f,\"init_us\":%.1f,\"rss_kB\":%.0f,\"rss_"
+        "kB_max\":%.0f,"
         "\"sockbuf_kB\":%.0f,\"sockbuf_kB_max\":%.0f,\"mem_kB\":%.0f,\"sockets\":%.1f}\n",
-        driver.c_str(), n, sysconf(_SC_NPROCESSORS_ONLN), max.time_us, max.init_us, avg.rss_kB, max.rss_kB, avg.sockbuf_kB,
-        max.sockbuf_kB, avg.rss_kB + avg.sockbuf_kB, avg.sockets);
+        driver.c_str(), n, sysconf(_SC_NPROCESSORS_ONLN), max.time_us, max.init_us, avg.rss_kB,
+        max.rss_kB, avg.sockbuf_kB, max.sockbuf_kB, avg.rss_kB + avg.sockbuf_kB, avg.sockets);
   } else {
     std::printf("# allconn: %d ranks, driver to rank %d: %s\n", n, n / 2, driver.c_str());
     std::printf("%12s %12s %12s %14s %10s\n", "time_us", "init_us", "rss_kB/proc",
