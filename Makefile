@@ -51,6 +51,7 @@ test-release: build
 test-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  ctest --output-on-failure -j 2 --timeout 900 -L '^(unit|mp|mpi)$$' $(CTEST_ARGS)
 
 bench: build
