@@ -30,13 +30,16 @@ constexpr ConfigKey kTable[] = {
     {"EAGER_LIMIT", T::size, "4K",
      "largest message (bytes) sent eagerly on shm; larger ones use rendezvous; clamped to the "
      "cell payload"},
-    {"SHM_RNDV", T::choice, "pipeline",
-     "rendezvous data path: pipeline = copy through shared bulk slots (default: faster than "
-     "CMA at every size measured here, see docs/PERFORMANCE.md), cma = single copy "
-     "(process_vm_readv), auto = pipeline below SHM_CMA_THRESHOLD and cma from there",
+    {"SHM_RNDV", T::choice, "auto",
+     "rendezvous data path: pipeline = copy through shared bulk slots, cma = single copy "
+     "(process_vm_readv), auto = cma from SHM_CMA_THRESHOLD up to SHM_CMA_MAX, the pipeline "
+     "elsewhere (measured crossovers in docs/PERFORMANCE.md)",
      "auto|cma|pipeline"},
     {"SHM_CMA_THRESHOLD", T::size, "32K",
      "message size (bytes) from which SHM_RNDV=auto uses CMA instead of the pipeline"},
+    {"SHM_CMA_MAX", T::size, "512K",
+     "largest message SHM_RNDV=auto moves by CMA; larger ones take the pipeline (CMA pins "
+     "the sender's pages per call; no upper bound when local ranks outnumber CPUs)"},
     {"SHM_PIPE_CHUNK", T::size, "8K", "bytes per pipelined fragment / shared bulk slot"},
     {"SHM_PIPE_SLOTS", T::integer, "16", "bulk slots (count) per ordered pair of local ranks"},
     {"SPIN_TIME", T::duration, "50us",

@@ -82,6 +82,7 @@ Engine::Engine() {
   proto::Thresholds th;
   th.eager_limit = config_.get_size("EAGER_LIMIT");
   th.get_threshold = config_.get_size("SHM_CMA_THRESHOLD");
+  th.get_max = config_.get_size("SHM_CMA_MAX");
   const std::string rndv = config_.get_string("SHM_RNDV");
   th.rndv = rndv == "cma"        ? proto::Thresholds::RndvMode::get
             : rndv == "pipeline" ? proto::Thresholds::RndvMode::pipeline
@@ -135,8 +136,8 @@ Engine::Engine() {
     if (!config_.is_set("SPIN_TIME")) spin_ns_ = 0;
     // The pipelined copy needs sender and receiver running at the same time, which ranks
     // sharing a core rarely are; a single copy by the receiver (CMA) does not (4 ranks on
-    // 2 cores, Alltoall 64 KiB: 120-880 us pipelined, 83 us with CMA).
-    if (!config_.is_set("SHM_RNDV")) th.rndv = proto::Thresholds::RndvMode::automatic;
+    // 2 cores, Alltoall 64 KiB: 120-880 us pipelined, 83 us with CMA): CMA at every size.
+    if (!config_.is_set("SHM_CMA_MAX")) th.get_max = SIZE_MAX;
   }
 
   p2p_ = std::make_unique<proto::PointToPoint>(*this, th);
@@ -845,10 +846,11 @@ std::string Engine::stats_report() const {
       o << "rendezvous by get where the driver can (SLUICE_SHM_RNDV=cma)\n";
       break;
     case proto::Thresholds::RndvMode::automatic:
-      o << "pipelined copy below " << th.get_threshold << " B and get from there ("
-        << (config_.is_set("SHM_RNDV") ? "SLUICE_SHM_RNDV=auto"
-                                       : "chosen because local ranks outnumber CPUs")
-        << ")\n";
+      o << "pipelined copy below " << th.get_threshold << " B (SLUICE_SHM_CMA_THRESHOLD), get ";
+      if (th.get_max == SIZE_MAX)
+        o << "from there (no upper bound: local ranks outnumber CPUs)\n";
+      else
+        o << "up to " << th.get_max << " B (SLUICE_SHM_CMA_MAX), pipelined copy above\n";
       break;
   }
   for (proto::Protocol p :

@@ -56,7 +56,8 @@ Protocol PointToPoint::choose(int peer, std::size_t size) const {
   const drivers::DriverCaps& caps = route(peer)->caps();
   if (size <= std::min(th_.eager_limit, caps.inline_payload)) return Protocol::eager;
   if (!caps.rdma_get || th_.rndv == Thresholds::RndvMode::pipeline) return Protocol::rndv_pipeline;
-  if (th_.rndv == Thresholds::RndvMode::get || size >= th_.get_threshold) return Protocol::rndv_get;
+  if (th_.rndv == Thresholds::RndvMode::get || (size >= th_.get_threshold && size <= th_.get_max))
+    return Protocol::rndv_get;
   return Protocol::rndv_pipeline;
 }
 

@@ -64,7 +64,8 @@ struct ProtoStats {
 
 struct Thresholds {
   std::size_t eager_limit = 4096;
-  std::size_t get_threshold = 32768;  // rendezvous at or above this uses get (if possible)
+  std::size_t get_threshold = 32768;  // automatic: rendezvous at or above this uses get
+  std::size_t get_max = SIZE_MAX;     // ... and up to this size (inclusive)
   enum class RndvMode : uint8_t { automatic, get, pipeline } rndv = RndvMode::automatic;
 };
 

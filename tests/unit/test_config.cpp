@@ -40,7 +40,7 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 33u);  // 12 core + shm, 16 socket drivers, UDP_RAILS, 4 progress thread
+  EXPECT_EQ(names.size(), 34u);  // 13 core + shm, 16 socket drivers, UDP_RAILS, 4 progress thread
 }
 
 TEST(ConfigDefaults, TypedValues) {
@@ -51,7 +51,7 @@ TEST(ConfigDefaults, TypedValues) {
   EXPECT_EQ(c.get_size("SHM_CELL_SIZE"), 8192u);
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
-  EXPECT_EQ(c.get_string("SHM_RNDV"), "pipeline");
+  EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
   EXPECT_EQ(c.get_size("SHM_CMA_THRESHOLD"), 32768u);
   EXPECT_EQ(c.get_size("SHM_PIPE_CHUNK"), 8192u);
   EXPECT_EQ(c.get_int("SHM_PIPE_SLOTS"), 16);
@@ -148,7 +148,7 @@ TEST(ConfigEnv, BadValuesKeepDefaultAndNameKeyValueAndForm) {
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
   EXPECT_FALSE(c.get_bool("STATS"));
-  EXPECT_EQ(c.get_string("SHM_RNDV"), "pipeline");
+  EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
   EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
 }
 

@@ -109,9 +109,10 @@ int main(int argc, char** argv) {
     const auto& p2p = eng->p2p();
     const auto& th = p2p.thresholds();
     std::printf(
-        "eager limit %s (SLUICE_EAGER_LIMIT), rendezvous by get at or above %s "
-        "(SLUICE_SHM_CMA_THRESHOLD), SLUICE_SHM_RNDV=%s\n",
+        "eager limit %s (SLUICE_EAGER_LIMIT), rendezvous by get from %s "
+        "(SLUICE_SHM_CMA_THRESHOLD) to %s (SLUICE_SHM_CMA_MAX), SLUICE_SHM_RNDV=%s\n",
         human(th.eager_limit).c_str(), human(th.get_threshold).c_str(),
+        th.get_max == SIZE_MAX ? "any size" : human(th.get_max).c_str(),
         eng->config().get_string("SHM_RNDV").c_str());
     for (int p = 0; p < s.size(); ++p) {
       const auto& caps = p2p.route(p)->caps();
@@ -122,6 +123,7 @@ int main(int argc, char** argv) {
       // The choice only changes at the thresholds: evaluate each range once.
       std::vector<std::size_t> edges = {0, th.eager_limit + 1, caps.inline_payload + 1,
                                         th.get_threshold};
+      if (th.get_max != SIZE_MAX) edges.push_back(th.get_max + 1);
       std::sort(edges.begin(), edges.end());
       edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
       auto last = sluice::proto::Protocol::none;
