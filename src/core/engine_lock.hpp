@@ -86,8 +86,12 @@ class EngineLock {
 };
 
 // The process's engine lock (it outlives every Engine, so a guard taken before
-// MPI_Finalize deleted the engine still releases it).
-EngineLock& engine_lock();
+// MPI_Finalize deleted the engine still releases it). Inline: every API entry takes it,
+// and with the progress thread off that must be a load and a branch, not a call.
+inline EngineLock& engine_lock() {
+  static EngineLock lock;
+  return lock;
+}
 
 // Holds the engine lock for a scope when the progress thread is on.
 class EngineGuard {

@@ -10,15 +10,11 @@ namespace {
 // The one Context of the process (Request handles reach it through here).
 detail::Engine* the_engine = nullptr;
 // Serializes the engine against its progress thread (a no-op while the thread is off).
-detail::EngineLock the_lock;
 }  // namespace
 
 namespace detail {
 Engine* current_engine() {
   return the_engine;
-}
-EngineLock& engine_lock() {
-  return the_lock;
 }
 }  // namespace detail
 
