@@ -46,33 +46,14 @@ BUILD="$build" "$here/peers/build.sh" "$bin" >&2
 mkdir -p "$(dirname "$out")"
 ncpu=$(nproc)
 
-# Percentage of CPU time busy (all CPUs) over one second, from /proc/stat.
-cpu_busy_pct() {
-  local _c a b c idle iow irq sirq steal t1 i1 t2 i2
-  read -r _c a b c idle iow irq sirq steal _ </proc/stat
-  t1=$((a + b + c + idle + iow + irq + sirq + steal)); i1=$((idle + iow))
-  sleep 1
-  read -r _c a b c idle iow irq sirq steal _ </proc/stat
-  t2=$((a + b + c + idle + iow + irq + sirq + steal)); i2=$((idle + iow))
-  echo $((100 * ((t2 - t1) - (i2 - i1)) / (t2 - t1 > 0 ? t2 - t1 : 1)))
-}
-wait_idle() {
-  [ "$idle_wait" -gt 0 ] || return 0
-  local waited=0 busy
-  while busy=$(cpu_busy_pct); [ "$busy" -gt 10 ]; do
-    if [ $waited -ge "$idle_wait" ]; then
-      echo "nbc-overlap.sh: warning: machine still ${busy}% busy after ${idle_wait}s; measuring anyway" >&2
-      return 0
-    fi
-    waited=$((waited + 1))
-  done
-}
+# shellcheck source=bench/idle.sh
+source "$here/idle.sh"
 
 for ((r = 1; r <= runs; r++)); do
   for n in $ranks; do
     for stack in $stacks; do
       args=(--json --ops "$ops" --sizes "$sizes" "${extra[@]}")
-      wait_idle
+      wait_idle "$idle_wait" nbc-overlap.sh
       echo "nbc-overlap.sh: run $r/$runs, $n ranks, $stack ($(uptime | sed 's/.*load/load/'))" >&2
       case "$stack" in
         sluice-off | sluice-on)

@@ -61,34 +61,14 @@ mpich_launch() {
   mpirun.mpich -n 2 ${MPICH_OPTS:--bind-to core} "$@"
 }
 
-# Percentage of CPU time busy (all CPUs) over one second, from /proc/stat.
-cpu_busy_pct() {
-  local _c a b c idle iow irq sirq steal t1 i1 t2 i2
-  read -r _c a b c idle iow irq sirq steal _ </proc/stat
-  t1=$((a + b + c + idle + iow + irq + sirq + steal)); i1=$((idle + iow))
-  sleep 1
-  read -r _c a b c idle iow irq sirq steal _ </proc/stat
-  t2=$((a + b + c + idle + iow + irq + sirq + steal)); i2=$((idle + iow))
-  echo $((100 * ((t2 - t1) - (i2 - i1)) / (t2 - t1 > 0 ? t2 - t1 : 1)))
-}
-wait_idle() {
-  [ "$idle_wait" -gt 0 ] || return 0
-  local waited=0 busy
-  while busy=$(cpu_busy_pct); [ "$busy" -gt 10 ]; do
-    if [ $waited -ge "$idle_wait" ]; then
-      echo "run.sh: warning: machine still ${busy}% busy after ${idle_wait}s; measuring anyway" >&2
-      return 0
-    fi
-    [ $waited = 0 ] && echo "run.sh: machine ${busy}% busy, waiting for it to be idle..." >&2
-    waited=$((waited + 1))
-  done
-}
+# shellcheck source=bench/idle.sh
+source "$here/../idle.sh"
 
 for impl in $impls; do
   out="$results/peers-$impl.jsonl"
   [ $append = 1 ] || : >"$out"
   for ((r = 1; r <= runs; r++)); do
-    wait_idle
+    wait_idle "$idle_wait" run.sh
     echo "run.sh: $impl run $r/$runs -> $out" >&2
     case "$impl" in
       openmpi) ompi_launch "$bin/mpi_pingpong.openmpi" --impl openmpi "${args[@]}" >>"$out" ;;
