@@ -18,30 +18,12 @@
 #define _POSIX_C_SOURCE 200809L /* strdup, strtok_r under -std=c11 */
 #include <mpi.h>
 
+#include "peer_util.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int parse_size(const char* s, size_t* out) {
-  char* end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || errno != 0 || *s == '-') return -1;
-  unsigned long long mult = 1;
-  if (*end == 'k' || *end == 'K') mult = 1ULL << 10, ++end;
-  else if (*end == 'm' || *end == 'M') mult = 1ULL << 20, ++end;
-  if (*end == 'i' && mult > 1) ++end;
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end != '\0') return -1;
-  *out = (size_t)(v * mult);
-  return 0;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Iterations per repetition: fewer for large messages so each size takes similar time. */
 static int iters_for(size_t bytes, int fixed) {

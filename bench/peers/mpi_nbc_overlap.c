@@ -32,6 +32,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 
+#include "peer_util.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,28 +48,6 @@ static void compute(long n) {
   const double b = 1.0000001;
   for (long i = 0; i < n; ++i) a = a * b + 1e-9;
   g_sink = a;
-}
-
-static int parse_size(const char* s, size_t* out) {
-  char* end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || errno != 0 || *s == '-') return -1;
-  unsigned long long mult = 1;
-  if (*end == 'k' || *end == 'K')
-    mult = 1ULL << 10, ++end;
-  else if (*end == 'm' || *end == 'M')
-    mult = 1ULL << 20, ++end;
-  if (*end == 'i' && mult > 1) ++end;
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end != '\0') return -1;
-  *out = (size_t)(v * mult);
-  return 0;
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
 }
 
 enum op { IBCAST, IGATHER, ISCATTER, IALLTOALL, IALLREDUCE, ISENDRECV, NOPS };

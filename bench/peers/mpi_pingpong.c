@@ -30,6 +30,8 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 
+#include "peer_util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -92,30 +94,6 @@ static size_t sweep_sizes(size_t max_size, size_t* out, size_t cap) {
     ++n;
   }
   return n;
-}
-
-/* "65536", "64K", "4M", "1G" (binary multiples). Returns 0 on success. */
-static int parse_size(const char* s, size_t* out) {
-  char* end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || errno != 0 || *s == '-') return -1;
-  unsigned long long mult = 1;
-  if (*end == 'k' || *end == 'K') {
-    mult = 1ULL << 10;
-    ++end;
-  } else if (*end == 'm' || *end == 'M') {
-    mult = 1ULL << 20;
-    ++end;
-  } else if (*end == 'g' || *end == 'G') {
-    mult = 1ULL << 30;
-    ++end;
-  }
-  if (*end == 'i' && mult > 1) ++end; /* accept KiB-style "Ki"/"Mi" */
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end != '\0') return -1;
-  *out = (size_t)(v * mult);
-  return 0;
 }
 
 static int parse_size_list(const char* arg, struct options* o) {
@@ -267,11 +245,6 @@ static void unmap(void* p, size_t size) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t len = size == 0 ? page : (size + page - 1) / page * page;
   munmap(p, len);
-}
-
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
 }
 
 static double median(double* v, int n) {
