@@ -34,30 +34,6 @@ for ((r = 1; r <= rounds; r++)); do
     --sizes "$sizes" --json --no-progress >>"$out/sluice-mpi.jsonl"
 done
 
-python3 - "$out" <<'PY' | tee "$out/table.md"
-import json, sys, statistics, os
-out = sys.argv[1]
-data = {}
-for impl in ("openmpi", "mpich", "sluice", "sluice-mpi"):
-    for line in open(os.path.join(out, impl + ".jsonl")):
-        d = json.loads(line)
-        data.setdefault((impl, d["size"]), []).append(d)
-sizes = sorted({s for (_, s) in data})
-def cell(impl, size, key):
-    v = [d[key] for d in data[(impl, size)]]
-    return statistics.median(v), min(v), max(v)
-def fmt(t):
-    m, lo, hi = t
-    return f"{m:.3g} [{lo:.3g}–{hi:.3g}]" if m < 100 else f"{m:.0f} [{lo:.0f}–{hi:.0f}]"
-print("| size | figure | Open MPI | MPICH | Sluice native | Sluice MPI | native / better peer | MPI / better peer |")
-print("|---|---|---|---|---|---|---|---|")
-for s in sizes:
-    for key, label, lower_better in (("lat_us", "latency median (µs)", True),
-                                     ("bw_MBps", "windowed bw median (MB/s)", False)):
-        o, m = cell("openmpi", s, key), cell("mpich", s, key)
-        sl, sm = cell("sluice", s, key), cell("sluice-mpi", s, key)
-        best = min(o[0], m[0]) if lower_better else max(o[0], m[0])
-        print(f"| {s} | {label} | {fmt(o)} | {fmt(m)} | {fmt(sl)} | {fmt(sm)} | "
-              f"{sl[0] / best:.2f}× | {sm[0] / best:.2f}× |")
-PY
+"$here/compare-table.py" "$out" --stacks openmpi,mpich,sluice,sluice-mpi --peers openmpi,mpich |
+  tee "$out/table.md"
 echo "results in $out" >&2

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Table of an interleaved comparison (bench/compare-pingpong.sh, bench/compare-net.sh).
+
+    compare-table.py OUTDIR --stacks a,b,c --peers a,b [--subjects c] [--figures lat_us,bw_MBps]
+                     [--vs x/y ...]
+
+Reads OUTDIR/<stack>.jsonl (one JSON object per size and run, with at least size and the
+figures), prints per size and figure the median [min-max] over the runs of every stack,
+each non-peer stack's ratio to the best peer of that figure (lower latency / higher
+bandwidth), and one extra ratio column per --vs x/y (stack x's median over stack y's).
+Figures: lat_us (µs, lower is better), bw_MBps (windowed bandwidth, MB/s) and pp_MBps
+(ping-pong throughput, size / lat_us, derived: what fi_pingpong reports).
+"""
+import argparse
+import json
+import os
+import statistics
+
+LABELS = {
+    "lat_us": ("latency median (µs)", True),
+    "bw_MBps": ("windowed bw median (MB/s)", False),
+    "pp_MBps": ("ping-pong throughput (MB/s)", False),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--stacks", required=True)
+    ap.add_argument("--peers", required=True)
+    ap.add_argument("--subjects", help="stacks given a ratio to the best peer (default: the non-peers)")
+    ap.add_argument("--figures", default="lat_us,bw_MBps")
+    ap.add_argument("--vs", action="append", default=[])
+    a = ap.parse_args()
+    stacks = a.stacks.split(",")
+    peers = a.peers.split(",")
+    figures = a.figures.split(",")
+    data = {}
+    for st in stacks:
+        path = os.path.join(a.out, st + ".jsonl")
+        if not os.path.exists(path):
+            continue
+        for line in open(path):
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            d = json.loads(line)
+            if d.get("lat_us"):
+                d["pp_MBps"] = d["size"] / d["lat_us"]
+            data.setdefault((st, d["size"]), []).append(d)
+    sizes = sorted({s for (_, s) in data})
+
+    def cell(st, size, key):
+        v = [d[key] for d in data.get((st, size), []) if d.get(key) is not None]
+        return (statistics.median(v), min(v), max(v), len(v)) if v else None
+
+    def fmt(t):
+        if t is None:
+            return "—"
+        m, lo, hi, _ = t
+        return f"{m:.3g} [{lo:.3g}–{hi:.3g}]" if m < 100 else f"{m:.0f} [{lo:.0f}–{hi:.0f}]"
+
+    others = a.subjects.split(",") if a.subjects else [s for s in stacks if s not in peers]
+    runs = max((len(v) for v in data.values()), default=0)
+    print(f"runs per stack and size: up to {runs}\n")
+    head = ["size", "figure"] + stacks + [f"{s} / best peer" for s in others] + a.vs
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for s in sizes:
+        for key in figures:
+            label, lower = LABELS.get(key, (key, False))
+            cells = {st: cell(st, s, key) for st in stacks}
+            pv = [cells[p][0] for p in peers if cells[p]]
+            best = (min(pv) if lower else max(pv)) if pv else None
+            row = [str(s), label] + [fmt(cells[st]) for st in stacks]
+            for st in others:
+                row.append(f"{cells[st][0] / best:.2f}×" if cells[st] and best else "—")
+            for v in a.vs:
+                x, y = v.split("/")
+                row.append(f"{cells[x][0] / cells[y][0]:.2f}×" if cells.get(x) and cells.get(y) else "—")
+            print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
