@@ -19,6 +19,8 @@
 #              ping-pong throughput: compare it with pp_MBps = size / lat_us)
 #   sluice-tcp SLUICE_DRIVERS=tcp sluicerun -n 2 --bind core sluice-bench pingpong
 #   sluice-udp SLUICE_DRIVERS=udp (udp under proto/reliable), same
+#   raw-tcp, raw-udp  build-peers/raw_pingpong tcp|udp: nonblocking send/recv spinning, no
+#              protocol (the kernel's floor; latency only, UDP up to 64 KiB)
 # Results: bench/results/net-<timestamp>/<stack>.jsonl and table.md.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +29,7 @@ rounds="${1:-3}"
 sizes="${2:-8,1M}"
 build="${BUILD:-$repo/build}"
 out="${OUT:-$repo/bench/results/net-$(date -u +%Y%m%dT%H%M%S)}"
-stacks=ompi-tcp,mpich-ucx,ucx-tcp,ofi-rxd,sluice-tcp,sluice-udp
+stacks=ompi-tcp,mpich-ucx,ucx-tcp,ofi-rxd,sluice-tcp,sluice-udp,raw-tcp,raw-udp
 mkdir -p "$out"
 
 table() {
@@ -104,6 +106,7 @@ for ((r = 1; r <= rounds; r++)); do
   for d in tcp udp; do
     SLUICE_DRIVERS=$d "$build/bin/sluicerun" -n 2 --bind core "$build/bin/sluice-bench" pingpong \
       --sizes "$sizes" --json --no-progress >>"$out/sluice-$d.jsonl"
+    "$repo/build-peers/raw_pingpong" $d --sizes "$sizes" --json >>"$out/raw-$d.jsonl"
   done
 done
 table

@@ -3,6 +3,7 @@
 #   build-peers/mpi_pingpong.openmpi   (mpicc.openmpi)
 #   build-peers/mpi_pingpong.mpich     (mpicc.mpich)
 #   build-peers/mpi_nbc_overlap.{openmpi,mpich}
+#   build-peers/copy_ceiling, raw_pingpong   (plain cc: the memcpy and kernel socket floors)
 #   build-peers/mpi_pingpong.sluice, mpi_coll.sluice, mpi_nbc_overlap.sluice
 #                                      (Sluice's $BUILD/bin/mpicc, default build/, when built)
 # Installs the Debian MPI packages first if a compiler wrapper is missing.
@@ -45,4 +46,5 @@ if [ -x "$sluice_build/bin/mpicc" ]; then
   echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice $out/mpi_nbc_overlap.sluice"
 fi
 cc -O2 -std=c11 -Wall -Wextra -o "$out/copy_ceiling" "$here/copy_ceiling.c"
-echo "built $out/copy_ceiling"
+cc -O2 -std=c11 -Wall -Wextra -o "$out/raw_pingpong" "$here/raw_pingpong.c"
+echo "built $out/copy_ceiling $out/raw_pingpong"

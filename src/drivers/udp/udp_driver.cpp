@@ -64,6 +64,7 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
     set_buffer(fd.get(), SO_SNDBUF, SO_SNDBUFFORCE, params_.socket_buffer / params_.send_sockets);
     tx_.push_back(std::move(fd));
   }
+  tx_peer_.assign(tx_.size(), -1);
 
   const std::size_t n = params_.rx_buffers;
   pool_.resize(n * params_.rx_datagram);
@@ -83,6 +84,13 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
 
 void UdpDriver::set_peer_address(int peer, const sockaddr_in& addr) {
   peers_.at(static_cast<std::size_t>(peer)) = addr;
+  for (std::size_t k = 0; k < tx_.size(); ++k)
+    if (tx_peer_[k] == peer) {  // a new address: dissolve the old association
+      sockaddr unspec{};
+      unspec.sa_family = AF_UNSPEC;
+      connect(tx_[k].get(), &unspec, sizeof unspec);
+      tx_peer_[k] = -1;
+    }
 }
 
 std::string UdpDriver::peer_address(int peer) const {
@@ -123,12 +131,19 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
                   {const_cast<std::byte*>(header.data()), header.size()},
                   {const_cast<std::byte*>(payload.data()), payload.size()}};
   msghdr mh{};
-  mh.msg_name = &peers_[static_cast<std::size_t>(peer)];
-  mh.msg_namelen = sizeof(sockaddr_in);
   mh.msg_iov = iov;
   mh.msg_iovlen = payload.empty() ? 2 : 3;
-  const int fd = tx_[next_tx_].get();
+  const std::size_t k = next_tx_;
   next_tx_ = next_tx_ + 1 == tx_.size() ? 0 : next_tx_ + 1;
+  const int fd = tx_[k].get();
+  const sockaddr_in& to = peers_[static_cast<std::size_t>(peer)];
+  if (tx_peer_[k] < 0 && connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0)
+    tx_peer_[k] = peer;
+  const bool connected = tx_peer_[k] == peer;
+  if (!connected) {  // a connected UDP socket still sends to any address it is given
+    mh.msg_name = const_cast<sockaddr_in*>(&to);
+    mh.msg_namelen = sizeof(sockaddr_in);
+  }
   if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
     // Transient conditions only: an unreachable host shows up as silence, which the
     // reliability layer's peer timeout turns into a dead peer.
@@ -140,6 +155,7 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
     return IoStatus::again;
   }
   ++stats_.sent;
+  stats_.sent_connected += connected;
   stats_.sent_bytes += payload.size();
   return IoStatus::done;
 }
@@ -147,10 +163,15 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
 int UdpDriver::receive_batch(int max) {
   // The pool's headers are set up once (constructor); the kernel only rewrites the
   // control length, flags and lengths of the entries it fills, restored by reset_pool().
-  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(max), msgs_.size());
+  const std::size_t n =
+      std::min({static_cast<std::size_t>(std::max(max, 1)), msgs_.size(), batch_});
   const int got =
       recvmmsg(rx_.get(), msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
-  if (got <= 0) return 0;
+  if (got <= 0) {
+    batch_ = 1;
+    return 0;
+  }
+  batch_ = static_cast<std::size_t>(got) == n ? 2 * n : static_cast<std::size_t>(got);
   dirty_count_ = static_cast<std::size_t>(got);
   ++stats_.batches;
   // The kernel's drop counter rides on each datagram (cumulative per socket).
@@ -205,16 +226,17 @@ bool UdpDriver::block(uint64_t timeout_ns) {
 }
 
 std::string UdpDriver::stats_text() const {
-  char buf[400];
+  char buf[512];
   std::snprintf(buf, sizeof buf,
                 "udp: sent=%llu (%llu B) received=%llu (%llu B) batches=%llu send_again=%llu "
                 "send_errors=%llu malformed=%llu kernel_drops=%llu datagram=%zu rcvbuf=%zu "
-                "send_sockets=%zu",
+                "send_sockets=%zu sent_connected=%llu",
                 (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
                 (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
                 (unsigned long long)stats_.batches, (unsigned long long)stats_.send_again,
                 (unsigned long long)stats_.send_errors, (unsigned long long)stats_.malformed,
-                (unsigned long long)stats_.kernel_drops, params_.datagram, rcvbuf_, tx_.size());
+                (unsigned long long)stats_.kernel_drops, params_.datagram, rcvbuf_, tx_.size(),
+                (unsigned long long)stats_.sent_connected);
   return buf;
 }
 
