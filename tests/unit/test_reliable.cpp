@@ -770,6 +770,55 @@ TEST(Reliable, LostTailIsRepairedByTimeoutWithBackoff) {
   EXPECT_EQ(sink.count, 1);
 }
 
+TEST(Reliable, SpuriousTimeoutAfterAStallIsDetectedAndDoesNotResendTheWindow) {
+  ReliableConfig cfg = test_config();
+  cfg.ack_every = 1;  // the receiver acks each arrival at once: partial acks during recovery
+  Pair pair({}, cfg);
+  const std::byte hdr[8] = {};
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(pair.ch[0]->send(1, hdr, {}), IoStatus::done);
+  const std::uint64_t rto_before = pair.ch[0]->rto_ns(1);
+  // The receiver is descheduled: nothing arrives at it, nothing is lost. The sender's
+  // timeout fires and resends the oldest packet.
+  CountingSink sink;
+  while (pair.ch[0]->stats().retransmit_timeout == 0) {
+    pair.clock += 10'000;
+    pair.ch[0]->poll(sink, 64);
+  }
+  // The receiver wakes up and reads two packets (the originals 0 and 1) and acks them.
+  pair.ch[1]->poll(sink, 2);
+  pair.ch[0]->poll(sink, 64);
+  // The ack of packet 0 may be for the original: packets 2..7, sent before the resend,
+  // are not presumed lost (they are on their way).
+  EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 0u);
+  for (int i = 0; i < 100 && !(pair.ch[0]->quiescent() && pair.ch[1]->quiescent()); ++i) {
+    pair.clock += 2'000;
+    pair.ch[1]->poll(sink, 64);
+    pair.ch[0]->poll(sink, 64);
+  }
+  EXPECT_EQ(sink.count, 8);
+  EXPECT_EQ(pair.ch[0]->stats().retransmit_timeout, 1u);
+  EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 0u);
+  EXPECT_EQ(pair.ch[1]->stats().duplicates, 1u);  // the resent packet 0
+  EXPECT_EQ(pair.ch[0]->stats().spurious, 1u);    // reported back (D-SACK) and counted
+  EXPECT_GT(pair.ch[0]->rto_ns(1), rto_before);   // the stall fed the RTO estimate
+}
+
+TEST(Reliable, AcksWaitingInTheDriverAreReadBeforeTheTimeoutFires) {
+  Pair pair({}, test_config());
+  const std::byte hdr[8] = {};
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(pair.ch[0]->send(1, hdr, {}), IoStatus::done);
+  CountingSink sink;
+  pair.ch[1]->poll(sink, 64);  // receives all 8 and acks them (ack_every)
+  pair.clock += 2 * pair.ch[0]->rto_ns(1);
+  // The sender comes back long after its RTO with no budget for deliveries: the acks in
+  // its driver still count before the timer is judged.
+  pair.ch[0]->poll(sink, 0);
+  EXPECT_EQ(pair.ch[0]->stats().retransmit_timeout, 0u);
+  EXPECT_EQ(pair.ch[0]->in_flight(1), 0u);
+  EXPECT_GT(pair.ch[0]->stats().drained, 0u);
+  EXPECT_EQ(sink.count, 8);
+}
+
 // ---- peer death, keepalive ------------------------------------------------------------
 
 TEST(Reliable, SilentPeerIsDeclaredDeadWithinTheTimeout) {

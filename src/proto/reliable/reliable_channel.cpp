@@ -288,6 +288,7 @@ IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, i
     ++pkt.transmissions;
     pkt.last_sent = now_;
     pkt.xmit_order = ++p.xmit_counter;
+    if (pkt.transmissions == 1) pkt.first_order = pkt.xmit_order;
     pkt.rail = static_cast<std::uint8_t>(rail);
     pkt.loss_noted = false;
     ++stats_.rail_packets[rail];
@@ -301,6 +302,11 @@ bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
   h.flags = flags;
   h.job_key = cfg_.job_key;
   h.seq = p.next_seq;
+  const bool dsack = type == RelType::ack && p.dup_pending;
+  if (dsack) {
+    h.flags |= rel_flags::dup;
+    h.seq = p.dup_seq;
+  }
   fill_ack(p, h);
   h.crc = packet_crc(h, {}, {});
   scratch_.resize(sizeof h);
@@ -309,6 +315,7 @@ bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
   const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, scratch_, {});
   if (s == IoStatus::failed) declare_dead(p);
   if (s != IoStatus::done) return false;
+  if (dsack) p.dup_pending = false;
   ++stats_.rail_packets[rail];
   if (type == RelType::ack) {
     ++stats_.acks_standalone;
@@ -330,6 +337,13 @@ void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, Resend why) {
   const IoStatus s = transmit(p, pkt, rel_flags::ack_request, pkt.rail);
   if (s == IoStatus::done) {
     p.last_retransmit = now_;
+    if (why != Resend::tail_probe) {  // a probe is expected to arrive twice
+      p.rtx_check = true;
+      p.rtx_timeout = why == Resend::timeout;
+      p.rtx_backoff = p.backoff;
+      p.rtx_seq = pkt.seq;
+      p.rtx_first_sent = pkt.first_sent;
+    }
     switch (why) {
       case Resend::timeout:
         ++stats_.retransmit_timeout;
@@ -424,14 +438,38 @@ int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
     rails_[(poll_start_ + k) % rails_.size()]->poll(intake, budget - delivered);
   }
   poll_start_ = (poll_start_ + 1) % rails_.size();
-  if (now_ >= next_deadline_) run_timers();
+  if (now_ >= next_deadline_) {
+    // Acks may be waiting in the socket (this process was descheduled, or the budget
+    // ran out): read them before judging what has timed out.
+    drain_rails(sink, delivered);
+    run_timers();
+  }
   flush_acks();
   return delivered;
+}
+
+void ReliableChannel::drain_rails(drivers::PacketSink& sink, int& delivered) {
+  constexpr int kBatch = 64;
+  // Budget 0 for the sink: data is buffered in the receive ring (it holds two windows),
+  // delivered by the next poll; acks are processed now. Bounded: a sender cannot keep us here.
+  const int cap = static_cast<int>(ring_size_) * std::max<int>(1, static_cast<int>(peers_.size()));
+  for (const auto& rail : rails_) {
+    Intake intake(*this, sink, delivered, 0);
+    for (int seen = 0; seen < cap;) {
+      const std::uint32_t before = raw_seen_;
+      rail->poll(intake, kBatch);
+      const int n = static_cast<int>(raw_seen_ - before);
+      stats_.drained += static_cast<std::uint64_t>(n);
+      seen += n;
+      if (n < kBatch) break;
+    }
+  }
 }
 
 void ReliableChannel::on_raw(int src, std::span<const std::byte> header,
                              std::span<const std::byte> payload, drivers::PacketSink& sink,
                              int& delivered, int budget) {
+  ++raw_seen_;
   RelHeader h;
   if (parse_header(header, payload.size(), h) != ParseResult::ok) {
     ++stats_.malformed;
@@ -456,6 +494,7 @@ void ReliableChannel::on_raw(int src, std::span<const std::byte> header,
     p.talked = true;
     arm(p, peer_deadline(p));
   }
+  if (h.type == RelType::ack && (h.flags & rel_flags::dup)) on_dsack(p, h.seq);
   process_ack(p, h);
   if (p.state == PeerState::dead) return;
   switch (h.type) {
@@ -475,6 +514,24 @@ std::uint64_t ReliableChannel::probe_timeout(const Peer& p) const {
   // Two RTTs plus the receiver's ack delay; before any RTT sample, the RTO decides alone.
   if (p.srtt == 0) return kNever / 2;
   return std::min(2 * p.srtt + cfg_.delayed_ack_ns + kRtoGranularityNs, p.rto);
+}
+
+void ReliableChannel::on_dsack(Peer& p, std::uint32_t seq) {
+  if (!p.rtx_check || seq != p.rtx_seq) return;
+  p.rtx_check = false;
+  ++stats_.spurious;
+  if (!p.rtx_timeout) return;
+  // Eifel-style response: the timeout was too short, not the path lossy. Undo its backoff
+  // and feed the original's delay (at least until the timeout fired) to the estimator.
+  p.backoff = std::min(p.backoff, p.rtx_backoff);
+  if (p.last_retransmit > p.rtx_first_sent) rtt_sample(p, p.last_retransmit - p.rtx_first_sent);
+}
+
+void ReliableChannel::on_duplicate(Peer& p, std::uint32_t seq) {
+  ++stats_.duplicates;
+  p.dup_pending = true;  // tell the sender (D-SACK): its resend may have been spurious
+  p.dup_seq = seq;
+  request_ack(p, false);  // our ack was probably lost: repeat it now
 }
 
 void ReliableChannel::rtt_sample(Peer& p, std::uint64_t r) {
@@ -503,7 +560,8 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
   auto newly_acked = [&](const TxPacket& t) {
     progress = true;
     rail_acked(p, t.rail);
-    newest_xmit = std::max(newest_xmit, t.xmit_order);
+    // An ack of a resent packet may be for the original: trust only the first sending.
+    newest_xmit = std::max(newest_xmit, t.transmissions > 1 ? t.first_order : t.xmit_order);
     // Karn: a resent packet's ack is ambiguous, never a sample. Nor is one for a packet
     // sent before our latest retransmission: that ack may have been lost and only
     // repeated because the retransmission asked for it, which would time the RTO itself.
@@ -575,8 +633,7 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
                               int& delivered, int budget) {
   const std::uint32_t seq = h.seq;
   if (seq_before(seq, p.next_deliver)) {
-    ++stats_.duplicates;
-    request_ack(p, false);  // our ack was probably lost: repeat it now
+    on_duplicate(p, seq);
     return;
   }
   const std::uint32_t offset = seq - p.next_deliver;
@@ -587,8 +644,7 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
   if (p.ring.empty()) p.ring.resize(ring_size_);
   RxSlot& slot = p.ring[seq & (ring_size_ - 1)];
   if (slot.full) {  // same seq: the ring spans the whole acceptance range
-    ++stats_.duplicates;
-    request_ack(p, false);
+    on_duplicate(p, seq);
     return;
   }
 
@@ -615,12 +671,17 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
     return;
   }
 
+  // In sequence: nothing missing before it, only undelivered (the caller's budget is
+  // spent, or poll drained the driver before timers): not a gap, no nack.
+  const RxSlot& prev = p.ring[(seq - 1) & (ring_size_ - 1)];
+  const bool in_seq = offset == 0 || (prev.full && prev.seq == seq - 1 && prev.in_seq);
   slot.full = true;
+  slot.in_seq = in_seq;
   slot.seq = seq;
   slot.header = take_buffer(upper);
   slot.payload = take_buffer(payload);
   ++p.buffered;
-  if (offset == 0) {  // in order, but the caller's budget is spent: deliver next poll
+  if (in_seq) {  // deliver next poll
     if (!p.in_ready_list) {
       p.in_ready_list = true;
       ready_list_.push_back(p.rank);
@@ -675,7 +736,8 @@ void ReliableChannel::flush_acks() {
     Peer* p = find_peer(rank);
     if (!p) continue;
     p->in_ack_list = false;
-    if (p->state != PeerState::alive || !p->ack_now || !p->ack_pending) continue;
+    if (p->state != PeerState::alive || (!(p->ack_now && p->ack_pending) && !p->dup_pending))
+      continue;
     if (!send_control(*p, RelType::ack, p->nack ? rel_flags::nack : 0) &&
         p->state == PeerState::alive)
       retry.push_back(rank);  // the inner driver is full: try again next poll
@@ -776,6 +838,7 @@ void ReliableChannel::declare_dead(Peer& p) {
   p.flight_bytes = 0;
   p.ring.clear();
   p.buffered = 0;
+  p.dup_pending = false;
   acked_out(p);
   ++stats_.peers_dead;
   dead_peers_.push_back(p.rank);
@@ -807,13 +870,13 @@ std::string ReliableChannel::stats_text() const {
   std::uint64_t srtt_sum = 0, n = 0;
   for (const auto& [rank, p] : peers_)
     if (p.srtt) srtt_sum += p.srtt, ++n;
-  char buf[640];
+  char buf[800];
   std::snprintf(
       buf, sizeof buf,
       "rel: sent=%llu delivered=%llu rtx_timeout=%llu rtx_fast=%llu dup=%llu corrupt=%llu "
       "bad_key=%llu malformed=%llu beyond_window=%llu ooo=%llu acks_piggybacked=%llu "
-      "acks_standalone=%llu nacks=%llu probes=%llu tail_probes=%llu window_full=%llu dead=%llu "
-      "srtt_us=%.1f",
+      "acks_standalone=%llu nacks=%llu probes=%llu tail_probes=%llu spurious=%llu drained=%llu "
+      "window_full=%llu dead=%llu srtt_us=%.1f",
       static_cast<unsigned long long>(stats_.data_sent),
       static_cast<unsigned long long>(stats_.delivered),
       static_cast<unsigned long long>(stats_.retransmit_timeout),
@@ -829,6 +892,8 @@ std::string ReliableChannel::stats_text() const {
       static_cast<unsigned long long>(stats_.nacks_sent),
       static_cast<unsigned long long>(stats_.probes_sent),
       static_cast<unsigned long long>(stats_.tail_probes),
+      static_cast<unsigned long long>(stats_.spurious),
+      static_cast<unsigned long long>(stats_.drained),
       static_cast<unsigned long long>(stats_.window_full),
       static_cast<unsigned long long>(stats_.peers_dead),
       n ? static_cast<double>(srtt_sum) / static_cast<double>(n) / 1000.0 : 0.0);

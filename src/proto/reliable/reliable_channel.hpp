@@ -74,6 +74,9 @@ struct ReliableStats {
   std::uint64_t retransmit_timeout = 0;  // resent because the RTO expired
   std::uint64_t retransmit_fast = 0;     // resent because a later packet was acked
   std::uint64_t tail_probes = 0;         // newest packet resent to draw an ack (tail loss)
+  std::uint64_t spurious = 0;            // timeout / fast resends the peer reported as
+                                         // duplicates (D-SACK): the original was only late
+  std::uint64_t drained = 0;             // packets read before timers fired (see poll)
   std::uint64_t duplicates = 0;          // data packets already received, dropped
   std::uint64_t corrupt = 0;             // CRC mismatch, dropped
   std::uint64_t bad_key = 0;             // intact packet with another job's key, dropped
@@ -142,7 +145,8 @@ class ReliableChannel final : public drivers::Driver {
     std::vector<std::byte> payload;  // freed once selectively acknowledged
     std::uint64_t first_sent = 0;
     std::uint64_t last_sent = 0;
-    std::uint64_t xmit_order = 0;  // per-peer transmission counter at the last send
+    std::uint64_t xmit_order = 0;   // per-peer transmission counter at the last send
+    std::uint64_t first_order = 0;  // ... and at the first
     std::uint32_t transmissions = 0;
     std::uint8_t rail = 0;    // of the last transmission
     bool loss_noted = false;  // that transmission was already counted lost on its rail
@@ -184,6 +188,7 @@ class ReliableChannel final : public drivers::Driver {
   };
   struct RxSlot {
     bool full = false;
+    bool in_seq = false;  // nothing was missing before it when it arrived
     std::uint32_t seq = 0;
     std::vector<std::byte> header;  // upper header only
     std::vector<std::byte> payload;
@@ -206,10 +211,16 @@ class ReliableChannel final : public drivers::Driver {
     std::uint64_t srtt = 0, rttvar = 0, rto = 0;
     unsigned backoff = 0;
     std::uint64_t last_retransmit = 0;  // time of the latest retransmission
-    std::uint64_t probe_deadline = 0;   // tail loss probe, 0: disarmed
-    bool probe_sent = false;            // one probe per ack progress
-    std::uint64_t rto_deadline = 0;     // 0: disarmed
-    std::uint64_t waiting_since = 0;    // last ack progress (or start of the flight)
+    // The latest timeout / fast resend, until a D-SACK shows it spurious or another follows.
+    bool rtx_check = false;
+    bool rtx_timeout = false;
+    unsigned rtx_backoff = 0;  // backoff before that timeout
+    std::uint32_t rtx_seq = 0;
+    std::uint64_t rtx_first_sent = 0;
+    std::uint64_t probe_deadline = 0;  // tail loss probe, 0: disarmed
+    bool probe_sent = false;           // one probe per ack progress
+    std::uint64_t rto_deadline = 0;    // 0: disarmed
+    std::uint64_t waiting_since = 0;   // last ack progress (or start of the flight)
     // receive side
     std::uint32_t next_deliver = 0;  // next seq the sink gets
     std::vector<RxSlot> ring;        // out-of-order (and budget-deferred) arrivals
@@ -220,6 +231,8 @@ class ReliableChannel final : public drivers::Driver {
     std::uint32_t unacked_rx = 0;
     std::uint64_t ack_deadline = 0;  // 0: disarmed
     bool nacked = false;             // a nack was sent for the current cumulative point
+    bool dup_pending = false;        // a duplicate arrived: report it (D-SACK) in an ack
+    std::uint32_t dup_seq = 0;
     std::uint32_t nacked_at = 0;
     bool in_ack_list = false;
     bool in_ready_list = false;
@@ -255,6 +268,9 @@ class ReliableChannel final : public drivers::Driver {
   void on_raw(int src, std::span<const std::byte> header, std::span<const std::byte> payload,
               drivers::PacketSink& sink, int& delivered, int budget);
   void process_ack(Peer& p, const RelHeader& h);
+  void on_dsack(Peer& p, std::uint32_t seq);
+  void on_duplicate(Peer& p, std::uint32_t seq);
+  void drain_rails(drivers::PacketSink& sink, int& delivered);
   void on_data(Peer& p, const RelHeader& h, std::span<const std::byte> upper,
                std::span<const std::byte> payload, drivers::PacketSink& sink, int& delivered,
                int budget);
@@ -279,6 +295,7 @@ class ReliableChannel final : public drivers::Driver {
   std::vector<int> timer_list_;  // peers with an armed timer (some may have expired)
   std::vector<int> dead_peers_;
   std::uint64_t now_ = 0;                     // clock at the start of the current call
+  std::uint32_t raw_seen_ = 0;                // packets the inner drivers handed us (wraps)
   std::uint64_t next_deadline_ = UINT64_MAX;  // earliest armed timer (may be early, never late)
   ReliableStats stats_;
   std::vector<std::byte> scratch_;  // header assembly for control packets

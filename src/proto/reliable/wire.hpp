@@ -57,6 +57,11 @@
 //   nack         (0x01) the ack reports a new gap: retransmit the holes now.
 //   ack_request  (0x02) answer with an ack at once instead of waiting for the delayed-ack
 //                timer (set on retransmissions and probes, so recovery is not slowed).
+//   dup          (0x04, ack only) a D-SACK: data packet `seq` arrived again after it had
+//                been received. A sender that resent that packet on a timeout or a fast
+//                retransmission learns the resend was spurious (the original was only
+//                late): it counts it, undoes the timeout's backoff and takes the
+//                original's delay as an RTT sample, so the RTO grows past such stalls.
 //
 // Receive-side checks, in order, each a counted drop: too short / bad magic / version /
 // type / flags / reserved / lengths (malformed) -> CRC (corrupt) -> job key (bad_key) ->
@@ -82,7 +87,8 @@
 //                    RTTVAR = R/2; later SRTT += (R - SRTT)/8, RTTVAR += (|SRTT - R| -
 //                    RTTVAR)/4; RTO = SRTT + max(4 RTTVAR, 10 us), clamped to
 //                    [min_rto_ns, max_rto_ns]; initial_rto_ns before any sample. Karn's
-//                    rule: only packets transmitted once give samples, and only if sent
+//                    rule: only packets transmitted once give samples (and the D-SACK
+//                    case above, which is unambiguous), and only if sent
 //                    after our latest retransmission (whose ack_request may repeat an ack
 //                    that was lost, which would time the RTO, not the path). On expiry the
 //                    oldest unacknowledged, un-sacked packet is resent and the timer
@@ -97,7 +103,14 @@
 //   fast retransmit  Not a timer: when an ack (cumulative or selective) covers a packet
 //                    whose last transmission came after a hole's last transmission, the
 //                    hole is presumed lost and resent at once (a time-ordered variant of
-//                    "three duplicate acks", which works with windows of any size).
+//                    "three duplicate acks", which works with windows of any size). The
+//                    ack of a packet sent more than once is ambiguous (it may be for the
+//                    original): it counts as evidence from the first transmission only,
+//                    so a spurious timeout or probe does not make every packet sent
+//                    before it look lost (a whole window resent after a scheduling stall).
+//                    Before timers fire, poll() drains the inner drivers (arrivals beyond
+//                    the caller's budget are buffered): acks that sat in the socket while
+//                    this process was descheduled count before the RTO is judged.
 //   peer timeout     While packets are unacknowledged, if no ack makes progress for
 //                    peer_timeout_ns (default 30 s) the peer is declared dead: its pending
 //                    packets are discarded, send() returns IoStatus::failed, poll()
@@ -127,7 +140,8 @@ enum class RelType : std::uint8_t { data = 1, ack = 2, probe = 3 };
 namespace rel_flags {
 inline constexpr std::uint8_t nack = 0x01;
 inline constexpr std::uint8_t ack_request = 0x02;
-inline constexpr std::uint8_t known = nack | ack_request;
+inline constexpr std::uint8_t dup = 0x04;
+inline constexpr std::uint8_t known = nack | ack_request | dup;
 }  // namespace rel_flags
 
 struct RelHeader {
