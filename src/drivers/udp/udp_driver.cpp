@@ -165,8 +165,14 @@ int UdpDriver::receive_batch(int max) {
   // control length, flags and lengths of the entries it fills, restored by reset_pool().
   const std::size_t n =
       std::min({static_cast<std::size_t>(std::max(max, 1)), msgs_.size(), batch_});
-  const int got =
-      recvmmsg(rx_.get(), msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
+  int got;
+  if (n == 1) {  // the latency path: recvmsg skips recvmmsg's batch bookkeeping
+    const ssize_t len = recvmsg(rx_.get(), &msgs_[0].msg_hdr, MSG_DONTWAIT);
+    got = len < 0 ? -1 : 1;
+    if (len >= 0) msgs_[0].msg_len = static_cast<unsigned>(len);
+  } else {
+    got = recvmmsg(rx_.get(), msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
+  }
   if (got <= 0) {
     batch_ = 1;
     return 0;
