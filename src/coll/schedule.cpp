@@ -19,6 +19,13 @@ std::byte* align_up(std::byte* p) {
   auto v = reinterpret_cast<std::uintptr_t>(p);
   return reinterpret_cast<std::byte*>((v + kAlign - 1) & ~(kAlign - 1));
 }
+// Inline word compare (std::array's operator== calls memcmp).
+bool same_key(const Builder::Key& a, const Builder::Key& b) {
+  uint64_t diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
 std::size_t round_up(std::size_t n) {
   return (n + kAlign - 1) & ~(kAlign - 1);
 }
@@ -128,7 +135,7 @@ Builder::Builder(Group& g, const char* algorithm, const Key* key)
   }
   rn_ = &Runner::instance();
   Schedule* kept = g.cache.kept;
-  if (key && kept && kept->key_ == *key && kept->runner_ == rn_) {
+  if (key && kept && same_key(kept->key_, *key) && kept->runner_ == rn_) {
     g.cache.kept = nullptr;
     s_ = kept;
     s_->prepare_rerun();
@@ -209,12 +216,10 @@ Schedule* Builder::start() {
 
 // ---- Runner ---------------------------------------------------------------------------
 
-Runner& Runner::instance() {
-  // One runner per engine. A new Session gets a fresh runner; schedules left running in
-  // the previous one (an erroneous program) are abandoned.
+Runner& Runner::replace(detail::Engine* e) {
   static std::unique_ptr<Runner> runner;
-  detail::Engine* e = detail::current_engine();
-  if (!runner || runner->engine_ != e) runner.reset(new Runner(e));
+  runner.reset(new Runner(e));
+  current_ = runner.get();
   return *runner;
 }
 

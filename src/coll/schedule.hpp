@@ -142,7 +142,14 @@ class Builder {
 // pool of finished ones for reuse (their vectors and arenas stay allocated).
 class Runner final : public detail::ProgressHook {
  public:
-  static Runner& instance();  // for the current engine
+  // For the current engine. A new Session gets a fresh runner; schedules left running in
+  // the previous one (an erroneous program) are abandoned.
+  static Runner& instance() {
+    detail::Engine* e = detail::current_engine();
+    if (current_ && current_->engine_ == e) [[likely]]
+      return *current_;
+    return replace(e);
+  }
 
   detail::Engine& engine() { return *engine_; }
   Schedule* acquire();
@@ -159,6 +166,8 @@ class Runner final : public detail::ProgressHook {
 
  private:
   explicit Runner(detail::Engine* e) : engine_(e) {}
+  [[gnu::noinline]] static Runner& replace(detail::Engine* e);
+  static inline Runner* current_ = nullptr;  // owned by replace()
   void unlink(Schedule* s);
   void completed(Schedule* s);
 

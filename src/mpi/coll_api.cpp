@@ -119,7 +119,8 @@ class CollOp final : public AsyncOp {
     retain(type);
     red_.op = op;
     red_.type = type;
-    return coll::Reducer{reduce_fn, &red_, type->size, op->commutative};
+    PackedReduceFn direct = op_direct_kernel(op, type);
+    return coll::Reducer{direct ? direct : reduce_fn, &red_, type->size, op->commutative};
   }
 
  private:
@@ -165,12 +166,18 @@ std::size_t bytes_of(int count, MPI_Datatype t) {
 // `count` elements of `type` at `buf` as contiguous bytes: the buffer itself when the type
 // is contiguous, else a staging buffer, packed now when `in`, unpacked at completion when
 // `out`.
-B* view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type, bool in, bool out) {
-  if (type->contiguous) return static_cast<B*>(const_cast<void*>(buf)) + type->true_lb;
+[[gnu::noinline]] B* staged_view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type,
+                                 bool in, bool out) {
   B* s = op.stage(count * type->size);
   if (in) dt_pack(type, buf, count, s);
   if (out) op.unpack_later(type, s, const_cast<void*>(buf), count);
   return s;
+}
+inline B* view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type, bool in,
+               bool out) {
+  if (type->contiguous) [[likely]]
+    return static_cast<B*>(const_cast<void*>(buf)) + type->true_lb;
+  return staged_view(op, buf, count, type, in, out);
 }
 
 // Per-rank blocks (v- and w-variants) as one base pointer plus byte counts and offsets.
