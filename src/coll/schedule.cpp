@@ -127,6 +127,35 @@ bool Schedule::advance(detail::Engine& e) {
 
 // ---- Builder --------------------------------------------------------------------------
 
+Schedule* Builder::take_kept(Group& g, const Key& key, Runner* rn) {
+  Schedule* kept = g.cache.kept;
+  if (!kept || kept->runner_ != rn || !same_key(kept->key_, key)) return nullptr;
+  g.cache.kept = nullptr;
+  kept->prepare_rerun();
+  return kept;
+}
+
+void Builder::assign_tag(Schedule* s, Group& g) {
+  s->ctx_ = g.ctx;
+  s->tag_ = static_cast<int>(g.seq % kTagLimit);
+  ++g.seq;
+}
+
+Schedule* Builder::rerun(Group& g, const Key& key, const Reducer* red) {
+  detail::EngineGuard guard;  // starting posts to the engine: hold off its progress thread
+  if (!detail::current_engine()) return nullptr;  // the constructor reports it
+  Runner& rn = Runner::instance();
+  Schedule* s = take_kept(g, key, &rn);
+  if (!s) return nullptr;
+  if (red) s->reducer_ = *red;
+  s->group_ = &g;
+  assign_tag(s, g);
+  s->state_ = Schedule::State::active;
+  s->advance(rn.engine());
+  if (!s->done()) rn.activate(s);
+  return s;
+}
+
 Builder::Builder(Group& g, const char* algorithm, const Key* key)
     : e_(detail::current_engine()), world_(g.world), rank_(g.rank), size_(g.size) {
   if (!e_) {
@@ -134,11 +163,7 @@ Builder::Builder(Group& g, const char* algorithm, const Key* key)
     std::abort();
   }
   rn_ = &Runner::instance();
-  Schedule* kept = g.cache.kept;
-  if (key && kept && same_key(kept->key_, *key) && kept->runner_ == rn_) {
-    g.cache.kept = nullptr;
-    s_ = kept;
-    s_->prepare_rerun();
+  if (key && (s_ = take_kept(g, *key, rn_))) {
     reused_ = true;
   } else {
     s_ = rn_->acquire();
@@ -147,9 +172,7 @@ Builder::Builder(Group& g, const char* algorithm, const Key* key)
     if (key) s_->key_ = *key;
   }
   s_->group_ = key ? &g : nullptr;
-  s_->ctx_ = g.ctx;
-  s_->tag_ = static_cast<int>(g.seq % kTagLimit);
-  ++g.seq;
+  assign_tag(s_, g);
 }
 
 Builder::~Builder() {

@@ -30,11 +30,9 @@ using B = std::byte;
 // new context ids above every member's previous ones, so an id is never reused within a
 // process and an entry can never be mistaken for a later communicator's (whose sequence
 // numbers must start at 0 on every member).
-coll::Group& group_of(MPI_Comm comm) {
+// The communicator caches a pointer to its entry.
+[[gnu::noinline]] coll::Group& find_group(MPI_Comm comm) {
   static std::unordered_map<uint32_t, std::unique_ptr<coll::Group>> groups;
-  static uint32_t last_ctx = 0;
-  static coll::Group* last = nullptr;
-  if (last && last_ctx == comm->coll_ctx) return *last;
   std::unique_ptr<coll::Group>& g = groups[comm->coll_ctx];
   if (!g) {
     g = std::make_unique<coll::Group>();
@@ -43,9 +41,14 @@ coll::Group& group_of(MPI_Comm comm) {
     g->world = comm->world;
     g->ctx = comm->coll_ctx;
   }
-  last_ctx = comm->coll_ctx;
-  last = g.get();
+  comm->coll_group = g.get();
   return *g;
+}
+
+inline coll::Group& group_of(MPI_Comm comm) {
+  if (comm->coll_group) [[likely]]
+    return *comm->coll_group;
+  return find_group(comm);
 }
 
 // ---- reductions ------------------------------------------------------------------------

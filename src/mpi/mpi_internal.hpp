@@ -42,13 +42,18 @@ struct sluice_group_s {
 
 inline constexpr uint32_t kCommMagic = 0x534c4343;  // "SLCC"
 
+namespace sluice::coll {
+struct Group;
+}
+
 struct sluice_comm_s {
   uint32_t magic = 0;  // kCommMagic while the communicator is valid
   int rank = 0, size = 0;
   std::vector<int> world;          // comm rank -> world rank
   std::vector<int> world_to_comm;  // world rank -> comm rank, -1 if not a member
   uint32_t p2p_ctx = 0, coll_ctx = 0;
-  MPI_Errhandler errh = nullptr;  // never null while valid
+  sluice::coll::Group* coll_group = nullptr;  // the collectives' view (coll_api.cpp), lazily
+  MPI_Errhandler errh = nullptr;              // never null while valid
   std::string name;
   bool predefined = false;
   uint32_t mgmt_seq = 0;  // communicator-management operations started on this comm
