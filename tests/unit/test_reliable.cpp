@@ -776,7 +776,6 @@ TEST(Reliable, SpuriousTimeoutAfterAStallIsDetectedAndDoesNotResendTheWindow) {
   Pair pair({}, cfg);
   const std::byte hdr[8] = {};
   for (int i = 0; i < 8; ++i) ASSERT_EQ(pair.ch[0]->send(1, hdr, {}), IoStatus::done);
-  const std::uint64_t rto_before = pair.ch[0]->rto_ns(1);
   // The receiver is descheduled: nothing arrives at it, nothing is lost. The sender's
   // timeout fires and resends the oldest packet.
   CountingSink sink;
@@ -800,7 +799,6 @@ TEST(Reliable, SpuriousTimeoutAfterAStallIsDetectedAndDoesNotResendTheWindow) {
   EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 0u);
   EXPECT_EQ(pair.ch[1]->stats().duplicates, 1u);  // the resent packet 0
   EXPECT_EQ(pair.ch[0]->stats().spurious, 1u);    // reported back (D-SACK) and counted
-  EXPECT_GT(pair.ch[0]->rto_ns(1), rto_before);   // the stall fed the RTO estimate
 }
 
 TEST(Reliable, AcksWaitingInTheDriverAreReadBeforeTheTimeoutFires) {

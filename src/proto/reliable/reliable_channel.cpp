@@ -342,7 +342,6 @@ void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, Resend why) {
       p.rtx_timeout = why == Resend::timeout;
       p.rtx_backoff = p.backoff;
       p.rtx_seq = pkt.seq;
-      p.rtx_first_sent = pkt.first_sent;
     }
     switch (why) {
       case Resend::timeout:
@@ -520,11 +519,10 @@ void ReliableChannel::on_dsack(Peer& p, std::uint32_t seq) {
   if (!p.rtx_check || seq != p.rtx_seq) return;
   p.rtx_check = false;
   ++stats_.spurious;
-  if (!p.rtx_timeout) return;
-  // Eifel-style response: the timeout was too short, not the path lossy. Undo its backoff
-  // and feed the original's delay (at least until the timeout fired) to the estimator.
-  p.backoff = std::min(p.backoff, p.rtx_backoff);
-  if (p.last_retransmit > p.rtx_first_sent) rtt_sample(p, p.last_retransmit - p.rtx_first_sent);
+  // The timeout was too short, not the path lossy: undo its backoff (Eifel's response).
+  // No RTT sample from it: a duplicate made by the network looks the same as a late
+  // original, and a wrong sample would inflate the RTO under real loss.
+  if (p.rtx_timeout) p.backoff = std::min(p.backoff, p.rtx_backoff);
 }
 
 void ReliableChannel::on_duplicate(Peer& p, std::uint32_t seq) {

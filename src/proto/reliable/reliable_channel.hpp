@@ -216,7 +216,6 @@ class ReliableChannel final : public drivers::Driver {
     bool rtx_timeout = false;
     unsigned rtx_backoff = 0;  // backoff before that timeout
     std::uint32_t rtx_seq = 0;
-    std::uint64_t rtx_first_sent = 0;
     std::uint64_t probe_deadline = 0;  // tail loss probe, 0: disarmed
     bool probe_sent = false;           // one probe per ack progress
     std::uint64_t rto_deadline = 0;    // 0: disarmed

@@ -59,9 +59,9 @@
 //                timer (set on retransmissions and probes, so recovery is not slowed).
 //   dup          (0x04, ack only) a D-SACK: data packet `seq` arrived again after it had
 //                been received. A sender that resent that packet on a timeout or a fast
-//                retransmission learns the resend was spurious (the original was only
-//                late): it counts it, undoes the timeout's backoff and takes the
-//                original's delay as an RTT sample, so the RTO grows past such stalls.
+//                retransmission learns the resend was probably spurious (the original
+//                was only late; a copy duplicated by the network looks the same): it
+//                counts it and undoes the timeout's backoff.
 //
 // Receive-side checks, in order, each a counted drop: too short / bad magic / version /
 // type / flags / reserved / lengths (malformed) -> CRC (corrupt) -> job key (bad_key) ->
@@ -87,8 +87,7 @@
 //                    RTTVAR = R/2; later SRTT += (R - SRTT)/8, RTTVAR += (|SRTT - R| -
 //                    RTTVAR)/4; RTO = SRTT + max(4 RTTVAR, 10 us), clamped to
 //                    [min_rto_ns, max_rto_ns]; initial_rto_ns before any sample. Karn's
-//                    rule: only packets transmitted once give samples (and the D-SACK
-//                    case above, which is unambiguous), and only if sent
+//                    rule: only packets transmitted once give samples, and only if sent
 //                    after our latest retransmission (whose ack_request may repeat an ack
 //                    that was lost, which would time the RTO, not the path). On expiry the
 //                    oldest unacknowledged, un-sacked packet is resent and the timer
