@@ -440,20 +440,32 @@ int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
   if (now_ >= next_deadline_) {
     // Acks may be waiting in the socket (this process was descheduled, or the budget
     // ran out): read them before judging what has timed out.
-    drain_rails(sink, delivered);
+    if (resend_due()) drain_rails(sink, delivered, budget);
     run_timers();
   }
   flush_acks();
   return delivered;
 }
 
-void ReliableChannel::drain_rails(drivers::PacketSink& sink, int& delivered) {
+bool ReliableChannel::resend_due() const {
+  for (int rank : timer_list_) {
+    const Peer* p = find_peer(rank);
+    if (p && p->state == PeerState::alive && !p->flight.empty() &&
+        ((p->rto_deadline && now_ >= p->rto_deadline) ||
+         (p->probe_deadline && !p->probe_sent && now_ >= p->probe_deadline)))
+      return true;
+  }
+  return false;
+}
+
+void ReliableChannel::drain_rails(drivers::PacketSink& sink, int& delivered, int budget) {
   constexpr int kBatch = 64;
-  // Budget 0 for the sink: data is buffered in the receive ring (it holds two windows),
-  // delivered by the next poll; acks are processed now. Bounded: a sender cannot keep us here.
+  // In-order data within the caller's budget is delivered, the rest buffered in the receive
+  // ring (it holds two windows) for the next poll; acks are processed now. Bounded: a
+  // sender cannot keep us here.
   const int cap = static_cast<int>(ring_size_) * std::max<int>(1, static_cast<int>(peers_.size()));
   for (const auto& rail : rails_) {
-    Intake intake(*this, sink, delivered, 0);
+    Intake intake(*this, sink, delivered, budget);
     for (int seen = 0; seen < cap;) {
       const std::uint32_t before = raw_seen_;
       rail->poll(intake, kBatch);

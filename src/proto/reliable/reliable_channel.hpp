@@ -76,7 +76,7 @@ struct ReliableStats {
   std::uint64_t tail_probes = 0;         // newest packet resent to draw an ack (tail loss)
   std::uint64_t spurious = 0;            // timeout / fast resends the peer reported as
                                          // duplicates (D-SACK): the original was only late
-  std::uint64_t drained = 0;             // packets read before timers fired (see poll)
+  std::uint64_t drained = 0;             // packets read before a resend timer fired (poll)
   std::uint64_t duplicates = 0;          // data packets already received, dropped
   std::uint64_t corrupt = 0;             // CRC mismatch, dropped
   std::uint64_t bad_key = 0;             // intact packet with another job's key, dropped
@@ -269,7 +269,8 @@ class ReliableChannel final : public drivers::Driver {
   void process_ack(Peer& p, const RelHeader& h);
   void on_dsack(Peer& p, std::uint32_t seq);
   void on_duplicate(Peer& p, std::uint32_t seq);
-  void drain_rails(drivers::PacketSink& sink, int& delivered);
+  bool resend_due() const;  // a retransmission timeout or tail probe is due now
+  void drain_rails(drivers::PacketSink& sink, int& delivered, int budget);
   void on_data(Peer& p, const RelHeader& h, std::span<const std::byte> upper,
                std::span<const std::byte> payload, drivers::PacketSink& sink, int& delivered,
                int budget);

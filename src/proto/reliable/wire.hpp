@@ -107,9 +107,9 @@
 //                    original): it counts as evidence from the first transmission only,
 //                    so a spurious timeout or probe does not make every packet sent
 //                    before it look lost (a whole window resent after a scheduling stall).
-//                    Before timers fire, poll() drains the inner drivers (arrivals beyond
-//                    the caller's budget are buffered): acks that sat in the socket while
-//                    this process was descheduled count before the RTO is judged.
+//                    Before a timeout or probe fires, poll() drains the inner drivers
+//                    (arrivals beyond the caller's budget are buffered): acks that sat in
+//                    the socket while this process was descheduled count first.
 //   peer timeout     While packets are unacknowledged, if no ack makes progress for
 //                    peer_timeout_ns (default 30 s) the peer is declared dead: its pending
 //                    packets are discarded, send() returns IoStatus::failed, poll()
