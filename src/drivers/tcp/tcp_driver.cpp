@@ -252,7 +252,12 @@ bool TcpDriver::read_in(Conn& c) {
   }
   if (c.in.empty()) c.in.resize(kInitialInput);
   if (c.in_len == c.in.size()) return true;  // full of frames the budget left: no room yet
-  const ssize_t n = ::recv(c.fd.get(), c.in.data() + c.in_len, c.in.size() - c.in_len, 0);
+  std::size_t want = c.in.size() - c.in_len;
+  // Streaming large frames: read just the next frame's headers, so its payload is not
+  // staged here and copied again, but received in place (start_direct).
+  if (c.streaming && c.in_len == 0)
+    want = std::min(want, sizeof(tcp::FrameHeader) + caps_.max_header);
+  const ssize_t n = ::recv(c.fd.get(), c.in.data() + c.in_len, want, 0);
   ++stats_.reads;
   if (n > 0) {
     c.in_len += static_cast<std::size_t>(n);
@@ -269,6 +274,7 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
     if (c.direct_got < c.direct_size) return;
     const std::span<const std::byte> payload{c.direct_dest, c.direct_size};
     c.direct_size = c.direct_got = 0;
+    c.streaming = true;
     ++stats_.received;
     ++stats_.placed;
     stats_.received_bytes += payload.size();
@@ -308,6 +314,7 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
       ++stats_.received;
       stats_.received_bytes += f.payload.size();
       ++delivered;
+      c.streaming = false;
       sink.on_packet(c.peer, f.header, f.payload);
     } else if (!on_control(c, f)) {
       conn_failed(c, false);

@@ -107,7 +107,8 @@ class TcpDriver final : public Driver {
     std::vector<std::byte> direct_header;
     std::byte* direct_dest = nullptr;
     std::size_t direct_size = 0, direct_got = 0;
-    std::size_t lowat = 1;  // SO_RCVLOWAT in force
+    std::size_t lowat = 1;   // SO_RCVLOWAT in force
+    bool streaming = false;  // the last frame was received in place: expect another
   };
   enum class PeerState : uint8_t { idle, connecting, waiting, up, closed, dead };
   struct Peer {
