@@ -512,6 +512,24 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
   return r;
 }
 
+RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, int tag,
+                                     uint32_t ctx, Errc& err) {
+  err = check_peer(dest, false);
+  if (err == Errc::ok) err = check_tag(tag, false);
+  if (err != Errc::ok) return failed_request(err);
+  proto::Transfer t;
+  t.peer = dest;
+  t.ctx = ctx;
+  t.tag = tag;
+  t.buf = const_cast<std::byte*>(buf.data());  // sends only read it
+  t.len = buf.size();
+  if (p2p_->try_inject(t) == drivers::IoStatus::done) {
+    note_work();
+    return nullptr;
+  }
+  return isend(buf, dest, tag, ctx, false, err);  // queued, rendezvous or a dead peer
+}
+
 Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx) {
   Errc err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
