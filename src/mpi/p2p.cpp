@@ -733,10 +733,14 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   }
   Status s;
   const int src = source_world(comm, source);
+  Errc failed = Errc::ok;
   block_until([&] {
     if (!g_bsend.segments.empty()) reap_bsends();
-    return engine().iprobe(src, tag, comm->p2p_ctx, &s);
+    if (engine().iprobe(src, tag, comm->p2p_ctx, &s)) return true;
+    failed = engine().probe_failure(src, comm->p2p_ctx);  // would wait forever
+    return failed != Errc::ok;
   });
+  if (failed != Errc::ok) return raise(comm, errc_to_class(failed), "MPI_Probe", "probe failed");
   return probe_status(comm, s, status);
 }
 
@@ -767,10 +771,14 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Mprobe")) return rc;
   int flag = 0;
+  Errc failed = Errc::ok;
   block_until([&] {
     MPI_Improbe(source, tag, comm, &flag, message, status);
-    return flag != 0;
+    if (flag != 0 || source == MPI_PROC_NULL) return true;
+    failed = engine().probe_failure(source_world(comm, source), comm->p2p_ctx);
+    return failed != Errc::ok;
   });
+  if (failed != Errc::ok) return raise(comm, errc_to_class(failed), "MPI_Mprobe", "probe failed");
   return MPI_SUCCESS;
 }
 

@@ -223,6 +223,7 @@ struct RankProcess {
   bool joined = false;  // sent hello: it is a Sluice process, so it must finalize
   bool finalized = false;
   bool in_fence = false;
+  bool failure_notified = false;  // --enable-recovery: the others were told it died
   std::optional<std::uint32_t> connection_id;
   std::optional<Clock::time_point> disconnect_deadline;
   UniqueFd stdout_pipe, stderr_pipe;
@@ -642,10 +643,17 @@ class Launcher {
     for (RankProcess& rank : ranks_) {
       if (rank.disconnect_deadline && now >= *rank.disconnect_deadline) {
         rank.disconnect_deadline.reset();
-        if (!rank.reaped)
+        if (!rank.reaped && options_.recovery) {
+          // Cut off from the job (the others were told): it must not run on alone.
+          report(rank.who() +
+                 " closed its bootstrap connection without calling finalize; killing it");
+          if (!exit_status_) exit_status_ = 1;
+          ::kill(rank.pid, SIGKILL);
+        } else if (!rank.reaped) {
           fail_job(1, rank.who() +
                           " closed its bootstrap connection without calling finalize; "
                           "terminating the job");
+        }
       }
     }
   }
@@ -692,8 +700,10 @@ class Launcher {
 
     if (WIFSIGNALED(status)) {
       int signo = WTERMSIG(status);
-      fail_job(128 + signo, rank.who() + " was killed by signal " + std::to_string(signo) + " (" +
-                                signal_name(signo) + "); terminating the job");
+      rank_failed(rank, 128 + signo,
+                  rank.who() + " was killed by signal " + std::to_string(signo) + " (" +
+                      signal_name(signo) + ")");
+      if (!terminating_) fail_fence_if_stuck();
       return;
     }
     int code = WEXITSTATUS(status);
@@ -705,12 +715,32 @@ class Launcher {
         if (!exit_status_) exit_status_ = code;
       }
     } else if (rank.joined) {
-      fail_job(code != 0 ? code : 1, rank.who() + " exited with status " + code_text +
-                                         " before calling finalize; terminating the job");
+      rank_failed(rank, code != 0 ? code : 1,
+                  rank.who() + " exited with status " + code_text + " before calling finalize");
     } else if (code != 0) {
-      fail_job(code, rank.who() + " exited with status " + code_text + "; terminating the job");
+      rank_failed(rank, code, rank.who() + " exited with status " + code_text);
     }
     if (!terminating_) fail_fence_if_stuck();
+  }
+
+  // A rank died: end the job, or with --enable-recovery tell the others and go on.
+  void rank_failed(RankProcess& rank, int status, const std::string& what) {
+    if (!options_.recovery) return fail_job(status, what + "; terminating the job");
+    report(what + "; the job continues (--enable-recovery)");
+    if (!exit_status_) exit_status_ = status;
+    notify_failure(rank);
+  }
+
+  // Sends proc_failed to every rank still connected (once per failed rank).
+  void notify_failure(RankProcess& failed) {
+    if (failed.failure_notified) return;
+    failed.failure_notified = true;
+    std::string payload;
+    wire::append_u32(payload, static_cast<std::uint32_t>(failed.rank));
+    const std::string frame = wire::make_frame(wire::MsgType::proc_failed, payload);
+    for (RankProcess& rank : ranks_)
+      if (&rank != &failed && rank.connection_id && !rank.finalized)
+        send_frame(*rank.connection_id, frame);
   }
 
   // Ends the job because of `message`; the first failure decides the exit status.
@@ -992,8 +1022,10 @@ class Launcher {
     if (rank_index < 0) return;
     RankProcess& rank = ranks_[rank_index];
     rank.connection_id.reset();
-    if (!rank.finalized && !rank.reaped && !terminating_)
+    if (!rank.finalized && !rank.reaped && !terminating_) {
       rank.disconnect_deadline = Clock::now() + disconnect_grace;
+      if (options_.recovery) notify_failure(rank);
+    }
   }
 
   void close_connection(std::uint32_t id) {

@@ -65,7 +65,7 @@ bool parse_hosts(std::string_view text, std::vector<HostSlots>& hosts, std::stri
 
 std::string usage_text() {
   return "usage: sluicerun -n N [--bind auto|none|core|numa|bind] [--report-bindings]\n"
-         "                 [--tag-output] [--timeout S] [--] prog [args...]\n"
+         "                 [--tag-output] [--timeout S] [--enable-recovery] [--] prog [args...]\n"
          "       sluicerun --hosts H1[:SLOTS],H2[:SLOTS],... --launch 'CMD {host}' [-n N]\n"
          "                 [--boot-addr IP[:PORT]] [options] [--] prog [args...]\n"
          "  -n, -np N        number of ranks (with --hosts: default the total of the slots)\n"
@@ -81,6 +81,9 @@ std::string usage_text() {
          "                   on a free core of its rank's node (its rank's core if none)\n"
          "  --bind bind      ranks scattered over the host, progress threads on their rank's core\n"
          "  --report-bindings  every rank prints the CPUs it and its progress thread run on\n"
+         "  --enable-recovery  a rank that dies does not end the job: the others are told and\n"
+         "                   their requests involving it fail (MPIX_ERR_PROC_FAILED); the\n"
+         "                   exit status is the first failure's (alias --disable-auto-cleanup)\n"
          "  --tag-output     prefix every output line with [rank]\n"
          "  --timeout S      kill the job if it runs longer than S seconds (exit status 124)\n"
          "  -h, --help       show this help\n";
@@ -153,6 +156,8 @@ ParseResult parse_options(int argc, char** argv) {
       options.boot_addr = value;
     } else if (name == "--report-bindings") {
       options.report_bindings = true;
+    } else if (name == "--enable-recovery" || name == "--disable-auto-cleanup") {
+      options.recovery = true;
     } else if (name == "--tag-output") {
       options.tag_output = true;
     } else if (name == "--timeout") {

@@ -28,6 +28,9 @@ struct Options {
   BindPolicy bind = BindPolicy::automatic;
   bool tag_output = false;
   bool report_bindings = false;
+  // --enable-recovery: a rank that dies does not end the job; the others are told (their
+  // requests involving it fail, ULFM-style) and run on. Exit status: the first failure's.
+  bool recovery = false;
   std::optional<double> timeout_seconds;
   std::string timeout_text;          // as the user wrote it, for messages
   std::vector<std::string> command;  // program and its arguments
