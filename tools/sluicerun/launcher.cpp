@@ -348,7 +348,7 @@ class Launcher {
     for (int r = 0; r < options_.nranks; ++r)
       ranks_.emplace_back(r, options_.tag_output ? "[" + std::to_string(r) + "] " : "");
     place_ranks();
-    return true;
+    return check_launch_environment(error);
   }
 
   // Blocks: each host's slots in order, then round again while ranks remain. Local ranks
@@ -377,19 +377,52 @@ class Launcher {
   }
 
   // The rank's argv: the program, or with --hosts the launch command run by the shell
-  //   /bin/sh -c 'exec <launch with {host} replaced> "$@"' sluicerun-launch prog args...
+  //   /bin/sh -c 'exec <launch with {host}> env SLUICE_K=V... "$@"' sluicerun-launch prog args...
   // so the launch command may use shell syntax and the program's arguments stay intact.
-  std::vector<std::string> argv_for(const RankProcess& rank) const {
+  // The `env` prefix carries every SLUICE_* variable of the rank's environment (rank, job
+  // key, store address, the user's settings) on the command line itself: a launcher such
+  // as ssh starts the program with the remote host's environment, not ours.
+  std::vector<std::string> argv_for(const RankProcess& rank,
+                                    const std::vector<std::string>& env) const {
     if (rank.host < 0) return options_.command;
     std::string launch = options_.launch;
     const std::string& host = options_.hosts[rank.host].name;
     for (auto at = launch.find("{host}"); at != std::string::npos;
          at = launch.find("{host}", at + host.size()))
       launch.replace(at, 6, host);
-    std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + " \"$@\"",
+    std::string prefix;
+    if (!options_.launch_keeps_env) {
+      prefix = " env";
+      for (const std::string& entry : env)
+        if (entry.starts_with("SLUICE_")) prefix += " " + entry;  // shell-safe: set_up checked
+    }
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + prefix + " \"$@\"",
                                      "sluicerun-launch"};
     argv.insert(argv.end(), options_.command.begin(), options_.command.end());
     return argv;
+  }
+
+  // A value passed on a launch command line may cross two shells (ours, and ssh's on the
+  // remote host): only characters no shell interprets, so no quoting is needed anywhere.
+  static bool shell_safe(std::string_view entry) {
+    for (char c : entry)
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("_.,:=/+@%-").find(c) != std::string_view::npos))
+        return false;
+    return !entry.empty();
+  }
+
+  // With --hosts, every SLUICE_* variable goes on the launch command line (argv_for).
+  bool check_launch_environment(std::string& error) const {
+    if (options_.hosts.empty() || options_.launch_keeps_env) return true;
+    for (const std::string& entry : environment_for(0))
+      if (entry.starts_with("SLUICE_") && !shell_safe(entry)) {
+        error = "--launch: " + entry.substr(0, entry.find('=')) +
+                " has characters a remote shell would interpret (allowed: letters, digits and "
+                "_.,:=/+@%-); it cannot be passed on the launch command line";
+        return false;
+      }
+    return true;
   }
 
   void watch(int fd, std::uint32_t events, std::uint64_t tag) {
@@ -483,7 +516,7 @@ class Launcher {
     std::vector<char*> envp;
     for (std::string& entry : env_storage) envp.push_back(entry.data());
     envp.push_back(nullptr);
-    std::vector<std::string> argv_storage = argv_for(rank);
+    std::vector<std::string> argv_storage = argv_for(rank, env_storage);
     std::vector<char*> argv;
     for (std::string& arg : argv_storage) argv.push_back(arg.data());
     argv.push_back(nullptr);

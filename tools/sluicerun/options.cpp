@@ -72,7 +72,11 @@ std::string usage_text() {
          "  --hosts LIST     run on these hosts: ranks fill each host's slots (default 1) in\n"
          "                   order, in blocks, going round again if N exceeds the slots\n"
          "  --launch CMD     how to start a rank on a host, {host} replaced by its name, e.g.\n"
-         "                   'ip netns exec {host}' (the rank's environment must pass through)\n"
+         "                   'ip netns exec {host}' or 'ssh {host}'; the rank's SLUICE_* "
+         "variables\n"
+         "                   go on its command line (env K=V ... prog), visible in ps\n"
+         "  --launch-keeps-env  the launch command passes the environment through (ip netns\n"
+         "                   exec, sudo -E): no env prefix, the job key stays off command lines\n"
          "  --boot-addr IP[:PORT]  where the bootstrap store listens (TCP) for --hosts jobs\n"
          "                   (default: the first non-loopback IPv4 address, else 127.0.0.1)\n"
          "  --bind auto|none|core  bind rank r to core r % ncores (default auto: core when\n"
@@ -151,6 +155,8 @@ ParseResult parse_options(int argc, char** argv) {
       if (value.find("{host}") == std::string::npos)
         return usage_error("--launch '" + value + "' has no {host} in it");
       options.launch = value;
+    } else if (name == "--launch-keeps-env") {
+      options.launch_keeps_env = true;
     } else if (name == "--boot-addr") {
       if (!take_value(value) || value.empty()) return usage_error("--boot-addr needs an address");
       options.boot_addr = value;
@@ -181,8 +187,8 @@ ParseResult parse_options(int argc, char** argv) {
       options.nranks = static_cast<int>(total);
       have_ranks = true;
     }
-  } else if (!options.launch.empty() || !options.boot_addr.empty()) {
-    return usage_error("--launch and --boot-addr need --hosts");
+  } else if (!options.launch.empty() || !options.boot_addr.empty() || options.launch_keeps_env) {
+    return usage_error("--launch, --launch-keeps-env and --boot-addr need --hosts");
   }
   if (!have_ranks) return usage_error("the number of ranks (-n N) is required");
   if (i >= argc) return usage_error("no program to run");
