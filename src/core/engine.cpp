@@ -431,6 +431,7 @@ void Engine::fail_peer(int peer) {
   // wait forever for a message only it would have sent), rendezvous sends waiting for its
   // answer, receives mid-pipeline.
   p2p_->fail_peer(peer);
+  if (rel_) rel_->mark_dead(peer);  // no retransmissions to it, nor a wait for its acks
   pool_.for_each([&](RequestImpl* r) {
     if (r->state != RequestState::active) return;
     if (r->posted) {
