@@ -719,8 +719,12 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     return MPI_SUCCESS;
   }
   Status s;
-  *flag = engine().iprobe(source_world(comm, source), tag, comm->p2p_ctx, &s) ? 1 : 0;
-  if (*flag) probe_status(comm, s, status);
+  const int src = source_world(comm, source);
+  *flag = engine().iprobe(src, tag, comm->p2p_ctx, &s) ? 1 : 0;
+  if (*flag) return probe_status(comm, s, status);
+  // ULFM: a probe that could only be answered by a failed process reports it.
+  if (Errc e = engine().probe_failure(src, comm->p2p_ctx); e != Errc::ok)
+    return raise(comm, errc_to_class(e), "MPI_Iprobe", "probe failed");
   return MPI_SUCCESS;
 }
 

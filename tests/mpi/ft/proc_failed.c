@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   rc = MPI_Probe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st);
   MPI_Error_class(rc, &cls);
   CHECK(cls == MPIX_ERR_PROC_FAILED, "any-source MPI_Probe: class %d", cls);
+  int flag = 1;
+  rc = MPI_Iprobe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &flag, &st);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPIX_ERR_PROC_FAILED && !flag, "any-source MPI_Iprobe: class %d", cls);
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   CHECK(MPI_Error_string(MPIX_ERR_PROC_FAILED, text, &len) == MPI_SUCCESS && len > 0,
