@@ -45,65 +45,74 @@ typedef struct MPI_Status {
 #define MPI_STATUSES_IGNORE ((MPI_Status*)0)
 
 /* ---- predefined objects (defined in libmpi) ------------------------------ */
-extern struct sluice_comm_s sluice_comm_world;
-extern struct sluice_comm_s sluice_comm_self;
-extern struct sluice_group_s sluice_group_empty;
-extern struct sluice_errhandler_s sluice_errh_fatal;
-extern struct sluice_errhandler_s sluice_errh_return;
+/* Programs reach these through the GOT: a weak reference keeps the compiler from
+ * addressing them directly, which in a PIE would make the linker copy each object into the
+ * executable at its size in the libmpi the program was linked with (a copy relocation).
+ * A later libmpi whose objects grew would then overrun those copies. */
+#if defined(SLUICE_BUILDING_LIBMPI)
+#define SLUICE_PREDEFINED extern
+#else
+#define SLUICE_PREDEFINED extern __attribute__((weak))
+#endif
+SLUICE_PREDEFINED struct sluice_comm_s sluice_comm_world;
+SLUICE_PREDEFINED struct sluice_comm_s sluice_comm_self;
+SLUICE_PREDEFINED struct sluice_group_s sluice_group_empty;
+SLUICE_PREDEFINED struct sluice_errhandler_s sluice_errh_fatal;
+SLUICE_PREDEFINED struct sluice_errhandler_s sluice_errh_return;
 
-extern struct sluice_datatype_s sluice_dt_char;
-extern struct sluice_datatype_s sluice_dt_signed_char;
-extern struct sluice_datatype_s sluice_dt_unsigned_char;
-extern struct sluice_datatype_s sluice_dt_byte;
-extern struct sluice_datatype_s sluice_dt_wchar;
-extern struct sluice_datatype_s sluice_dt_short;
-extern struct sluice_datatype_s sluice_dt_unsigned_short;
-extern struct sluice_datatype_s sluice_dt_int;
-extern struct sluice_datatype_s sluice_dt_unsigned;
-extern struct sluice_datatype_s sluice_dt_long;
-extern struct sluice_datatype_s sluice_dt_unsigned_long;
-extern struct sluice_datatype_s sluice_dt_long_long;
-extern struct sluice_datatype_s sluice_dt_unsigned_long_long;
-extern struct sluice_datatype_s sluice_dt_float;
-extern struct sluice_datatype_s sluice_dt_double;
-extern struct sluice_datatype_s sluice_dt_long_double;
-extern struct sluice_datatype_s sluice_dt_c_bool;
-extern struct sluice_datatype_s sluice_dt_int8_t;
-extern struct sluice_datatype_s sluice_dt_int16_t;
-extern struct sluice_datatype_s sluice_dt_int32_t;
-extern struct sluice_datatype_s sluice_dt_int64_t;
-extern struct sluice_datatype_s sluice_dt_uint8_t;
-extern struct sluice_datatype_s sluice_dt_uint16_t;
-extern struct sluice_datatype_s sluice_dt_uint32_t;
-extern struct sluice_datatype_s sluice_dt_uint64_t;
-extern struct sluice_datatype_s sluice_dt_c_float_complex;
-extern struct sluice_datatype_s sluice_dt_c_double_complex;
-extern struct sluice_datatype_s sluice_dt_c_long_double_complex;
-extern struct sluice_datatype_s sluice_dt_packed;
-extern struct sluice_datatype_s sluice_dt_aint;
-extern struct sluice_datatype_s sluice_dt_offset;
-extern struct sluice_datatype_s sluice_dt_count;
-extern struct sluice_datatype_s sluice_dt_float_int;
-extern struct sluice_datatype_s sluice_dt_double_int;
-extern struct sluice_datatype_s sluice_dt_long_int;
-extern struct sluice_datatype_s sluice_dt_2int;
-extern struct sluice_datatype_s sluice_dt_short_int;
-extern struct sluice_datatype_s sluice_dt_long_double_int;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_char;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_signed_char;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_unsigned_char;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_byte;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_wchar;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_short;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_unsigned_short;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_int;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_unsigned;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_unsigned_long;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_long;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_unsigned_long_long;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_float;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_double;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_double;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_c_bool;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_int8_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_int16_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_int32_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_int64_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_uint8_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_uint16_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_uint32_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_uint64_t;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_c_float_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_c_double_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_c_long_double_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_packed;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_aint;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_offset;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_count;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_float_int;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_double_int;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_int;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2int;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_short_int;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_double_int;
 
-extern struct sluice_op_s sluice_op_max;
-extern struct sluice_op_s sluice_op_min;
-extern struct sluice_op_s sluice_op_sum;
-extern struct sluice_op_s sluice_op_prod;
-extern struct sluice_op_s sluice_op_land;
-extern struct sluice_op_s sluice_op_band;
-extern struct sluice_op_s sluice_op_lor;
-extern struct sluice_op_s sluice_op_bor;
-extern struct sluice_op_s sluice_op_lxor;
-extern struct sluice_op_s sluice_op_bxor;
-extern struct sluice_op_s sluice_op_maxloc;
-extern struct sluice_op_s sluice_op_minloc;
-extern struct sluice_op_s sluice_op_replace;
-extern struct sluice_op_s sluice_op_no_op;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_max;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_min;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_sum;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_prod;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_land;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_band;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_lor;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_bor;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_lxor;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_bxor;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_maxloc;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_minloc;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_replace;
+SLUICE_PREDEFINED struct sluice_op_s sluice_op_no_op;
 
 /* ---- null handles ---------------------------------------------------------- */
 #define MPI_COMM_NULL ((MPI_Comm)0)
@@ -115,9 +124,9 @@ extern struct sluice_op_s sluice_op_no_op;
 #define MPI_INFO_NULL ((MPI_Info)0)
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
 /* Returned by Mprobe/Improbe for a message from MPI_PROC_NULL. */
-extern struct sluice_message_s sluice_message_no_proc;
+SLUICE_PREDEFINED struct sluice_message_s sluice_message_no_proc;
 #define MPI_MESSAGE_NO_PROC (&sluice_message_no_proc)
-extern struct sluice_info_s sluice_info_env;
+SLUICE_PREDEFINED struct sluice_info_s sluice_info_env;
 #define MPI_INFO_ENV (&sluice_info_env)
 
 /* ---- predefined handles ------------------------------------------------------ */
@@ -192,7 +201,7 @@ extern struct sluice_info_s sluice_info_env;
 #define MPI_KEYVAL_INVALID (-1)
 #define MPI_BSEND_OVERHEAD 96
 
-extern int sluice_mpi_in_place_marker;
+SLUICE_PREDEFINED int sluice_mpi_in_place_marker;
 #define MPI_IN_PLACE ((void*)&sluice_mpi_in_place_marker)
 /* MPI_BOTTOM is address 0 so absolute addresses (Get_address) work as displacements. */
 #define MPI_BOTTOM ((void*)0)
@@ -314,6 +323,10 @@ extern int sluice_mpi_in_place_marker;
 #define MPI_ERR_RMA_SHARED 56
 #define MPI_ERR_RMA_FLAVOR 57
 #define MPI_T_ERR_INVALID 58
+/* Process failure (ULFM, the MPI fault-tolerance proposal): a peer the operation involves
+   has failed; any-source receives and probes fail while the communicator has a failed
+   member not acknowledged with MPIX_Comm_failure_ack. Numbered after every MPI-3.1 class. */
+#define MPIX_ERR_PROC_FAILED 60
 #define MPI_ERR_LASTCODE 63
 
 /* ---- callback types --------------------------------------------------------------- */
@@ -500,6 +513,10 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
 int MPI_Comm_free(MPI_Comm* comm);
+/* ULFM: acknowledge the failures known now (later any-source receives on comm work again
+   until a new failure) and get the group of acknowledged failed processes. */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group* failedgrp);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag);

@@ -31,6 +31,12 @@ ar rcs "$tmp/lib/libhelper.a" "$tmp/h.o"
 "$bin/mpicc" -c -I"$tmp/inc" -o "$tmp/t.o" "$tmp/t.c"
 "$bin/mpicc" -o "$tmp/t" "$tmp/t.o" -L"$tmp/lib" -lhelper
 "$bin/sluicerun" -n 2 --timeout 60 "$tmp/t" || fail "C program built by mpicc failed"
+# Predefined objects (MPI_COMM_WORLD, ...) must be reached through the GOT, never copied
+# into the executable at link time (a later libmpi with larger objects would overrun them).
+if command -v readelf >/dev/null; then
+  readelf -r --wide "$tmp/t" | grep -q 'R_X86_64_COPY.*sluice_' &&
+    fail "a predefined MPI object is copy-relocated into the program"
+fi
 SLUICE_MPI_STATIC=1 "$bin/mpicc" -o "$tmp/ts" "$tmp/t.o" -L"$tmp/lib" -lhelper
 "$bin/sluicerun" -n 2 --timeout 60 "$tmp/ts" || fail "statically linked program failed"
 cat > "$tmp/t.cpp" <<'C'
