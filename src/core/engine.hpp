@@ -112,11 +112,15 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // lock; park_if_idle() (under the lock) tells it whether anything is in flight and, if
   // not, marks it parked: the next post of work rings work_bell().
   bool needs_progress() const;
+  // Every packet the reliability layer sent is acknowledged, nothing buffered or owed.
+  bool network_quiescent() const;
   bool park_if_idle(uint32_t& bell);
   std::atomic<uint32_t>& work_bell() { return work_bell_; }
   void set_in_thread_pass(bool on) { in_thread_pass_ = on; }
-  // The doorbell sleep for the thread: reads no engine state (it runs without the lock).
+  // The doorbell sleep for the thread: reads no engine state (it runs without the lock),
+  // only what thread_pass_done() (under the lock, after each pass) left for it.
   void thread_sleep(uint64_t ns);
+  void thread_pass_done();
   const ProgressThread* progress_thread() const { return progress_thread_.get(); }
   const EngineStats& stats() const { return stats_; }
 
@@ -168,6 +172,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool thread_parked_ = false;
   bool in_thread_pass_ = false;
   std::atomic<uint32_t> work_bell_{0};
+  std::atomic<uint64_t> thread_timer_due_{UINT64_MAX};  // util::now_ns() of the next rel timer
   std::unique_ptr<ProgressThread> progress_thread_;
   UnexpectedMsg* take_stored(MatchEntry* e);
   UnexpectedMsg* new_unexpected();

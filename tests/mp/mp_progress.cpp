@@ -164,6 +164,18 @@ int main() {
         reqs.push_back(s.isend({buf.data() + m * kMsgBytes, kMsgBytes}, peer, 12));
     }
     CHECK(sleep_until_engine_idle(), "udp messages not delivered and acked after 60 s of sleep");
+    // Said directly (needs_progress() includes it): every packet acked, no ack owed. With a
+    // thread that parks once its requests are done, the last packets (or their delayed
+    // acks) would wait for the application's next call.
+    bool quiet = false;
+    for (int i = 0; i < 200 && !quiet; ++i) {
+      {
+        detail::EngineGuard guard;
+        quiet = e->network_quiescent();
+      }
+      if (!quiet) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(quiet, "packets still unacknowledged after 10 s of sleep");
     if (sender) {
       // Idle includes "every packet acknowledged" (Engine::needs_progress): whatever was
       // lost was repaired by the thread during the sleep, including a lost tail, which only

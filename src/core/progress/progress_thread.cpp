@@ -153,6 +153,7 @@ void ProgressThread::run() {
       moved = engine_.progress();
       engine_.set_in_thread_pass(false);
       if (!moved) parked = engine_.park_if_idle(bell);
+      if (!parked) engine_.thread_pass_done();
       lock.unlock();
       stats_.passes.fetch_add(1, std::memory_order_relaxed);
       if (moved) stats_.moved.fetch_add(1, std::memory_order_relaxed);
