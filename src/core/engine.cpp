@@ -718,6 +718,8 @@ bool Engine::network_quiescent() const {
 
 bool Engine::park_if_idle(uint32_t& bell) {
   if (needs_progress()) return false;
+  for (const ProgressHook* h : hooks_)
+    if (h->linger()) return false;
   bell = work_bell_.load(std::memory_order_acquire);
   thread_parked_ = true;
   return true;

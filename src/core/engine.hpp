@@ -55,6 +55,10 @@ class ProgressHook {
   // Whether it has work in flight (a hook may stay registered while idle); the progress
   // thread parks only when no hook is busy.
   virtual bool busy() const { return true; }
+  // Idle, but more work is likely soon (e.g. the next collective of a loop): the progress
+  // thread then waits in the driver's doorbell instead of parking, so that posting that
+  // work needs no wake-up of its own (the peer's first packet wakes it).
+  virtual bool linger() const { return false; }
 
  protected:
   ~ProgressHook() = default;

@@ -176,10 +176,18 @@ void ProgressThread::run() {
       bo.reset();
       continue;
     }
-    if (moved)
+    if (moved) {
       bo.reset();
-    else
+    } else if (short_slice_) {
+      // On the computation's core every wake-up is two context switches taken from it: wait
+      // for the doorbell (a peer's packet) with the longest timeout, not Backoff's 20 us,
+      // 40 us, ... ramp, whose timer wake-ups mostly found nothing to do (trace of a 64 KiB
+      // Igather loop: several per collective). A lost wake-up costs the timeout, and the
+      // application's wait then finishes the work.
+      sleeper.sleep_for(max_sleep_ns_);
+    } else {
       bo.pause();
+    }
   }
 }
 
