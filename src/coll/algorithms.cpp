@@ -794,6 +794,7 @@ void scan_recursive_doubling(Builder& b, const B* mine, B* out, std::size_t coun
 
 Schedule* ibarrier(Group& g) {
   const Builder::Key key{1};
+  if (Schedule* s = Builder::rerun(g, key)) return s;
   Builder b(g, "barrier: dissemination", &key);
   if (b.reused()) return b.start();
   const int P = g.size, r = g.rank;
@@ -807,6 +808,7 @@ Schedule* ibarrier(Group& g) {
 
 Schedule* ibcast(Group& g, void* buf, std::size_t bytes, int root) {
   const Builder::Key key{2, u(buf), bytes, static_cast<uint64_t>(root)};
+  if (Schedule* s = Builder::rerun(g, key)) return s;
   Builder b(g, "bcast: binomial tree", &key);
   if (b.reused()) return b.start();
   if (g.size == 1 || bytes == 0) return b.start();
@@ -828,6 +830,7 @@ Schedule* ireduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t coun
                          red_key(op),
                          u(reinterpret_cast<const void*>(op.fn)),
                          static_cast<uint64_t>(root)};
+  if (Schedule* s = Builder::rerun(g, key, &op)) return s;
   Builder b(g, op.commutative ? "reduce: binomial tree" : "reduce: rank-ordered binomial tree",
             &key);
   b.set_reducer(op);
@@ -853,6 +856,7 @@ Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t c
                      const Reducer& op) {
   const Builder::Key key{4,     u(sendbuf),  u(recvbuf),
                          count, red_key(op), u(reinterpret_cast<const void*>(op.fn))};
+  if (Schedule* s = Builder::rerun(g, key, &op)) return s;
   Builder b(g, "allreduce: recursive doubling", &key);
   b.set_reducer(op);
   if (b.reused()) return b.start();
@@ -931,6 +935,7 @@ Schedule* iscatterv(Group& g, const void* sendbuf, std::span<const std::size_t> 
 
 Schedule* iallgather(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes) {
   const Builder::Key key{5, u(sendbuf), u(recvbuf), bytes};
+  if (Schedule* s = Builder::rerun(g, key)) return s;
   Builder b(g, "allgather: recursive doubling", &key);
   if (b.reused()) return b.start();
   const int P = g.size, r = g.rank;
@@ -974,6 +979,7 @@ Schedule* iallgatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void
 
 Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes) {
   const Builder::Key key{6, u(sendbuf), u(recvbuf), bytes};
+  if (Schedule* s = Builder::rerun(g, key)) return s;
   Builder b(g, "alltoall: all at once", &key);
   if (b.reused()) return b.start();
   const int P = g.size;

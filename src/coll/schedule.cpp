@@ -27,6 +27,13 @@ std::byte* align_up(std::byte* p) {
   auto v = reinterpret_cast<std::uintptr_t>(p);
   return reinterpret_cast<std::byte*>((v + kAlign - 1) & ~(kAlign - 1));
 }
+// Inline word compare (std::array's operator== calls memcmp).
+bool same_key(const Builder::Key& a, const Builder::Key& b) {
+  uint64_t diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
 std::size_t round_up(std::size_t n) {
   return (n + kAlign - 1) & ~(kAlign - 1);
 }
@@ -128,6 +135,35 @@ bool Schedule::advance(detail::Engine& e) {
 
 // ---- Builder --------------------------------------------------------------------------
 
+Schedule* Builder::take_kept(Group& g, const Key& key, Runner* rn) {
+  Schedule* kept = g.cache.kept;
+  if (!kept || kept->runner_ != rn || !same_key(kept->key_, key)) return nullptr;
+  g.cache.kept = nullptr;
+  kept->prepare_rerun();
+  return kept;
+}
+
+void Builder::assign_tag(Schedule* s, Group& g) {
+  s->ctx_ = g.ctx;
+  s->tag_ = static_cast<int>(g.seq % kTagLimit);
+  ++g.seq;
+}
+
+Schedule* Builder::rerun(Group& g, const Key& key, const Reducer* red) {
+  detail::EngineGuard guard;  // starting posts to the engine: hold off its progress thread
+  if (!detail::current_engine()) return nullptr;  // the constructor reports it
+  Runner& rn = Runner::instance();
+  Schedule* s = take_kept(g, key, &rn);
+  if (!s) return nullptr;
+  if (red) s->reducer_ = *red;
+  s->group_ = &g;
+  assign_tag(s, g);
+  s->state_ = Schedule::State::active;
+  s->advance(rn.engine());
+  if (!s->done()) rn.activate(s);
+  return s;
+}
+
 Builder::Builder(Group& g, const char* algorithm, const Key* key)
     : e_(detail::current_engine()), world_(g.world), rank_(g.rank), size_(g.size) {
   if (!e_) {
@@ -135,11 +171,7 @@ Builder::Builder(Group& g, const char* algorithm, const Key* key)
     std::abort();
   }
   rn_ = &Runner::instance();
-  Schedule* kept = g.cache.kept;
-  if (key && kept && kept->key_ == *key && kept->runner_ == rn_) {
-    g.cache.kept = nullptr;
-    s_ = kept;
-    s_->prepare_rerun();
+  if (key && (s_ = take_kept(g, *key, rn_))) {
     reused_ = true;
   } else {
     s_ = rn_->acquire();
@@ -148,9 +180,7 @@ Builder::Builder(Group& g, const char* algorithm, const Key* key)
     if (key) s_->key_ = *key;
   }
   s_->group_ = key ? &g : nullptr;
-  s_->ctx_ = g.ctx;
-  s_->tag_ = static_cast<int>(g.seq % kTagLimit);
-  ++g.seq;
+  assign_tag(s_, g);
 }
 
 Builder::~Builder() {
@@ -217,12 +247,10 @@ Schedule* Builder::start() {
 
 // ---- Runner ---------------------------------------------------------------------------
 
-Runner& Runner::instance() {
-  // One runner per engine. A new Session gets a fresh runner; schedules left running in
-  // the previous one (an erroneous program) are abandoned.
+Runner& Runner::replace(detail::Engine* e) {
   static std::unique_ptr<Runner> runner;
-  detail::Engine* e = detail::current_engine();
-  if (!runner || runner->engine_ != e) runner.reset(new Runner(e));
+  runner.reset(new Runner(e));
+  current_ = runner.get();
   return *runner;
 }
 

@@ -101,6 +101,11 @@ class Builder {
   using Key = std::array<uint64_t, 7>;
   Builder(Group& g, const char* algorithm, const Key* key = nullptr);
   bool reused() const { return reused_; }
+  // The fast path of reuse, tried before constructing a Builder: when the group keeps a
+  // finished schedule built for `key`, starts it again (with `red`, if given, as its
+  // reducer: the MPI layer's reducer argument lives in the caller's frame) and returns it;
+  // else nullptr.
+  static Schedule* rerun(Group& g, const Key& key, const Reducer* red = nullptr);
   Builder(const Builder&) = delete;
   Builder& operator=(const Builder&) = delete;
   ~Builder();
@@ -131,6 +136,11 @@ class Builder {
   detail::EngineGuard guard_;  // building posts to the engine: hold off its progress thread
   Runner* rn_;
   Schedule* s_;
+  // The group's kept schedule if it was built for `key` under `rn`, reset for a rerun.
+  static Schedule* take_kept(Group& g, const Key& key, Runner* rn);
+  // Gives `s` the group's next tag (and context).
+  static void assign_tag(Schedule* s, Group& g);
+
   bool reused_ = false;
   detail::Engine* e_;
   const std::vector<int>& world_;
@@ -142,7 +152,14 @@ class Builder {
 // pool of finished ones for reuse (their vectors and arenas stay allocated).
 class Runner final : public detail::ProgressHook {
  public:
-  static Runner& instance();  // for the current engine
+  // For the current engine. A new Session gets a fresh runner; schedules left running in
+  // the previous one (an erroneous program) are abandoned.
+  static Runner& instance() {
+    detail::Engine* e = detail::current_engine();
+    if (current_ && current_->engine_ == e) [[likely]]
+      return *current_;
+    return replace(e);
+  }
 
   detail::Engine& engine() { return *engine_; }
   Schedule* acquire();
@@ -161,6 +178,8 @@ class Runner final : public detail::ProgressHook {
 
  private:
   explicit Runner(detail::Engine* e) : engine_(e) {}
+  [[gnu::noinline]] static Runner& replace(detail::Engine* e);
+  static inline Runner* current_ = nullptr;  // owned by replace()
   void unlink(Schedule* s);
   void completed(Schedule* s);
 

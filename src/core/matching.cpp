@@ -123,15 +123,31 @@ class Table {
   }
 
   // Returns the object for `k` and whether it was just created (reset, otherwise blank).
+  // An idle object met on the way takes the new key in place: traffic that uses a fresh
+  // key each time (a collective's tag) then recycles slots instead of filling the table
+  // toward a rebuild. The moved key was idle, so nothing is lost; k's probe path passes
+  // through the slot, so k is found there.
   std::pair<T*, bool> find_or_create(Key k) {
     if (last_ && last_->key == k) return {last_, false};
-    std::size_t i = probe(k);
-    if (slots_[i].value) return {last_ = slots_[i].value, false};
+    std::size_t idle = kNone;
+    std::size_t i = hash_key(k) & mask();
+    for (; slots_[i].value; i = (i + 1) & mask()) {
+      if (slots_[i].key == k) return {last_ = slots_[i].value, false};
+      if (idle == kNone && slots_[i].value->idle()) idle = i;
+    }
+    if (idle != kNone) {
+      T* t = slots_[idle].value;
+      t->release();
+      t->reset(k);
+      slots_[idle].key = k;
+      return {last_ = t, true};
+    }
     return {create(k, i), true};
   }
 
  private:
   static constexpr std::size_t kMinCapacity = 64;
+  static constexpr std::size_t kNone = ~std::size_t{0};
   struct Slot {
     Key key{};
     T* value = nullptr;

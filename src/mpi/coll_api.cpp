@@ -30,11 +30,9 @@ using B = std::byte;
 // new context ids above every member's previous ones, so an id is never reused within a
 // process and an entry can never be mistaken for a later communicator's (whose sequence
 // numbers must start at 0 on every member).
-coll::Group& group_of(MPI_Comm comm) {
+// The communicator caches a pointer to its entry.
+[[gnu::noinline]] coll::Group& find_group(MPI_Comm comm) {
   static std::unordered_map<uint32_t, std::unique_ptr<coll::Group>> groups;
-  static uint32_t last_ctx = 0;
-  static coll::Group* last = nullptr;
-  if (last && last_ctx == comm->coll_ctx) return *last;
   std::unique_ptr<coll::Group>& g = groups[comm->coll_ctx];
   if (!g) {
     g = std::make_unique<coll::Group>();
@@ -43,9 +41,14 @@ coll::Group& group_of(MPI_Comm comm) {
     g->world = comm->world;
     g->ctx = comm->coll_ctx;
   }
-  last_ctx = comm->coll_ctx;
-  last = g.get();
+  comm->coll_group = g.get();
   return *g;
+}
+
+inline coll::Group& group_of(MPI_Comm comm) {
+  if (comm->coll_group) [[likely]]
+    return *comm->coll_group;
+  return find_group(comm);
 }
 
 // ---- reductions ------------------------------------------------------------------------
@@ -119,7 +122,8 @@ class CollOp final : public AsyncOp {
     retain(type);
     red_.op = op;
     red_.type = type;
-    return coll::Reducer{reduce_fn, &red_, type->size, op->commutative};
+    PackedReduceFn direct = op_direct_kernel(op, type);
+    return coll::Reducer{direct ? direct : reduce_fn, &red_, type->size, op->commutative};
   }
 
  private:
@@ -165,12 +169,18 @@ std::size_t bytes_of(int count, MPI_Datatype t) {
 // `count` elements of `type` at `buf` as contiguous bytes: the buffer itself when the type
 // is contiguous, else a staging buffer, packed now when `in`, unpacked at completion when
 // `out`.
-B* view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type, bool in, bool out) {
-  if (type->contiguous) return static_cast<B*>(const_cast<void*>(buf)) + type->true_lb;
+[[gnu::noinline]] B* staged_view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type,
+                                 bool in, bool out) {
   B* s = op.stage(count * type->size);
   if (in) dt_pack(type, buf, count, s);
   if (out) op.unpack_later(type, s, const_cast<void*>(buf), count);
   return s;
+}
+inline B* view(CollOp& op, const void* buf, std::size_t count, MPI_Datatype type, bool in,
+               bool out) {
+  if (type->contiguous) [[likely]]
+    return static_cast<B*>(const_cast<void*>(buf)) + type->true_lb;
+  return staged_view(op, buf, count, type, in, out);
 }
 
 // Per-rank blocks (v- and w-variants) as one base pointer plus byte counts and offsets.

@@ -39,6 +39,7 @@ void fill_comm(MPI_Comm c, const std::vector<int>& world_ranks, uint32_t ctx) {
   }
   c->p2p_ctx = ctx;
   c->coll_ctx = ctx + 1;
+  c->coll_group = nullptr;
   c->magic = kCommMagic;
 }
 

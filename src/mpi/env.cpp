@@ -27,10 +27,12 @@ sluice_message_s sluice_message_no_proc;
 sluice_info_s sluice_info_env{{}, true};
 
 namespace sluice::mpi {
+
+bool g_initialized = false;
+
 namespace {
 
 std::unique_ptr<Session> g_session;
-bool g_initialized = false;
 bool g_finalized = false;
 int g_thread_level = MPI_THREAD_SINGLE;
 std::thread::id g_main_thread;
@@ -94,9 +96,6 @@ auto find_key(MPI_Info info, const char* key) {
 
 }  // namespace
 
-bool initialized() {
-  return g_initialized;
-}
 detail::Engine& engine() {
   return *detail::current_engine();
 }

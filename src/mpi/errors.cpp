@@ -156,50 +156,40 @@ int raisef(MPI_Comm comm, int errclass, const char* function, const char* fmt, .
   return raise(comm, errclass, function, buf);
 }
 
-int check_comm(MPI_Comm comm, const char* function) {
+namespace check_failed {
+
+int comm(MPI_Comm comm, const char* function) {
   if (!initialized()) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI is not initialized");
   if (!comm) return raise(nullptr, MPI_ERR_COMM, function, "invalid communicator MPI_COMM_NULL");
-  if (!comm->valid())
-    return raise(nullptr, MPI_ERR_COMM, function,
-                 "invalid communicator (freed or not a communicator)");
-  return MPI_SUCCESS;
+  return raise(nullptr, MPI_ERR_COMM, function,
+               "invalid communicator (freed or not a communicator)");
 }
 
-int check_count(MPI_Comm comm, int count, const char* function) {
-  if (count < 0) return raisef(comm, MPI_ERR_COUNT, function, "invalid count %d", count);
-  return MPI_SUCCESS;
+int count(MPI_Comm comm, int count, const char* function) {
+  return raisef(comm, MPI_ERR_COUNT, function, "invalid count %d", count);
 }
 
-int check_type(MPI_Comm comm, MPI_Datatype type, const char* function) {
+int type(MPI_Comm comm, MPI_Datatype type, const char* function) {
   if (!type) return raise(comm, MPI_ERR_TYPE, function, "invalid datatype MPI_DATATYPE_NULL");
-  if (dt_check(type) != MPI_SUCCESS)
-    return raise(comm, MPI_ERR_TYPE, function, "invalid datatype (not committed)");
-  return MPI_SUCCESS;
+  return raise(comm, MPI_ERR_TYPE, function, "invalid datatype (not committed)");
 }
 
-int check_rank(MPI_Comm comm, int rank, bool allow_any, const char* function) {
-  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (allow_any && rank == MPI_ANY_SOURCE) return MPI_SUCCESS;
-  if (rank < 0 || rank >= comm->size)
-    return raisef(comm, MPI_ERR_RANK, function, "invalid rank %d (communicator %s has %d ranks)",
-                  rank, comm_label(comm), comm->size);
-  return MPI_SUCCESS;
+int rank(MPI_Comm comm, int rank, const char* function) {
+  return raisef(comm, MPI_ERR_RANK, function, "invalid rank %d (communicator %s has %d ranks)",
+                rank, comm_label(comm), comm->size);
 }
 
-int check_tag(MPI_Comm comm, int tag, bool allow_any, const char* function) {
-  if (allow_any && tag == MPI_ANY_TAG) return MPI_SUCCESS;
-  if (tag < 0 || tag > sluice::max_tag)
-    return raisef(comm, MPI_ERR_TAG, function, "invalid tag %d (valid tags are 0..%d)", tag,
-                  sluice::max_tag);
-  return MPI_SUCCESS;
+int tag(MPI_Comm comm, int tag, const char* function) {
+  return raisef(comm, MPI_ERR_TAG, function, "invalid tag %d (valid tags are 0..%d)", tag,
+                sluice::max_tag);
 }
 
-int check_root(MPI_Comm comm, int root, const char* function) {
-  if (root < 0 || root >= comm->size)
-    return raisef(comm, MPI_ERR_ROOT, function, "invalid root %d (communicator %s has %d ranks)",
-                  root, comm_label(comm), comm->size);
-  return MPI_SUCCESS;
+int root(MPI_Comm comm, int root, const char* function) {
+  return raisef(comm, MPI_ERR_ROOT, function, "invalid root %d (communicator %s has %d ranks)",
+                root, comm_label(comm), comm->size);
 }
+
+}  // namespace check_failed
 
 }  // namespace sluice::mpi
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "mpi/datatype.hpp"
 
 // ---- handle objects ---------------------------------------------------------------------
 
@@ -41,13 +42,18 @@ struct sluice_group_s {
 
 inline constexpr uint32_t kCommMagic = 0x534c4343;  // "SLCC"
 
+namespace sluice::coll {
+struct Group;
+}
+
 struct sluice_comm_s {
   uint32_t magic = 0;  // kCommMagic while the communicator is valid
   int rank = 0, size = 0;
   std::vector<int> world;          // comm rank -> world rank
   std::vector<int> world_to_comm;  // world rank -> comm rank, -1 if not a member
   uint32_t p2p_ctx = 0, coll_ctx = 0;
-  MPI_Errhandler errh = nullptr;  // never null while valid
+  sluice::coll::Group* coll_group = nullptr;  // the collectives' view (coll_api.cpp), lazily
+  MPI_Errhandler errh = nullptr;              // never null while valid
   std::string name;
   bool predefined = false;
   uint32_t mgmt_seq = 0;  // communicator-management operations started on this comm
@@ -118,7 +124,10 @@ struct sluice_info_s {
 namespace sluice::mpi {
 
 // ---- state --------------------------------------------------------------------------
-bool initialized();  // between MPI_Init and MPI_Finalize
+extern bool g_initialized;  // between MPI_Init and MPI_Finalize (env.cpp)
+inline bool initialized() {
+  return g_initialized;
+}
 detail::Engine& engine();
 
 // ---- errors -------------------------------------------------------------------------
@@ -139,14 +148,50 @@ int errc_to_class(Errc e);
 // Aborts the job (MPI_Abort semantics) after printing `reason` (may be empty).
 [[noreturn]] void abort_job(int code, const std::string& reason);
 
-// Argument checks: MPI_SUCCESS or the raised error (through comm's handler).
-int check_comm(MPI_Comm comm, const char* function);  // also checks MPI is initialized
-int check_count(MPI_Comm comm, int count, const char* function);
-int check_type(MPI_Comm comm, MPI_Datatype type, const char* function);
+// Argument checks: MPI_SUCCESS or the raised error (through comm's handler). The checks
+// are inline and the raising is out of line, so a valid call costs a few compares.
+namespace check_failed {  // the error paths of the checks below (errors.cpp)
+[[gnu::cold]] int comm(MPI_Comm comm, const char* function);
+[[gnu::cold]] int count(MPI_Comm comm, int count, const char* function);
+[[gnu::cold]] int type(MPI_Comm comm, MPI_Datatype type, const char* function);
+[[gnu::cold]] int rank(MPI_Comm comm, int rank, const char* function);
+[[gnu::cold]] int tag(MPI_Comm comm, int tag, const char* function);
+[[gnu::cold]] int root(MPI_Comm comm, int root, const char* function);
+}  // namespace check_failed
+
+// Also checks that MPI is initialized.
+inline int check_comm(MPI_Comm comm, const char* function) {
+  if (g_initialized && comm && comm->valid()) [[likely]]
+    return MPI_SUCCESS;
+  return check_failed::comm(comm, function);
+}
+inline int check_count(MPI_Comm comm, int count, const char* function) {
+  if (count >= 0) [[likely]]
+    return MPI_SUCCESS;
+  return check_failed::count(comm, count, function);
+}
+inline int check_type(MPI_Comm comm, MPI_Datatype type, const char* function) {
+  if (type && (type->predefined || type->committed)) [[likely]]
+    return MPI_SUCCESS;
+  return check_failed::type(comm, type, function);
+}
 // A comm rank for a send (allow_proc_null) or receive (also MPI_ANY_SOURCE).
-int check_rank(MPI_Comm comm, int rank, bool allow_any, const char* function);
-int check_tag(MPI_Comm comm, int tag, bool allow_any, const char* function);
-int check_root(MPI_Comm comm, int root, const char* function);
+inline int check_rank(MPI_Comm comm, int rank, bool allow_any, const char* function) {
+  if ((rank >= 0 && rank < comm->size) || rank == MPI_PROC_NULL ||
+      (allow_any && rank == MPI_ANY_SOURCE)) [[likely]]
+    return MPI_SUCCESS;
+  return check_failed::rank(comm, rank, function);
+}
+inline int check_tag(MPI_Comm comm, int tag, bool allow_any, const char* function) {
+  if ((tag >= 0 && tag <= sluice::max_tag) || (allow_any && tag == MPI_ANY_TAG)) [[likely]]
+    return MPI_SUCCESS;
+  return check_failed::tag(comm, tag, function);
+}
+inline int check_root(MPI_Comm comm, int root, const char* function) {
+  if (root >= 0 && root < comm->size) [[likely]]
+    return MPI_SUCCESS;
+  return check_failed::root(comm, root, function);
+}
 const char* comm_label(MPI_Comm comm);  // "MPI_COMM_WORLD", a name, or "communicator"
 
 // ---- thread safety -------------------------------------------------------------------

@@ -58,6 +58,12 @@ void op_apply(MPI_Op, MPI_Datatype, const void* in, void* inout, std::size_t cou
 // (MPI_DOUBLE_INT packs to 12 bytes), so this is not op_apply on the base type.
 void op_apply_packed(MPI_Op, MPI_Datatype, const void* in, void* inout, std::size_t count);
 
+// A kernel equivalent to op_apply_packed for this pair that skips its dispatch, for the
+// common predefined ops on arithmetic predefined types; nullptr for everything else. The
+// last argument is ignored (the signature is the collectives' reducer signature).
+using PackedReduceFn = void (*)(const void* in, void* inout, std::size_t count, const void*);
+PackedReduceFn op_direct_kernel(MPI_Op, MPI_Datatype);
+
 // Reference counting for user ops, so a pending nonblocking collective survives Op_free.
 void op_retain(MPI_Op);
 void op_release(MPI_Op);
