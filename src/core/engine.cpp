@@ -748,6 +748,11 @@ void Engine::thread_pass_done() {
                           std::memory_order_relaxed);
 }
 
+bool Engine::thread_sleep_wakes() const {
+  if (drivers_.size() != 2) return false;
+  return rel_ ? rel_->rails() == 1 && udp_ != nullptr : blocking_driver_ != nullptr;
+}
+
 void Engine::thread_sleep(uint64_t ns) {
   if (rel_) {
     // Wake for the nearest retransmission / delayed-ack / probe deadline, not later.

@@ -125,6 +125,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // only what thread_pass_done() (under the lock, after each pass) left for it.
   void thread_sleep(uint64_t ns);
   void thread_pass_done();
+  // Whether thread_sleep() blocks in a driver that a peer's packet wakes (one driver besides
+  // self); else it is a plain sleep, and long ones would leave packets waiting.
+  bool thread_sleep_wakes() const;
   const ProgressThread* progress_thread() const { return progress_thread_.get(); }
   const EngineStats& stats() const { return stats_; }
 

@@ -178,7 +178,7 @@ void ProgressThread::run() {
     }
     if (moved) {
       bo.reset();
-    } else if (short_slice_) {
+    } else if (short_slice_ && engine_.thread_sleep_wakes()) {
       // On the computation's core every wake-up is two context switches taken from it: wait
       // for the doorbell (a peer's packet) with the longest timeout, not Backoff's 20 us,
       // 40 us, ... ramp, whose timer wake-ups mostly found nothing to do (trace of a 64 KiB
