@@ -314,6 +314,10 @@ extern int sluice_mpi_in_place_marker;
 #define MPI_ERR_RMA_SHARED 56
 #define MPI_ERR_RMA_FLAVOR 57
 #define MPI_T_ERR_INVALID 58
+/* Process failure (ULFM, the MPI fault-tolerance proposal): a peer the operation involves
+   has failed; any-source receives and probes fail while the communicator has a failed
+   member not acknowledged with MPIX_Comm_failure_ack. Numbered after every MPI-3.1 class. */
+#define MPIX_ERR_PROC_FAILED 60
 #define MPI_ERR_LASTCODE 63
 
 /* ---- callback types --------------------------------------------------------------- */
@@ -500,6 +504,10 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
 int MPI_Comm_free(MPI_Comm* comm);
+/* ULFM: acknowledge the failures known now (later any-source receives on comm work again
+   until a new failure) and get the group of acknowledged failed processes. */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group* failedgrp);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag);

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice {
 
@@ -110,6 +111,14 @@ class Session {
   bool cancel(Request& req);
 
   Errc barrier();
+
+  // Process failures (ULFM semantics). A failed peer's requests complete with
+  // Errc::peer_dead; so do any-source receives and probes on a context while it has a
+  // failed rank (for MPI: a member of the communicator) not yet acknowledged. Messages
+  // that arrived before still match. ack_failures() acknowledges the failures known now
+  // (returns their number); failed_ranks() lists them in the order they were detected.
+  std::size_t ack_failures(ContextId ctx = 0);
+  std::vector<int> failed_ranks() const;
 
   // Drive communication without waiting (useful while computing).
   void progress();

@@ -207,6 +207,29 @@ class LauncherClient final : public BootClient {
     return e;
   }
 
+  void take_failed_ranks(std::vector<int>& out) override {
+    // Never waits: a request in flight on another thread collects the notices itself.
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    while (socket_fd_ >= 0) {
+      Frame frame;
+      if (reader_.next(frame) == FrameReader::Status::frame) {
+        note_failure(frame);  // outside a request nothing else may arrive
+        continue;
+      }
+      char buffer[4096];
+      const ssize_t n = ::recv(socket_fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) mark_broken();
+        break;
+      }
+      reader_.feed(buffer, static_cast<std::size_t>(n));
+    }
+    out.insert(out.end(), failed_.begin(), failed_.end());
+    failed_.clear();
+  }
+
   void abort(int code, std::string_view reason) override {
     {
       std::lock_guard lock(mutex_);
@@ -256,6 +279,7 @@ class LauncherClient final : public BootClient {
       if (socket_fd_ < 0) return Errc::peer_dead;
       switch (reader_.next(frame)) {
         case FrameReader::Status::frame:
+          if (note_failure(frame)) continue;
           return Errc::ok;
         case FrameReader::Status::oversized:
           return mark_broken();
@@ -275,6 +299,16 @@ class LauncherClient final : public BootClient {
     }
   }
 
+  // A failure notice is not a reply: remember the rank for take_failed_ranks().
+  bool note_failure(const Frame& frame) {
+    if (frame.type != MsgType::proc_failed) return false;
+    std::string_view payload(frame.payload);
+    std::uint32_t rank = 0;
+    if (bootwire::take_u32(payload, rank) && rank < static_cast<std::uint32_t>(size_))
+      failed_.push_back(static_cast<int>(rank));
+    return true;
+  }
+
   Errc request(MsgType type, std::string_view payload, Frame& reply) {
     if (Errc e = send_frame(bootwire::make_frame(type, payload)); e != Errc::ok) return e;
     return receive_frame(reply);
@@ -287,6 +321,7 @@ class LauncherClient final : public BootClient {
   int socket_fd_;
   FrameReader reader_;
   bool finalized_ = false;
+  std::vector<int> failed_;  // failure notices not yet taken
   // Values fetched since the last fence; they cannot change until the next one.
   std::unordered_map<std::string, std::string> cache_;
 };

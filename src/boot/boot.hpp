@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/sluice.hpp"
 
@@ -46,6 +47,9 @@ class BootClient {
   virtual Errc finalize() = 0;
   // Ask the launcher to end the whole job with `code` and print `reason`.
   virtual void abort(int code, std::string_view reason) = 0;
+  // Appends the ranks the launcher reported dead since the last call (sluicerun
+  // --enable-recovery sends such notices). Never blocks; launchers without notices add none.
+  virtual void take_failed_ranks(std::vector<int>& out) { (void)out; }
 };
 
 }  // namespace sluice::detail

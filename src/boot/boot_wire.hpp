@@ -15,6 +15,10 @@
 //   get       key                           get_found (value) | get_missing
 //   finalize                                finalize_ok
 //   abort     i32 code, reason text         abort_ok (then the launcher ends the job)
+//                                           proc_failed  u32 rank: unsolicited, at any time
+//                                           (also between a request and its reply), sent
+//                                           to every rank when one dies under
+//                                           `sluicerun --enable-recovery`
 //
 // The launcher buffers puts and commits them to the job's store when a fence completes,
 // so a get sees exactly the values put before the last completed fence. Values are
@@ -44,6 +48,7 @@ enum class MsgType : std::uint32_t {
   get_missing = 106,
   finalize_ok = 107,
   abort_ok = 108,
+  proc_failed = 109,
 };
 
 inline constexpr std::size_t header_size = 8;

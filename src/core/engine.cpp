@@ -422,16 +422,22 @@ bool Engine::peer_failed(int peer) const {
 }
 
 void Engine::fail_peer(int peer) {
+  if (peer == rank_ || peer < 0 || peer >= size_) return;
   if (peer_failed_.empty() || peer_failed_[static_cast<std::size_t>(peer)]) return;
   peer_failed_[static_cast<std::size_t>(peer)] = true;
+  failed_order_.push_back(peer);
   util::log(util::LogLevel::warn, "rank %d is unreachable: its requests fail", peer);
   // Sends still queued for the driver, then everything else that waits on the peer: posted
-  // receives naming it, rendezvous sends waiting for its answer, receives mid-pipeline.
+  // receives naming it, any-source receives on a context it belongs to (ULFM: they could
+  // wait forever for a message only it would have sent), rendezvous sends waiting for its
+  // answer, receives mid-pipeline.
   p2p_->fail_peer(peer);
+  if (rel_) rel_->mark_dead(peer);  // no retransmissions to it, nor a wait for its acks
   pool_.for_each([&](RequestImpl* r) {
     if (r->state != RequestState::active) return;
     if (r->posted) {
-      if (r->match.src != peer) return;
+      if (r->match.src != peer && (r->match.src != any_source || !context_has(r->match.ctx, peer)))
+        return;
       posted_.remove(r->match);
       r->posted = false;
       r->status.source = peer;
@@ -441,6 +447,48 @@ void Engine::fail_peer(int peer) {
     if (r->xfer.peer == peer && r->xfer.protocol != proto::Protocol::none)
       complete_request(r, Errc::peer_dead);
   });
+}
+
+bool Engine::context_has(uint32_t ctx, int peer) const {
+  auto it = contexts_.find(ctx);
+  if (it == contexts_.end() || it->second.members.empty()) return true;
+  return std::binary_search(it->second.members.begin(), it->second.members.end(), peer);
+}
+
+int Engine::unacked_failure(uint32_t ctx) const {
+  if (failed_order_.empty()) return -1;
+  auto it = contexts_.find(ctx);
+  const std::size_t acked = it == contexts_.end() ? 0 : it->second.acked;
+  for (std::size_t i = acked; i < failed_order_.size(); ++i)
+    if (context_has(ctx, failed_order_[i])) return failed_order_[i];
+  return -1;
+}
+
+void Engine::set_context_members(uint32_t ctx, std::vector<int> world_ranks) {
+  std::sort(world_ranks.begin(), world_ranks.end());
+  ContextFailures& c = contexts_[ctx];
+  c.members = std::move(world_ranks);
+  c.acked = 0;
+}
+
+void Engine::forget_context(uint32_t ctx) {
+  contexts_.erase(ctx);
+}
+
+std::size_t Engine::ack_failures(uint32_t ctx) {
+  progress();  // take in the failures already reported
+  contexts_[ctx].acked = failed_order_.size();
+  return failed_order_.size();
+}
+
+Errc Engine::probe_failure(int src, uint32_t ctx) const {
+  if (failed_order_.empty()) return Errc::ok;
+  if (src == any_source) return unacked_failure(ctx) >= 0 ? Errc::peer_dead : Errc::ok;
+  return src >= 0 && src < size_ && peer_failed(src) ? Errc::peer_dead : Errc::ok;
+}
+
+void Engine::poll_launcher_notices() {
+  boot_->take_failed_ranks(dead_pending_);
 }
 
 Engine::~Engine() {
@@ -508,15 +556,39 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
   t.buf = const_cast<std::byte*>(buf.data());  // sends only read it
   t.len = buf.size();
   ++active_sends_;
+  if (peer_failed(dest)) [[unlikely]] {
+    complete_request(r, Errc::peer_dead);
+    return r;
+  }
   p2p_->start_send(t);
   note_work();
   return r;
+}
+
+RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, int tag,
+                                     uint32_t ctx, Errc& err) {
+  err = check_peer(dest, false);
+  if (err == Errc::ok) err = check_tag(tag, false);
+  if (err != Errc::ok) return failed_request(err);
+  proto::Transfer t;
+  t.peer = dest;
+  t.ctx = ctx;
+  t.tag = tag;
+  t.buf = const_cast<std::byte*>(buf.data());  // sends only read it
+  t.len = buf.size();
+  if (p2p_->try_inject(t) == drivers::IoStatus::done) {
+    note_work();
+    return nullptr;
+  }
+  return isend(buf, dest, tag, ctx, false, err);  // queued, rendezvous or a dead peer
 }
 
 Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx) {
   Errc err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
   if (err != Errc::ok) return err;
+  if (peer_failed(dest)) [[unlikely]]
+    return Errc::peer_dead;
   // A request on the stack: an eager send that finds room completes inside start_send.
   RequestImpl local;
   local.state = RequestState::active;
@@ -565,10 +637,15 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       return r;
     }
   }
-  if (src != any_source && peer_failed(src)) {  // nothing more can come from it
-    r->status.source = src;
-    complete_request(r, Errc::peer_dead);
-    return r;
+  if (!failed_order_.empty()) [[unlikely]] {
+    // Nothing more can come from a dead source; an any-source receive could wait forever
+    // for a message only an unacknowledged dead member would have sent (ULFM semantics).
+    const int dead = src == any_source ? unacked_failure(ctx) : peer_failed(src) ? src : -1;
+    if (dead >= 0) {
+      r->status.source = dead;
+      complete_request(r, Errc::peer_dead);
+      return r;
+    }
   }
   r->match.ctx = ctx;
   r->match.src = src;
@@ -775,6 +852,14 @@ void Engine::thread_sleep(uint64_t ns) {
 bool Engine::progress() {
   ++stats_.polls;
   int n = 0;
+  // The launcher's failure notices: a clock read every 64 passes, a recv every 10 ms.
+  if ((stats_.polls & 63) == 0) [[unlikely]] {
+    const uint64_t now = drivers::net::monotonic_ns();
+    if (now - last_notice_poll_ns_ >= 10'000'000) {
+      last_notice_poll_ns_ = now;
+      poll_launcher_notices();
+    }
+  }
   // drivers_[0] is the self driver, almost always idle: look before calling it.
   if (!self_->idle()) n += self_->poll(*p2p_, 64);
   for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(*p2p_, 64);

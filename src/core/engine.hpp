@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "boot/boot.hpp"
@@ -75,6 +76,11 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
 
   RequestImpl* isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx, bool sync,
                      Errc& err);
+  // isend without a request when the message goes out at once (an eager send the driver
+  // took): returns nullptr then; otherwise what isend returns. For callers that only need
+  // to know when their sends are done (collective schedules).
+  RequestImpl* isend_or_inject(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
+                               Errc& err);
   // Blocking send of a message that may complete at once; no request unless it must wait.
   Errc send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx);
   RequestImpl* irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err);
@@ -89,6 +95,24 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool cancel(RequestImpl* r);
   void release(RequestImpl* r);  // the user dropped the handle
   Errc barrier();
+
+  // Process failures (ULFM-style, docs/ARCHITECTURE.md "Peer failure"). A context's members
+  // decide which failures its any-source receives see; an unregistered context (the world,
+  // internal ones) has every rank. Failures are acknowledged per context: an any-source
+  // receive fails while the context has a dead member it has not acknowledged.
+  void set_context_members(uint32_t ctx, std::vector<int> world_ranks);
+  void forget_context(uint32_t ctx);
+  // Acknowledges every failure known now on `ctx`; returns how many are acknowledged.
+  std::size_t ack_failures(uint32_t ctx);
+  // The failed ranks in the order they were detected.
+  const std::vector<int>& failed_ranks() const { return failed_order_; }
+  std::size_t acked_failures(uint32_t ctx) const {
+    auto it = contexts_.find(ctx);
+    return it == contexts_.end() ? 0 : it->second.acked;
+  }
+  // Error a blocking probe ends with instead of waiting forever: peer_dead when `src` is
+  // a failed rank, or any_source on a context with an unacknowledged dead member.
+  Errc probe_failure(int src, uint32_t ctx) const;
 
   // One pass over every driver and the outbound queues; true if anything happened.
   bool progress();
@@ -209,6 +233,18 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   uint64_t job_key64_ = 0;
   std::vector<int> dead_pending_;  // reported by drivers, failed at the next progress pass
   std::vector<bool> peer_failed_;
+  std::vector<int> failed_order_;  // failed ranks, in detection order
+  struct ContextFailures {
+    std::vector<int> members;  // sorted world ranks; empty: every rank
+    std::size_t acked = 0;     // failed_order_[0, acked) acknowledged
+  };
+  std::unordered_map<uint32_t, ContextFailures> contexts_;
+  // A dead member of `ctx` that `ctx` has not acknowledged, or -1.
+  int unacked_failure(uint32_t ctx) const;
+  bool context_has(uint32_t ctx, int peer) const;
+  // The launcher's failure notices (sluicerun --enable-recovery) on the bootstrap socket.
+  void poll_launcher_notices();
+  uint64_t last_notice_poll_ns_ = 0;
 };
 
 // The process's Engine while a Session exists, else nullptr (for tools and the MPI layer).

@@ -92,7 +92,10 @@ Errc Session::probe(int source, int tag, Status* status, ContextId ctx) {
   if ((source != any_source && (source < 0 || source >= size())) || (tag != any_tag && tag < 0))
     return Errc::invalid_argument;
   auto bo = engine_->make_backoff();
-  while (!engine_->iprobe(source, tag, ctx, status)) bo.pause();
+  while (!engine_->iprobe(source, tag, ctx, status)) {
+    if (Errc e = engine_->probe_failure(source, ctx); e != Errc::ok) return e;  // never comes
+    bo.pause();
+  }
   return Errc::ok;
 }
 
@@ -152,6 +155,15 @@ bool Session::cancel(Request& req) {
 Errc Session::barrier() {
   detail::EngineGuard guard;
   return engine_->barrier();
+}
+std::size_t Session::ack_failures(ContextId ctx) {
+  detail::EngineGuard guard;
+  return engine_->ack_failures(ctx);
+}
+std::vector<int> Session::failed_ranks() const {
+  detail::EngineGuard guard;
+  engine_->progress();
+  return engine_->failed_ranks();
 }
 void Session::progress() {
   detail::EngineGuard guard;

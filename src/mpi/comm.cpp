@@ -41,6 +41,11 @@ void fill_comm(MPI_Comm c, const std::vector<int>& world_ranks, uint32_t ctx) {
   c->coll_ctx = ctx + 1;
   c->coll_group = nullptr;
   c->magic = kCommMagic;
+  // Which failures its any-source receives see (the world's context has every rank).
+  if (c != MPI_COMM_WORLD) {
+    engine().set_context_members(ctx, world_ranks);
+    engine().set_context_members(ctx + 1, world_ranks);
+  }
 }
 
 // Exchanges `n` ints per member over `comm` (every member sends its block to every other
@@ -285,6 +290,8 @@ void init_predefined_comms() {
 }
 
 void destroy_comm(MPI_Comm c) {
+  engine().forget_context(c->p2p_ctx);
+  engine().forget_context(c->coll_ctx);
   c->magic = 0;
   errh_release(c->errh);
   g_user_comms.erase(c);
@@ -449,6 +456,28 @@ int MPI_Comm_free(MPI_Comm* comm) {
   *comm = MPI_COMM_NULL;
   if (rc != MPI_SUCCESS)
     return raise(MPI_COMM_WORLD, rc, "MPI_Comm_free", "attribute delete callback failed");
+  return MPI_SUCCESS;
+}
+
+int MPIX_Comm_failure_ack(MPI_Comm comm) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_comm(comm, "MPIX_Comm_failure_ack")) return rc;
+  engine().ack_failures(comm->p2p_ctx);
+  return MPI_SUCCESS;
+}
+
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group* failedgrp) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_comm(comm, "MPIX_Comm_failure_get_acked")) return rc;
+  if (!failedgrp)
+    return raise(comm, MPI_ERR_ARG, "MPIX_Comm_failure_get_acked", "null group pointer");
+  // The acknowledged prefix of the failures, restricted to the communicator's members.
+  const std::vector<int>& failed = engine().failed_ranks();
+  const std::size_t acked = engine().acked_failures(comm->p2p_ctx);
+  std::vector<int> w;
+  for (std::size_t i = 0; i < acked && i < failed.size(); ++i)
+    if (comm->comm_rank_of(failed[i]) >= 0) w.push_back(failed[i]);
+  *failedgrp = w.empty() ? MPI_GROUP_EMPTY : new_group(std::move(w));
   return MPI_SUCCESS;
 }
 

@@ -82,6 +82,8 @@ constexpr int kNumClasses = sizeof kClassStrings / sizeof kClassStrings[0];
 
 const char* error_string(int code) {
   if (code >= 0 && code < kNumClasses) return kClassStrings[code];
+  if (code == MPIX_ERR_PROC_FAILED)
+    return "MPIX_ERR_PROC_FAILED: a process the operation involves has failed";
   return nullptr;
 }
 
@@ -101,7 +103,7 @@ int errc_to_class(Errc e) {
     case Errc::no_memory:
       return MPI_ERR_NO_MEM;
     case Errc::peer_dead:
-      return MPI_ERR_OTHER;
+      return MPIX_ERR_PROC_FAILED;
     case Errc::internal:
       return MPI_ERR_INTERN;
   }

@@ -719,8 +719,12 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     return MPI_SUCCESS;
   }
   Status s;
-  *flag = engine().iprobe(source_world(comm, source), tag, comm->p2p_ctx, &s) ? 1 : 0;
-  if (*flag) probe_status(comm, s, status);
+  const int src = source_world(comm, source);
+  *flag = engine().iprobe(src, tag, comm->p2p_ctx, &s) ? 1 : 0;
+  if (*flag) return probe_status(comm, s, status);
+  // ULFM: a probe that could only be answered by a failed process reports it.
+  if (Errc e = engine().probe_failure(src, comm->p2p_ctx); e != Errc::ok)
+    return raise(comm, errc_to_class(e), "MPI_Iprobe", "probe failed");
   return MPI_SUCCESS;
 }
 
@@ -733,10 +737,14 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   }
   Status s;
   const int src = source_world(comm, source);
+  Errc failed = Errc::ok;
   block_until([&] {
     if (!g_bsend.segments.empty()) reap_bsends();
-    return engine().iprobe(src, tag, comm->p2p_ctx, &s);
+    if (engine().iprobe(src, tag, comm->p2p_ctx, &s)) return true;
+    failed = engine().probe_failure(src, comm->p2p_ctx);  // would wait forever
+    return failed != Errc::ok;
   });
+  if (failed != Errc::ok) return raise(comm, errc_to_class(failed), "MPI_Probe", "probe failed");
   return probe_status(comm, s, status);
 }
 
@@ -767,10 +775,14 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Mprobe")) return rc;
   int flag = 0;
+  Errc failed = Errc::ok;
   block_until([&] {
     MPI_Improbe(source, tag, comm, &flag, message, status);
-    return flag != 0;
+    if (flag != 0 || source == MPI_PROC_NULL) return true;
+    failed = engine().probe_failure(source_world(comm, source), comm->p2p_ctx);
+    return failed != Errc::ok;
   });
+  if (failed != Errc::ok) return raise(comm, errc_to_class(failed), "MPI_Mprobe", "probe failed");
   return MPI_SUCCESS;
 }
 

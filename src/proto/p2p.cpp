@@ -115,6 +115,21 @@ void PointToPoint::start_send(Transfer& t) {
   mark_active(t.peer);
 }
 
+IoStatus PointToPoint::try_inject(Transfer& t) {
+  if (choose(t.peer, t.len) != Protocol::eager) return IoStatus::again;
+  if (!queues_[static_cast<std::size_t>(t.peer)].waiting.empty()) return IoStatus::again;
+  t.role = Transfer::Role::send;
+  t.protocol = Protocol::eager;
+  t.sync = false;
+  t.offset = 0;
+  IoStatus s = send_first_packet(t);
+  if (s == IoStatus::done) {
+    ++stats_.sent[static_cast<int>(Protocol::eager)];
+    stats_.sent_bytes[static_cast<int>(Protocol::eager)] += t.len;
+  }
+  return s;
+}
+
 void PointToPoint::send_control(int peer, const void* hdr, std::size_t len) {
   PeerQueue& q = queues_[static_cast<std::size_t>(peer)];
   if (q.control.empty()) {

@@ -215,4 +215,70 @@ TEST(Tcp, StrangersAreRefusedAndCounted) {
   EXPECT_TRUE(p.dead[0].empty() && p.dead[1].empty());
 }
 
+// The lower rank's connection is never refused, so its queued packet follows the hello at
+// once, before the hello_ack. The ack must still authenticate the acceptor: an impostor
+// listening at the peer's address that answers with the wrong key, or sends data before
+// any ack, gets the peer declared dead and has nothing delivered.
+TEST(Tcp, LowerRankSendsWithHelloButStillChecksTheAck) {
+  for (bool data_first : {false, true}) {
+    std::vector<int> dead;
+    TcpDriver d(params(0, &dead));
+    Sink sink;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a = loopback(0);
+    ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(lfd, 4), 0);
+    socklen_t len = sizeof a;
+    getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+    d.set_peer_address(1, a);
+    const std::byte x[4] = {std::byte{7}, std::byte{7}, std::byte{7}, std::byte{7}};
+    ASSERT_EQ(d.send(1, x, {}), IoStatus::done);  // queued; starts the connection
+    d.poll(sink, 64);
+    int fd = accept(lfd, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    // Hello (40 bytes), then the data frame (8 + 4), without any answer from us yet.
+    constexpr std::size_t kHello = sizeof(drivers::tcp::FrameHeader) + sizeof(drivers::tcp::Hello);
+    std::vector<std::byte> in(kHello + 12);
+    std::size_t got = 0;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (got < in.size() && std::chrono::steady_clock::now() < end) {
+      d.poll(sink, 64);
+      const ssize_t n = recv(fd, in.data() + got, in.size() - got, MSG_DONTWAIT);
+      if (n > 0) got += static_cast<std::size_t>(n);
+    }
+    ASSERT_EQ(got, in.size()) << "the data did not follow the hello";
+    drivers::tcp::FrameHeader fh;
+    std::memcpy(&fh, in.data() + kHello, sizeof fh);
+    EXPECT_EQ(fh.type, drivers::tcp::FrameType::data);
+    // The impostor's answer: data before the ack, or an ack with the wrong key.
+    struct {
+      drivers::tcp::FrameHeader h;
+      drivers::tcp::Hello hello;
+    } m{};
+    m.h.payload_len = sizeof m.hello;
+    m.h.type = drivers::tcp::FrameType::hello_ack;
+    m.hello.rank = 1;
+    m.hello.size = 2;
+    const auto wrong = key_of(9);
+    std::memcpy(m.hello.key, wrong.data(), 16);
+    drivers::tcp::FrameHeader dh;
+    dh.header_len = 4;
+    std::vector<std::byte> answer(sizeof dh + 4);
+    std::memcpy(answer.data(), &dh, sizeof dh);
+    if (!data_first) {
+      answer.resize(sizeof m);
+      std::memcpy(answer.data(), &m, sizeof m);
+    }
+    ASSERT_EQ(send(fd, answer.data(), answer.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(answer.size()));
+    const auto end2 = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (dead.empty() && std::chrono::steady_clock::now() < end2) d.poll(sink, 64);
+    EXPECT_EQ(dead, std::vector<int>{1});
+    EXPECT_TRUE(sink.got.empty());
+    EXPECT_EQ(data_first ? d.stats().malformed : d.stats().bad_key, 1u);
+    close(fd);
+    close(lfd);
+  }
+}
+
 }  // namespace

@@ -223,6 +223,7 @@ struct RankProcess {
   bool joined = false;  // sent hello: it is a Sluice process, so it must finalize
   bool finalized = false;
   bool in_fence = false;
+  bool failure_notified = false;  // --enable-recovery: the others were told it died
   std::optional<std::uint32_t> connection_id;
   std::optional<Clock::time_point> disconnect_deadline;
   UniqueFd stdout_pipe, stderr_pipe;
@@ -347,7 +348,7 @@ class Launcher {
     for (int r = 0; r < options_.nranks; ++r)
       ranks_.emplace_back(r, options_.tag_output ? "[" + std::to_string(r) + "] " : "");
     place_ranks();
-    return true;
+    return check_launch_environment(error);
   }
 
   // Blocks: each host's slots in order, then round again while ranks remain. Local ranks
@@ -376,19 +377,52 @@ class Launcher {
   }
 
   // The rank's argv: the program, or with --hosts the launch command run by the shell
-  //   /bin/sh -c 'exec <launch with {host} replaced> "$@"' sluicerun-launch prog args...
+  //   /bin/sh -c 'exec <launch with {host}> env SLUICE_K=V... "$@"' sluicerun-launch prog args...
   // so the launch command may use shell syntax and the program's arguments stay intact.
-  std::vector<std::string> argv_for(const RankProcess& rank) const {
+  // The `env` prefix carries every SLUICE_* variable of the rank's environment (rank, job
+  // key, store address, the user's settings) on the command line itself: a launcher such
+  // as ssh starts the program with the remote host's environment, not ours.
+  std::vector<std::string> argv_for(const RankProcess& rank,
+                                    const std::vector<std::string>& env) const {
     if (rank.host < 0) return options_.command;
     std::string launch = options_.launch;
     const std::string& host = options_.hosts[rank.host].name;
     for (auto at = launch.find("{host}"); at != std::string::npos;
          at = launch.find("{host}", at + host.size()))
       launch.replace(at, 6, host);
-    std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + " \"$@\"",
+    std::string prefix;
+    if (!options_.launch_keeps_env) {
+      prefix = " env";
+      for (const std::string& entry : env)
+        if (entry.starts_with("SLUICE_")) prefix += " " + entry;  // shell-safe: set_up checked
+    }
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + prefix + " \"$@\"",
                                      "sluicerun-launch"};
     argv.insert(argv.end(), options_.command.begin(), options_.command.end());
     return argv;
+  }
+
+  // A value passed on a launch command line may cross two shells (ours, and ssh's on the
+  // remote host): only characters no shell interprets, so no quoting is needed anywhere.
+  static bool shell_safe(std::string_view entry) {
+    for (char c : entry)
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("_.,:=/+@%-").find(c) != std::string_view::npos))
+        return false;
+    return !entry.empty();
+  }
+
+  // With --hosts, every SLUICE_* variable goes on the launch command line (argv_for).
+  bool check_launch_environment(std::string& error) const {
+    if (options_.hosts.empty() || options_.launch_keeps_env) return true;
+    for (const std::string& entry : environment_for(0))
+      if (entry.starts_with("SLUICE_") && !shell_safe(entry)) {
+        error = "--launch: " + entry.substr(0, entry.find('=')) +
+                " has characters a remote shell would interpret (allowed: letters, digits and "
+                "_.,:=/+@%-); it cannot be passed on the launch command line";
+        return false;
+      }
+    return true;
   }
 
   void watch(int fd, std::uint32_t events, std::uint64_t tag) {
@@ -482,7 +516,7 @@ class Launcher {
     std::vector<char*> envp;
     for (std::string& entry : env_storage) envp.push_back(entry.data());
     envp.push_back(nullptr);
-    std::vector<std::string> argv_storage = argv_for(rank);
+    std::vector<std::string> argv_storage = argv_for(rank, env_storage);
     std::vector<char*> argv;
     for (std::string& arg : argv_storage) argv.push_back(arg.data());
     argv.push_back(nullptr);
@@ -642,10 +676,17 @@ class Launcher {
     for (RankProcess& rank : ranks_) {
       if (rank.disconnect_deadline && now >= *rank.disconnect_deadline) {
         rank.disconnect_deadline.reset();
-        if (!rank.reaped)
+        if (!rank.reaped && options_.recovery) {
+          // Cut off from the job (the others were told): it must not run on alone.
+          report(rank.who() +
+                 " closed its bootstrap connection without calling finalize; killing it");
+          if (!exit_status_) exit_status_ = 1;
+          ::kill(rank.pid, SIGKILL);
+        } else if (!rank.reaped) {
           fail_job(1, rank.who() +
                           " closed its bootstrap connection without calling finalize; "
                           "terminating the job");
+        }
       }
     }
   }
@@ -692,8 +733,10 @@ class Launcher {
 
     if (WIFSIGNALED(status)) {
       int signo = WTERMSIG(status);
-      fail_job(128 + signo, rank.who() + " was killed by signal " + std::to_string(signo) + " (" +
-                                signal_name(signo) + "); terminating the job");
+      rank_failed(rank, 128 + signo,
+                  rank.who() + " was killed by signal " + std::to_string(signo) + " (" +
+                      signal_name(signo) + ")");
+      if (!terminating_) fail_fence_if_stuck();
       return;
     }
     int code = WEXITSTATUS(status);
@@ -705,12 +748,32 @@ class Launcher {
         if (!exit_status_) exit_status_ = code;
       }
     } else if (rank.joined) {
-      fail_job(code != 0 ? code : 1, rank.who() + " exited with status " + code_text +
-                                         " before calling finalize; terminating the job");
+      rank_failed(rank, code != 0 ? code : 1,
+                  rank.who() + " exited with status " + code_text + " before calling finalize");
     } else if (code != 0) {
-      fail_job(code, rank.who() + " exited with status " + code_text + "; terminating the job");
+      rank_failed(rank, code, rank.who() + " exited with status " + code_text);
     }
     if (!terminating_) fail_fence_if_stuck();
+  }
+
+  // A rank died: end the job, or with --enable-recovery tell the others and go on.
+  void rank_failed(RankProcess& rank, int status, const std::string& what) {
+    if (!options_.recovery) return fail_job(status, what + "; terminating the job");
+    report(what + "; the job continues (--enable-recovery)");
+    if (!exit_status_) exit_status_ = status;
+    notify_failure(rank);
+  }
+
+  // Sends proc_failed to every rank still connected (once per failed rank).
+  void notify_failure(RankProcess& failed) {
+    if (failed.failure_notified) return;
+    failed.failure_notified = true;
+    std::string payload;
+    wire::append_u32(payload, static_cast<std::uint32_t>(failed.rank));
+    const std::string frame = wire::make_frame(wire::MsgType::proc_failed, payload);
+    for (RankProcess& rank : ranks_)
+      if (&rank != &failed && rank.connection_id && !rank.finalized)
+        send_frame(*rank.connection_id, frame);
   }
 
   // Ends the job because of `message`; the first failure decides the exit status.
@@ -992,8 +1055,10 @@ class Launcher {
     if (rank_index < 0) return;
     RankProcess& rank = ranks_[rank_index];
     rank.connection_id.reset();
-    if (!rank.finalized && !rank.reaped && !terminating_)
+    if (!rank.finalized && !rank.reaped && !terminating_) {
       rank.disconnect_deadline = Clock::now() + disconnect_grace;
+      if (options_.recovery) notify_failure(rank);
+    }
   }
 
   void close_connection(std::uint32_t id) {

@@ -65,14 +65,18 @@ bool parse_hosts(std::string_view text, std::vector<HostSlots>& hosts, std::stri
 
 std::string usage_text() {
   return "usage: sluicerun -n N [--bind auto|none|core|numa|bind] [--report-bindings]\n"
-         "                 [--tag-output] [--timeout S] [--] prog [args...]\n"
+         "                 [--tag-output] [--timeout S] [--enable-recovery] [--] prog [args...]\n"
          "       sluicerun --hosts H1[:SLOTS],H2[:SLOTS],... --launch 'CMD {host}' [-n N]\n"
          "                 [--boot-addr IP[:PORT]] [options] [--] prog [args...]\n"
          "  -n, -np N        number of ranks (with --hosts: default the total of the slots)\n"
          "  --hosts LIST     run on these hosts: ranks fill each host's slots (default 1) in\n"
          "                   order, in blocks, going round again if N exceeds the slots\n"
          "  --launch CMD     how to start a rank on a host, {host} replaced by its name, e.g.\n"
-         "                   'ip netns exec {host}' (the rank's environment must pass through)\n"
+         "                   'ip netns exec {host}' or 'ssh {host}'; the rank's SLUICE_* "
+         "variables\n"
+         "                   go on its command line (env K=V ... prog), visible in ps\n"
+         "  --launch-keeps-env  the launch command passes the environment through (ip netns\n"
+         "                   exec, sudo -E): no env prefix, the job key stays off command lines\n"
          "  --boot-addr IP[:PORT]  where the bootstrap store listens (TCP) for --hosts jobs\n"
          "                   (default: the first non-loopback IPv4 address, else 127.0.0.1)\n"
          "  --bind auto|none|core  bind rank r to core r % ncores (default auto: core when\n"
@@ -81,6 +85,9 @@ std::string usage_text() {
          "                   on a free core of its rank's node (its rank's core if none)\n"
          "  --bind bind      ranks scattered over the host, progress threads on their rank's core\n"
          "  --report-bindings  every rank prints the CPUs it and its progress thread run on\n"
+         "  --enable-recovery  a rank that dies does not end the job: the others are told and\n"
+         "                   their requests involving it fail (MPIX_ERR_PROC_FAILED); the\n"
+         "                   exit status is the first failure's (alias --disable-auto-cleanup)\n"
          "  --tag-output     prefix every output line with [rank]\n"
          "  --timeout S      kill the job if it runs longer than S seconds (exit status 124)\n"
          "  -h, --help       show this help\n";
@@ -148,11 +155,15 @@ ParseResult parse_options(int argc, char** argv) {
       if (value.find("{host}") == std::string::npos)
         return usage_error("--launch '" + value + "' has no {host} in it");
       options.launch = value;
+    } else if (name == "--launch-keeps-env") {
+      options.launch_keeps_env = true;
     } else if (name == "--boot-addr") {
       if (!take_value(value) || value.empty()) return usage_error("--boot-addr needs an address");
       options.boot_addr = value;
     } else if (name == "--report-bindings") {
       options.report_bindings = true;
+    } else if (name == "--enable-recovery" || name == "--disable-auto-cleanup") {
+      options.recovery = true;
     } else if (name == "--tag-output") {
       options.tag_output = true;
     } else if (name == "--timeout") {
@@ -176,8 +187,8 @@ ParseResult parse_options(int argc, char** argv) {
       options.nranks = static_cast<int>(total);
       have_ranks = true;
     }
-  } else if (!options.launch.empty() || !options.boot_addr.empty()) {
-    return usage_error("--launch and --boot-addr need --hosts");
+  } else if (!options.launch.empty() || !options.boot_addr.empty() || options.launch_keeps_env) {
+    return usage_error("--launch, --launch-keeps-env and --boot-addr need --hosts");
   }
   if (!have_ranks) return usage_error("the number of ranks (-n N) is required");
   if (i >= argc) return usage_error("no program to run");

@@ -24,10 +24,16 @@ struct Options {
   // again if -n asks for more ranks than slots. Empty: every rank on this host.
   std::vector<HostSlots> hosts;
   std::string launch;     // command prefix with {host}, e.g. "ip netns exec {host}"
+  // The launch command passes the environment through (ip netns exec, sudo -E): no
+  // `env SLUICE_...` prefix, so the job key stays off command lines.
+  bool launch_keeps_env = false;
   std::string boot_addr;  // IP[:PORT] the bootstrap TCP listener binds (empty: derived)
   BindPolicy bind = BindPolicy::automatic;
   bool tag_output = false;
   bool report_bindings = false;
+  // --enable-recovery: a rank that dies does not end the job; the others are told (their
+  // requests involving it fail, ULFM-style) and run on. Exit status: the first failure's.
+  bool recovery = false;
   std::optional<double> timeout_seconds;
   std::string timeout_text;          // as the user wrote it, for messages
   std::vector<std::string> command;  // program and its arguments

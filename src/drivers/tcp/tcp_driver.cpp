@@ -19,7 +19,11 @@ namespace sluice::drivers {
 
 namespace {
 
-constexpr std::size_t kInitialInput = 256 * 1024;
+// Input buffer per connection: small at first (most peers only ever exchange a handshake
+// and small messages; 256 KiB for each cost ~265 KiB RSS per peer, zeroed at connect time),
+// doubled whenever a read fills it, up to kMaxInput (bulk payloads are received in place).
+constexpr std::size_t kMinInput = 4 * 1024;
+constexpr std::size_t kMaxInput = 256 * 1024;
 constexpr std::size_t kCopyLimit = 16 * 1024;
 constexpr std::size_t kPlaceMin = 32 * 1024;
 constexpr std::size_t kLowat =
@@ -147,6 +151,14 @@ void TcpDriver::on_connected(Conn& c) {
   }
   c.state = ConnState::hello_sent;
   set_want_out(c, false);
+  // The lower rank's connection always wins a race, so the peer never refuses it: its
+  // queued packets follow the hello at once instead of a round trip later (under
+  // oversubscription each round trip waits for both processes to be scheduled). The
+  // hello_ack must still come first on the stream and carry the key (awaiting_ack).
+  if (c.peer > params_.rank) {
+    c.awaiting_ack = true;
+    established(peers_[static_cast<std::size_t>(c.peer)], c);
+  }
 }
 
 bool TcpDriver::send_hello(Conn& c, tcp::FrameType type) {
@@ -215,13 +227,15 @@ bool TcpDriver::on_control(Conn& c, const tcp::Frame& f) {
       return true;
     }
     case tcp::FrameType::hello_ack: {
-      if (!c.outgoing || c.state != ConnState::hello_sent) break;
+      const bool optimistic = c.state == ConnState::up && c.awaiting_ack;
+      if (!c.outgoing || (c.state != ConnState::hello_sent && !optimistic)) break;
       if (!tcp::parse_hello(f.payload, params_.size, h) || h.rank != c.peer) break;
       if (std::memcmp(h.key, params_.key.data(), 16) != 0) {
         ++stats_.bad_key;
         return false;
       }
-      established(peers_[static_cast<std::size_t>(c.peer)], c);
+      c.awaiting_ack = false;
+      if (!optimistic) established(peers_[static_cast<std::size_t>(c.peer)], c);
       return true;
     }
     case tcp::FrameType::bye:
@@ -250,12 +264,15 @@ bool TcpDriver::read_in(Conn& c) {
     }
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
   }
-  if (c.in.empty()) c.in.resize(kInitialInput);
+  if (c.in.empty()) c.in.resize(kMinInput);
   if (c.in_len == c.in.size()) return true;  // full of frames the budget left: no room yet
-  const ssize_t n = ::recv(c.fd.get(), c.in.data() + c.in_len, c.in.size() - c.in_len, 0);
+  const std::size_t room = c.in.size() - c.in_len;
+  const ssize_t n = ::recv(c.fd.get(), c.in.data() + c.in_len, room, 0);
   ++stats_.reads;
   if (n > 0) {
     c.in_len += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) == room && c.in.size() < kMaxInput)
+      c.in.resize(c.in.size() * 2);  // more may be waiting: a larger read next time
     return true;
   }
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
@@ -295,7 +312,7 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
       return;
     }
     if (f.type == tcp::FrameType::data) {
-      if (c.state != ConnState::up) {  // data before the handshake: not one of ours
+      if (c.state != ConnState::up || c.awaiting_ack) {  // before the handshake: not ours
         ++stats_.malformed;
         conn_failed(c, false);
         return;

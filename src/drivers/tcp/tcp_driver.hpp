@@ -8,8 +8,10 @@
 // connection for a lower-ranked peer's hello. A higher rank whose connection is refused
 // before the hello_ack waits for the lower rank's (it must be on its way). Handshake: the
 // initiator sends hello (its rank, job size, the 128-bit job key), the acceptor checks it
-// and answers hello_ack with its own; only then does data flow. Anything else closes the
-// connection and is counted (bad_key, malformed). Wire format: tcp_wire.hpp.
+// and answers hello_ack with its own; only then does data flow to the initiator. A lower
+// rank's connection is never refused, so its queued data follows its hello at once (one
+// round trip less per connection); a higher rank's waits for the hello_ack. Anything else
+// closes the connection and is counted (bad_key, malformed). Wire format: tcp_wire.hpp.
 //
 // I/O. Nonblocking sockets with TCP_NODELAY, one epoll set (listener + connections) that
 // block() sleeps in. A packet to an idle connection goes out in one sendmsg (frame header,
@@ -99,6 +101,7 @@ class TcpDriver final : public Driver {
     bool pending = false;      // holds unparsed complete frames (budget ran out)
     bool want_out = false;     // EPOLLOUT registered
     bool half_closed = false;  // drain(): our side shut down
+    bool awaiting_ack = false;  // up before the peer's hello_ack (lower rank's connection)
     uint64_t since = 0;        // when it was opened (strangers that stay silent are dropped)
     std::vector<std::byte> in;
     std::size_t in_len = 0;

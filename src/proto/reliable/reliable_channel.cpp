@@ -782,6 +782,10 @@ void ReliableChannel::declare_dead(Peer& p) {
   if (cfg_.on_peer_dead) cfg_.on_peer_dead(p.rank);
 }
 
+void ReliableChannel::mark_dead(int peer) {
+  if (Peer* p = find_peer(peer)) declare_dead(*p);
+}
+
 std::uint64_t ReliableChannel::next_timer_ns() const {
   if (!ack_list_.empty() || !ready_list_.empty()) return 0;
   if (next_deadline_ == kNever) return kNever;

@@ -124,6 +124,9 @@ class ReliableChannel final : public drivers::Driver {
 
   std::vector<int> dead_peers() const { return dead_peers_; }
   bool peer_dead(int peer) const;
+  // Another source (the launcher) reported `peer` dead: stop retransmitting to it and
+  // drop its state, as if its timeout had expired (on_peer_dead is called too).
+  void mark_dead(int peer);
   // True when nothing is unacknowledged, buffered or waiting to be acked, for any peer.
   bool quiescent() const;
   std::size_t in_flight(int peer) const;  // unacknowledged packets to `peer`
