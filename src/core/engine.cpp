@@ -570,6 +570,9 @@ RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, i
   err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
   if (err != Errc::ok) return failed_request(err);
+  // A known-dead peer fails at once in isend, whatever its driver would still accept.
+  if (peer_failed(dest)) [[unlikely]]
+    return isend(buf, dest, tag, ctx, false, err);
   proto::Transfer t;
   t.peer = dest;
   t.ctx = ctx;
