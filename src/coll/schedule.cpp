@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/cpu.hpp"
+
 namespace sluice::coll {
 
 namespace {
@@ -14,6 +16,12 @@ constexpr std::size_t kAlign = 64;
 constexpr std::size_t kArenaMax = std::size_t{1} << 20;
 // Finished schedules kept for reuse.
 constexpr std::size_t kPoolMax = 64;
+// How long after a schedule completed the progress thread keeps listening in the doorbell
+// rather than parking: a loop of nonblocking collectives then costs no wake-up per start
+// (posting to a parked thread wakes it, and on a core shared with the computation each
+// wake-up is a context switch there and back, ~10 us on this VM, as long as a 64 KiB
+// collective).
+constexpr uint64_t kLingerNs = 5'000'000;
 
 std::byte* align_up(std::byte* p) {
   auto v = reinterpret_cast<std::uintptr_t>(p);
@@ -294,6 +302,10 @@ void Runner::activate(Schedule* s) {
   }
 }
 
+bool Runner::linger() const {
+  return hooked_ && util::now_ns() - last_done_ns_ < kLingerNs;
+}
+
 void Runner::unlink(Schedule* s) {
   if (s->prev_)
     s->prev_->next_ = s->next_;
@@ -304,6 +316,7 @@ void Runner::unlink(Schedule* s) {
 }
 
 void Runner::completed(Schedule* s) {
+  last_done_ns_ = util::now_ns();
   unlink(s);
   if (s->on_done_) s->on_done_(s->on_done_arg_, s->error_);
   if (s->detached_) recycle(s);

@@ -173,6 +173,8 @@ class Runner final : public detail::ProgressHook {
   bool step(Schedule* s);
   bool progress() override;
   bool busy() const override { return head_ != nullptr; }
+  // A schedule finished recently: keep the progress thread listening for the next one.
+  bool linger() const override;
 
  private:
   explicit Runner(detail::Engine* e) : engine_(e) {}
@@ -184,7 +186,8 @@ class Runner final : public detail::ProgressHook {
   detail::Engine* engine_;
   Schedule* head_ = nullptr;
   bool hooked_ = false;
-  uint32_t idle_passes_ = 0;  // progress passes with no active schedule (unhook after many)
+  uint64_t last_done_ns_ = 0;  // when the last schedule completed (util::now_ns)
+  uint32_t idle_passes_ = 0;   // progress passes with no active schedule (unhook after many)
   std::vector<std::unique_ptr<Schedule>> free_;
 };
 

@@ -21,6 +21,7 @@
 #include "drivers/tcp/tcp_driver.hpp"
 #include "drivers/udp/udp_driver.hpp"
 #include "proto/reliable/reliable_channel.hpp"
+#include "util/cpu.hpp"
 #include "util/log.hpp"
 
 namespace sluice::detail {
@@ -569,6 +570,9 @@ RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, i
   err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
   if (err != Errc::ok) return failed_request(err);
+  // A known-dead peer fails at once in isend, whatever its driver would still accept.
+  if (peer_failed(dest)) [[unlikely]]
+    return isend(buf, dest, tag, ctx, false, err);
   proto::Transfer t;
   t.peer = dest;
   t.ctx = ctx;
@@ -780,13 +784,22 @@ void Engine::sleep_for(uint64_t ns) {
 
 bool Engine::needs_progress() const {
   if (active_sends_ > 0 || active_recvs_ > 0 || p2p_->has_outbound()) return true;
+  // An eager send over udp completes at once, but its packets wait for acks (and may need
+  // a retransmission); an arrival may owe a delayed ack: the reliability timers need a pass.
+  if (rel_ && !rel_->quiescent()) return true;
   for (const ProgressHook* h : hooks_)
     if (h->busy()) return true;
   return false;
 }
 
+bool Engine::network_quiescent() const {
+  return !rel_ || rel_->quiescent();
+}
+
 bool Engine::park_if_idle(uint32_t& bell) {
   if (needs_progress()) return false;
+  for (const ProgressHook* h : hooks_)
+    if (h->linger()) return false;
   bell = work_bell_.load(std::memory_order_acquire);
   thread_parked_ = true;
   return true;
@@ -808,8 +821,33 @@ void EngineLock::ring(std::atomic<uint32_t>* bell) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(bell), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
+void Engine::thread_pass_done() {
+  // Read by thread_sleep() without the lock: when the next reliability timer is due.
+  const uint64_t due = rel_ ? rel_->next_timer_ns() : UINT64_MAX;
+  thread_timer_due_.store(due == UINT64_MAX ? UINT64_MAX : util::now_ns() + due,
+                          std::memory_order_relaxed);
+}
+
+bool Engine::thread_sleep_wakes() const {
+  if (drivers_.size() != 2) return false;
+  return rel_ ? rel_->rails() == 1 && udp_ != nullptr : blocking_driver_ != nullptr;
+}
+
 void Engine::thread_sleep(uint64_t ns) {
-  if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) return;
+  if (rel_) {
+    // Wake for the nearest retransmission / delayed-ack / probe deadline, not later.
+    const uint64_t due = thread_timer_due_.load(std::memory_order_relaxed);
+    if (due != UINT64_MAX) {
+      const uint64_t now = util::now_ns();
+      if (due <= now) return;
+      ns = std::min(ns, due - now);
+    }
+    // ReliableChannel::block (and a fault injector's) read engine state: sleep in the one
+    // rail's socket directly (a ppoll on a fixed fd).
+    if (drivers_.size() == 2 && rel_->rails() == 1 && udp_ && udp_->block(ns)) return;
+  } else if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) {
+    return;
+  }
   timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
   nanosleep(&ts, nullptr);
 }

@@ -56,6 +56,10 @@ class ProgressHook {
   // Whether it has work in flight (a hook may stay registered while idle); the progress
   // thread parks only when no hook is busy.
   virtual bool busy() const { return true; }
+  // Idle, but more work is likely soon (e.g. the next collective of a loop): the progress
+  // thread then waits in the driver's doorbell instead of parking, so that posting that
+  // work needs no wake-up of its own (the peer's first packet wakes it).
+  virtual bool linger() const { return false; }
 
  protected:
   ~ProgressHook() = default;
@@ -136,11 +140,18 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // lock; park_if_idle() (under the lock) tells it whether anything is in flight and, if
   // not, marks it parked: the next post of work rings work_bell().
   bool needs_progress() const;
+  // Every packet the reliability layer sent is acknowledged, nothing buffered or owed.
+  bool network_quiescent() const;
   bool park_if_idle(uint32_t& bell);
   std::atomic<uint32_t>& work_bell() { return work_bell_; }
   void set_in_thread_pass(bool on) { in_thread_pass_ = on; }
-  // The doorbell sleep for the thread: reads no engine state (it runs without the lock).
+  // The doorbell sleep for the thread: reads no engine state (it runs without the lock),
+  // only what thread_pass_done() (under the lock, after each pass) left for it.
   void thread_sleep(uint64_t ns);
+  void thread_pass_done();
+  // Whether thread_sleep() blocks in a driver that a peer's packet wakes (one driver besides
+  // self); else it is a plain sleep, and long ones would leave packets waiting.
+  bool thread_sleep_wakes() const;
   const ProgressThread* progress_thread() const { return progress_thread_.get(); }
   const EngineStats& stats() const { return stats_; }
 
@@ -192,6 +203,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool thread_parked_ = false;
   bool in_thread_pass_ = false;
   std::atomic<uint32_t> work_bell_{0};
+  std::atomic<uint64_t> thread_timer_due_{UINT64_MAX};  // util::now_ns() of the next rel timer
   std::unique_ptr<ProgressThread> progress_thread_;
   UnexpectedMsg* take_stored(MatchEntry* e);
   UnexpectedMsg* new_unexpected();

@@ -21,8 +21,15 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  /* Predefined handles are weak references (mpi.h): each must resolve, also when linked
+     statically, where nothing but MPI_Init pulls in the objects defining them. */
+  int handles_ok = MPI_SUM != MPI_OP_NULL && MPI_MAXLOC != MPI_OP_NULL &&
+                   MPI_INT != MPI_DATATYPE_NULL && MPI_C_BOOL != MPI_DATATYPE_NULL &&
+                   MPI_INFO_ENV != MPI_INFO_NULL && MPI_ERRORS_RETURN != MPI_ERRHANDLER_NULL &&
+                   MPI_COMM_SELF != MPI_COMM_NULL && MPI_GROUP_EMPTY != MPI_GROUP_NULL &&
+                   MPI_IN_PLACE != 0;
   MPI_Finalize();
-  return helper() == WRAPPER_VALUE && size >= 1 ? 0 : 1;
+  return helper() == WRAPPER_VALUE && size >= 1 && handles_ok ? 0 : 1;
 }
 C
 echo 'int helper(void) { return 42; }' > "$tmp/h.c"

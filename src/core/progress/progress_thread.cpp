@@ -153,6 +153,7 @@ void ProgressThread::run() {
       moved = engine_.progress();
       engine_.set_in_thread_pass(false);
       if (!moved) parked = engine_.park_if_idle(bell);
+      if (!parked) engine_.thread_pass_done();
       lock.unlock();
       stats_.passes.fetch_add(1, std::memory_order_relaxed);
       if (moved) stats_.moved.fetch_add(1, std::memory_order_relaxed);
@@ -175,10 +176,18 @@ void ProgressThread::run() {
       bo.reset();
       continue;
     }
-    if (moved)
+    if (moved) {
       bo.reset();
-    else
+    } else if (short_slice_ && engine_.thread_sleep_wakes()) {
+      // On the computation's core every wake-up is two context switches taken from it: wait
+      // for the doorbell (a peer's packet) with the longest timeout, not Backoff's 20 us,
+      // 40 us, ... ramp, whose timer wake-ups mostly found nothing to do (trace of a 64 KiB
+      // Igather loop: several per collective). A lost wake-up costs the timeout, and the
+      // application's wait then finishes the work.
+      sleeper.sleep_for(max_sleep_ns_);
+    } else {
       bo.pause();
+    }
   }
 }
 

@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
   }
   MPI_Comm pair; /* ranks 0 and 1 */
   MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+  MPI_Comm with_dead; /* ranks 0 and 2: rank 0's collective sends there go to the dead rank */
+  MPI_Comm_split(MPI_COMM_WORLD, rank != 1 ? 0 : MPI_UNDEFINED, rank, &with_dead);
+  if (with_dead != MPI_COMM_NULL) MPI_Comm_set_errhandler(with_dead, MPI_ERRORS_RETURN);
   MPI_Errhandler eh;
   MPI_Comm_create_errhandler(record, &eh);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
@@ -97,6 +100,10 @@ int main(int argc, char** argv) {
   rc = MPI_Send(&v, 1, MPI_INT, 2, 3, MPI_COMM_WORLD);
   MPI_Error_class(rc, &cls);
   CHECK(cls == MPIX_ERR_PROC_FAILED, "send to the dead rank: class %d", cls);
+  /* A collective whose (eager, request-free) sends go to the dead rank fails too. */
+  rc = MPI_Bcast(&v, 1, MPI_INT, 0, with_dead);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPIX_ERR_PROC_FAILED, "MPI_Bcast to the dead rank: class %d", cls);
 
   MPI_Group acked;
   CHECK(MPIX_Comm_failure_ack(MPI_COMM_WORLD) == MPI_SUCCESS, "MPIX_Comm_failure_ack");
