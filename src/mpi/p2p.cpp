@@ -15,6 +15,10 @@
 #include "mpi/mpi_internal.hpp"
 
 namespace sluice::mpi {
+
+// Completes `r` (status, unpacking) from its engine request's final status.
+void complete_from(MPI_Request r, const Status& s);
+
 namespace {
 
 using detail::RequestImpl;
@@ -156,8 +160,13 @@ int start_send(MPI_Request r, const char* function) {
     return MPI_SUCCESS;
   }
   Errc err;
-  r->impl =
-      engine().isend({data, bytes}, dest, r->tag, r->comm->p2p_ctx, r->mode == SendMode::sync, err);
+  if (r->mode == SendMode::sync) {
+    r->impl = engine().isend({data, bytes}, dest, r->tag, r->comm->p2p_ctx, true, err);
+    return MPI_SUCCESS;
+  }
+  // An eager send the driver takes at once needs no engine request: it is complete now.
+  r->impl = engine().isend_or_inject({data, bytes}, dest, r->tag, r->comm->p2p_ctx, err);
+  if (!r->impl) complete_from(r, Status{});
   return MPI_SUCCESS;
 }
 
@@ -474,6 +483,11 @@ bool request_poll(MPI_Request r) {
   Status s;
   engine().test(r->impl, &s);
   r->impl = nullptr;
+  complete_from(r, s);
+  return true;
+}
+
+void complete_from(MPI_Request r, const Status& s) {
   const std::size_t capacity = bytes_of(r->count, r->type);
   const std::size_t received = std::min(s.size, capacity);
   r->status.MPI_SOURCE = r->comm->comm_rank_of(s.source);
@@ -486,7 +500,6 @@ bool request_poll(MPI_Request r) {
     dt_unpack(r->type, r->staging.data(), received, r->buf, r->count);
   if (!r->persistent) r->staging = {};
   r->done = true;
-  return true;
 }
 
 MPI_Request make_async_request(MPI_Comm comm, std::unique_ptr<AsyncOp> op) {
