@@ -23,7 +23,7 @@ struct Options {
   // Multi-host (--hosts): ranks fill each host's slots in order (blocks), and go round
   // again if -n asks for more ranks than slots. Empty: every rank on this host.
   std::vector<HostSlots> hosts;
-  std::string launch;     // command prefix with {host}, e.g. "ip netns exec {host}"
+  std::string launch;  // command prefix with {host}, e.g. "ip netns exec {host}"
   // The launch command passes the environment through (ip netns exec, sudo -E): no
   // `env SLUICE_...` prefix, so the job key stays off command lines.
   bool launch_keeps_env = false;

@@ -97,12 +97,12 @@ class TcpDriver final : public Driver {
     ConnState state = ConnState::connecting;
     int peer = -1;  // known for outgoing, after the hello for incoming
     bool outgoing = false;
-    bool broken = false;       // to be closed at the end of this poll
-    bool pending = false;      // holds unparsed complete frames (budget ran out)
-    bool want_out = false;     // EPOLLOUT registered
-    bool half_closed = false;  // drain(): our side shut down
+    bool broken = false;        // to be closed at the end of this poll
+    bool pending = false;       // holds unparsed complete frames (budget ran out)
+    bool want_out = false;      // EPOLLOUT registered
+    bool half_closed = false;   // drain(): our side shut down
     bool awaiting_ack = false;  // up before the peer's hello_ack (lower rank's connection)
-    uint64_t since = 0;        // when it was opened (strangers that stay silent are dropped)
+    uint64_t since = 0;         // when it was opened (strangers that stay silent are dropped)
     std::vector<std::byte> in;
     std::size_t in_len = 0;
     // A large payload being received in place (PacketSink::placement): its packet header
