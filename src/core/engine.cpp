@@ -417,10 +417,6 @@ void Engine::quiesce_network() {
   if (tcp_) tcp_->drain(5'000'000'000ull);
 }
 
-bool Engine::peer_failed(int peer) const {
-  return !peer_failed_.empty() && peer_failed_[static_cast<std::size_t>(peer)];
-}
-
 void Engine::fail_peer(int peer) {
   if (peer == rank_ || peer < 0 || peer >= size_) return;
   if (peer_failed_.empty() || peer_failed_[static_cast<std::size_t>(peer)]) return;

@@ -166,7 +166,15 @@ int start_send(MPI_Request r, const char* function) {
   }
   // An eager send the driver takes at once needs no engine request: it is complete now.
   r->impl = engine().isend_or_inject({data, bytes}, dest, r->tag, r->comm->p2p_ctx, err);
-  if (!r->impl) complete_from(r, Status{});
+  if (!r->impl) {  // what complete_from(r, Status{}) leaves for a finished send
+    r->status.MPI_SOURCE = -1;
+    r->status.MPI_TAG = -1;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    r->status.sluice_count = 0;
+    r->status.sluice_cancelled = 0;
+    if (!r->persistent && !r->staging.empty()) r->staging = {};
+    r->done = true;
+  }
   return MPI_SUCCESS;
 }
 
