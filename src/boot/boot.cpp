@@ -70,28 +70,19 @@ bool read_int_variable(const char* name, int min_value, int& out, std::string& e
   return true;
 }
 
-class SingletonClient final : public BootClient {
+class SingletonClient final : public IdentifiedBootClient {
  public:
   SingletonClient() {
     std::random_device random;
     char id[64];
     std::snprintf(id, sizeof id, "singleton-%ld-%08x", static_cast<long>(getpid()), random());
-    job_id_ = id;
-    job_key_ = random_job_key();
+    id_.job_id = id;
+    id_.job_key = random_job_key();
   }
-
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  int local_rank() const override { return 0; }
-  int local_size() const override { return 1; }
-  std::string job_id() const override { return job_id_; }
-  std::string job_key() const override { return job_key_; }
 
   // Alone in the job, a put is visible at once and fence has nobody to wait for.
   Errc put(std::string_view key, std::string_view value) override {
-    if (key.empty() || key.size() > bootwire::max_key_size ||
-        value.size() > bootwire::max_value_size)
-      return Errc::invalid_argument;
+    if (!bootwire::put_fits(key, value)) return Errc::invalid_argument;
     std::lock_guard lock(mutex_);
     store_[std::string(key)] = std::string(value);
     return Errc::ok;
@@ -114,22 +105,12 @@ class SingletonClient final : public BootClient {
 
  private:
   std::mutex mutex_;
-  std::string job_id_;
-  std::string job_key_;
   std::unordered_map<std::string, std::string> store_;
 };
 
-class LauncherClient final : public BootClient {
+class LauncherClient final : public IdentifiedBootClient {
  public:
-  LauncherClient(int socket_fd, int rank, int size, int local_rank, int local_size,
-                 std::string job_id, std::string job_key)
-      : rank_(rank),
-        size_(size),
-        local_rank_(local_rank),
-        local_size_(local_size),
-        job_id_(std::move(job_id)),
-        job_key_(std::move(job_key)),
-        socket_fd_(socket_fd) {}
+  LauncherClient(int socket_fd, JobIdentity id) : socket_fd_(socket_fd) { id_ = std::move(id); }
 
   // Closing without finalize() is how the launcher learns that this rank failed.
   ~LauncherClient() override { close_socket(); }
@@ -137,9 +118,9 @@ class LauncherClient final : public BootClient {
   // Sends hello and waits for the launcher's verdict.
   bool handshake(std::string& error) {
     std::string payload;
-    bootwire::append_u32(payload, static_cast<std::uint32_t>(rank_));
-    payload += job_key_;  // over TCP this is what keeps strangers out of the store
-    payload += job_id_;
+    bootwire::append_u32(payload, static_cast<std::uint32_t>(id_.rank));
+    payload += id_.job_key;  // over TCP this is what keeps strangers out of the store
+    payload += id_.job_id;
     Frame reply;
     if (request(MsgType::hello, payload, reply) != Errc::ok) {
       error = "the launcher closed the bootstrap connection during the handshake";
@@ -151,17 +132,8 @@ class LauncherClient final : public BootClient {
     return false;
   }
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  int local_rank() const override { return local_rank_; }
-  int local_size() const override { return local_size_; }
-  std::string job_id() const override { return job_id_; }
-  std::string job_key() const override { return job_key_; }
-
   Errc put(std::string_view key, std::string_view value) override {
-    if (key.empty() || key.size() > bootwire::max_key_size ||
-        value.size() > bootwire::max_value_size)
-      return Errc::invalid_argument;
+    if (!bootwire::put_fits(key, value)) return Errc::invalid_argument;
     std::string payload;
     payload.reserve(4 + key.size() + value.size());
     bootwire::append_u32(payload, static_cast<std::uint32_t>(key.size()));
@@ -241,7 +213,7 @@ class LauncherClient final : public BootClient {
       // rather than this process's exit.
       if (send_frame(bootwire::make_frame(MsgType::abort, payload)) != Errc::ok ||
           receive_frame(reply, 5000) != Errc::ok) {
-        std::fprintf(stderr, "sluice: rank %d abort (code %d): %.*s\n", rank_, code,
+        std::fprintf(stderr, "sluice: rank %d abort (code %d): %.*s\n", id_.rank, code,
                      static_cast<int>(reason.size()), reason.data());
       }
     }
@@ -304,7 +276,7 @@ class LauncherClient final : public BootClient {
     if (frame.type != MsgType::proc_failed) return false;
     std::string_view payload(frame.payload);
     std::uint32_t rank = 0;
-    if (bootwire::take_u32(payload, rank) && rank < static_cast<std::uint32_t>(size_))
+    if (bootwire::take_u32(payload, rank) && rank < static_cast<std::uint32_t>(id_.size))
       failed_.push_back(static_cast<int>(rank));
     return true;
   }
@@ -314,9 +286,6 @@ class LauncherClient final : public BootClient {
     return receive_frame(reply);
   }
 
-  const int rank_, size_, local_rank_, local_size_;
-  const std::string job_id_;
-  const std::string job_key_;
   std::mutex mutex_;  // one request in flight on the socket at a time
   int socket_fd_;
   FrameReader reader_;
@@ -451,8 +420,8 @@ std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
   int fd = where.starts_with("tcp:") ? connect_tcp_socket(where, error)
                                      : connect_unix_socket(address, error);
   if (fd < 0) return nullptr;
-  auto client =
-      std::make_unique<LauncherClient>(fd, rank, size, local_rank, local_size, job_id, job_key);
+  auto client = std::make_unique<LauncherClient>(
+      fd, JobIdentity{rank, size, local_rank, local_size, job_id, job_key});
   if (!client->handshake(error)) return nullptr;
   return client;
 }

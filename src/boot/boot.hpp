@@ -52,4 +52,25 @@ class BootClient {
   virtual void take_failed_ranks(std::vector<int>& out) { (void)out; }
 };
 
+// Who this process is in the job: fixed once its client has joined.
+struct JobIdentity {
+  int rank = 0, size = 1, local_rank = 0, local_size = 1;
+  std::string job_id, job_key;
+};
+
+// The identity calls of every client (singleton, launcher, PMIx), answered from one
+// JobIdentity the client fills in while joining.
+class IdentifiedBootClient : public BootClient {
+ public:
+  int rank() const final { return id_.rank; }
+  int size() const final { return id_.size; }
+  int local_rank() const final { return id_.local_rank; }
+  int local_size() const final { return id_.local_size; }
+  std::string job_id() const final { return id_.job_id; }
+  std::string job_key() const final { return id_.job_key; }
+
+ protected:
+  JobIdentity id_;
+};
+
 }  // namespace sluice::detail

@@ -54,6 +54,11 @@ enum class MsgType : std::uint32_t {
 inline constexpr std::size_t header_size = 8;
 inline constexpr std::size_t max_key_size = 4096;
 inline constexpr std::size_t max_value_size = 1u << 20;
+
+// What every client's put() accepts.
+inline bool put_fits(std::string_view key, std::string_view value) {
+  return !key.empty() && key.size() <= max_key_size && value.size() <= max_value_size;
+}
 // Anything longer is a protocol error (guards the launcher against garbage lengths).
 inline constexpr std::size_t max_payload_size = 4 + max_key_size + max_value_size;
 // Until hello is accepted a connection is a stranger: its frames must be hello-sized.

@@ -80,7 +80,7 @@ bool value_as_uint(const pmix_value_t* v, std::uint64_t& out) {
   }
 }
 
-class PmixClient final : public BootClient {
+class PmixClient final : public IdentifiedBootClient {
  public:
   ~PmixClient() override {
     if (initialized_ && !finalized_) PMIx_Finalize(nullptr, 0);
@@ -100,19 +100,19 @@ class PmixClient final : public BootClient {
         !get_uint(me_, PMIX_LOCAL_RANK, local_rank, error) ||
         !get_uint(job, PMIX_LOCAL_SIZE, local_size, error))
       return false;
-    rank_ = static_cast<int>(me_.rank);
-    size_ = static_cast<int>(size);
-    local_rank_ = static_cast<int>(local_rank);
-    local_size_ = static_cast<int>(local_size);
-    if (rank_ < 0 || rank_ >= size_ || local_rank_ >= local_size_) {
-      error = "inconsistent PMIx job data: rank " + std::to_string(rank_) + " of " +
-              std::to_string(size_) + ", local rank " + std::to_string(local_rank_) + " of " +
-              std::to_string(local_size_);
+    id_.rank = static_cast<int>(me_.rank);
+    id_.size = static_cast<int>(size);
+    id_.local_rank = static_cast<int>(local_rank);
+    id_.local_size = static_cast<int>(local_size);
+    if (id_.rank < 0 || id_.rank >= id_.size || id_.local_rank >= id_.local_size) {
+      error = "inconsistent PMIx job data: rank " + std::to_string(id_.rank) + " of " +
+              std::to_string(id_.size) + ", local rank " + std::to_string(id_.local_rank) + " of " +
+              std::to_string(id_.local_size);
       return false;
     }
-    job_id_ = job_id_from_namespace(me_.nspace);
+    id_.job_id = job_id_from_namespace(me_.nspace);
 
-    if (rank_ == 0) {
+    if (id_.rank == 0) {
       std::uint64_t random[2] = {0, 0};
       if (getrandom(random, sizeof random, 0) != sizeof random) {
         error = "cannot read random bytes for the job key";
@@ -145,22 +145,13 @@ class PmixClient final : public BootClient {
       if (value != nullptr) PMIX_VALUE_RELEASE(value);
       return false;
     }
-    job_key_ = value->data.string;
+    id_.job_key = value->data.string;
     PMIX_VALUE_RELEASE(value);
     return true;
   }
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  int local_rank() const override { return local_rank_; }
-  int local_size() const override { return local_size_; }
-  std::string job_id() const override { return job_id_; }
-  std::string job_key() const override { return job_key_; }
-
   Errc put(std::string_view key, std::string_view value) override {
-    if (key.empty() || key.size() > bootwire::max_key_size ||
-        value.size() > bootwire::max_value_size)
-      return Errc::invalid_argument;
+    if (!bootwire::put_fits(key, value)) return Errc::invalid_argument;
     std::lock_guard lock(mutex_);
     if (finalized_) return Errc::peer_dead;
     pending_.emplace_back(std::string(key), std::string(value));
@@ -208,7 +199,7 @@ class PmixClient final : public BootClient {
 
   void abort(int code, std::string_view reason) override {
     std::string text(reason);
-    std::fprintf(stderr, "sluice: rank %d abort (code %d): %s\n", rank_, code, text.c_str());
+    std::fprintf(stderr, "sluice: rank %d abort (code %d): %s\n", id_.rank, code, text.c_str());
     std::fflush(nullptr);
     int status = code & 0xff;
     if (status == 0) status = 1;
@@ -254,7 +245,7 @@ class PmixClient final : public BootClient {
     bool ok = true;
     for (; ok && merged_epoch_ < epoch_; ++merged_epoch_) {
       const std::string name = epoch_key(merged_epoch_ + 1);
-      for (int r = 0; ok && r < size_; ++r) {
+      for (int r = 0; ok && r < id_.size; ++r) {
         pmix_proc_t proc;
         PMIX_LOAD_PROCID(&proc, me_.nspace, static_cast<pmix_rank_t>(r));
         pmix_value_t* value = nullptr;
@@ -287,8 +278,6 @@ class PmixClient final : public BootClient {
   pmix_proc_t me_{};
   bool initialized_ = false;
   bool finalized_ = false;
-  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
-  std::string job_id_, job_key_;
   std::mutex mutex_;
   std::vector<std::pair<std::string, std::string>> pending_;
   std::uint64_t epoch_ = 0;         // fences completed through this client
