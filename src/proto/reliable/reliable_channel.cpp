@@ -93,6 +93,7 @@ ReliableChannel::ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> r
   caps_.max_packet = std::min<std::size_t>(caps_.max_packet, 0xFFFFFFFFu);
   caps_.reliable = true;
   caps_.ordered = true;
+  caps_.lends_payload = true;
   name_ = std::string(rails_[0]->name());
   if (rails_.size() > 1) name_ += "*" + std::to_string(rails_.size());
   name_ += "+rel";
@@ -278,10 +279,11 @@ IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, i
   fill_ack(p, h);
   const std::span<const std::byte> upper(pkt.header.data() + sizeof(RelHeader),
                                          pkt.header.size() - sizeof(RelHeader));
-  h.crc = packet_crc(h, upper, pkt.payload);
+  const std::span<const std::byte> body = pkt.body();
+  h.crc = packet_crc(h, upper, body);
   store_rel(pkt.header, h);
   const int rail = pick_rail(p, avoid_rail);
-  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, pkt.payload);
+  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, body);
   if (s == IoStatus::done) {
     if (p.ack_pending) ++stats_.acks_piggybacked;
     acked_out(p);
@@ -361,6 +363,16 @@ void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, Resend why) {
 
 IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
                                std::span<const std::byte> payload) {
+  return send_data(rank, header, payload, false);
+}
+
+IoStatus ReliableChannel::send_lent(int rank, std::span<const std::byte> header,
+                                    std::span<const std::byte> payload) {
+  return send_data(rank, header, payload, true);
+}
+
+IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
+                                    std::span<const std::byte> payload, bool lend) {
   now_ = now();
   Peer& p = peer(rank);
   if (p.state == PeerState::dead) return IoStatus::failed;
@@ -386,7 +398,10 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
   store_rel(pkt.header, h);
   if (!header.empty())
     std::memcpy(pkt.header.data() + sizeof(RelHeader), header.data(), header.size());
-  pkt.payload = take_buffer(payload);
+  if (lend)
+    pkt.lent = payload;
+  else
+    pkt.payload = take_buffer(payload);
 
   const IoStatus s = transmit(p, pkt, 0);
   if (s != IoStatus::done) {  // nothing was consumed: the caller retries
@@ -602,9 +617,10 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
       if (t.sacked || !((h.sack[bit / 64] >> (bit % 64)) & 1u)) continue;
       newly_acked(t);
       t.sacked = true;  // the receiver never discards what it buffered: free the copy
-      p.flight_bytes -= t.payload.size();
+      p.flight_bytes -= t.body().size();
       give_buffer(std::move(t.payload));
       t.payload.clear();  // a moved-from vector is valid but unspecified: make it empty
+      t.lent = {};
     }
   }
 
