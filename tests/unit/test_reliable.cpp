@@ -243,6 +243,25 @@ TEST(ReliableWire, ParserRejectsMalformedHeaders) {
   EXPECT_EQ(mutate([](RelHeader& h) { h.reserved = 1; }), ParseResult::bad_flags);
   EXPECT_EQ(mutate([](RelHeader& h) { h.upper_header_len = 0xFFFF; }), ParseResult::bad_length);
   EXPECT_EQ(mutate([](RelHeader& h) { h.type = RelType::ack; }), ParseResult::bad_length);
+  // split_crc: the payload's CRC follows the upper header (4 bytes), data packets only.
+  EXPECT_EQ(mutate([](RelHeader& h) { h.flags = rel_flags::split_crc; }), ParseResult::bad_length);
+  EXPECT_EQ(mutate([](RelHeader& h) {
+              h.flags = rel_flags::split_crc;
+              h.upper_header_len = 0;
+            }),
+            ParseResult::ok);
+  EXPECT_EQ(mutate([](RelHeader& h) {
+              h.flags = rel_flags::split_crc;
+              h.type = RelType::ack;
+              h.upper_header_len = 0;
+              h.payload_len = 0;
+            }),
+            ParseResult::bad_flags);
+  RelHeader split = good;
+  split.flags = rel_flags::split_crc;
+  split.upper_header_len = 0;
+  std::memcpy(bytes.data(), &split, sizeof split);
+  EXPECT_EQ(parse_header(std::span(bytes).first(50), 10, out), ParseResult::bad_length);
 }
 
 // ---- delivery -------------------------------------------------------------------------
@@ -252,7 +271,7 @@ TEST(Reliable, PresentsAReliableOrderedDriver) {
   const auto& caps = pair.ch[0]->caps();
   EXPECT_TRUE(caps.reliable);
   EXPECT_TRUE(caps.ordered);
-  EXPECT_EQ(caps.max_header, 256u - sizeof(RelHeader));
+  EXPECT_EQ(caps.max_header, 256u - sizeof(RelHeader) - kPayloadCrcBytes);  // room for split_crc
   EXPECT_EQ(caps.max_packet, 1400u);
   EXPECT_EQ(pair.ch[0]->name(), "fault(wire)+rel");
   EXPECT_EQ(pair.ch[0]->next_timer_ns(), UINT64_MAX);
