@@ -69,6 +69,7 @@ class Collectives {
   static constexpr ContextId default_context = 0x5b0000;
 
   explicit Collectives(Session& session, ContextId ctx = default_context);
+  // Every collective started on this object, waited or detached, must be done by then.
   ~Collectives();
   Collectives(const Collectives&) = delete;
   Collectives& operator=(const Collectives&) = delete;
