@@ -64,27 +64,27 @@ coll::Reducer reducer_for(ReduceOp op) {
   return r;
 }
 
+template <class T>
+bool set_reducer(ReduceOp op, coll::Reducer& out) {
+  out = reducer_for<T>(op);
+  return true;
+}
+
 bool make_reducer(Element type, ReduceOp op, coll::Reducer& out) {
   if (static_cast<unsigned>(op) > static_cast<unsigned>(ReduceOp::max)) return false;
   switch (type) {
     case Element::i32:
-      out = reducer_for<std::int32_t>(op);
-      return true;
+      return set_reducer<std::int32_t>(op, out);
     case Element::i64:
-      out = reducer_for<std::int64_t>(op);
-      return true;
+      return set_reducer<std::int64_t>(op, out);
     case Element::u32:
-      out = reducer_for<std::uint32_t>(op);
-      return true;
+      return set_reducer<std::uint32_t>(op, out);
     case Element::u64:
-      out = reducer_for<std::uint64_t>(op);
-      return true;
+      return set_reducer<std::uint64_t>(op, out);
     case Element::f32:
-      out = reducer_for<float>(op);
-      return true;
+      return set_reducer<float>(op, out);
     case Element::f64:
-      out = reducer_for<double>(op);
-      return true;
+      return set_reducer<double>(op, out);
   }
   return false;
 }
