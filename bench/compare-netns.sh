@@ -48,7 +48,7 @@ stacks=ompi-tcp,mpich-ucx,ucx-tcp,ofi-rxd,ofi-tcp,sluice-tcp,sluice-udp,raw-tcp,
 table() {
   "$here/compare-table.py" "$1" --stacks "$stacks" --peers ompi-tcp,mpich-ucx,ucx-tcp \
     --subjects sluice-tcp,sluice-udp --figures lat_us,bw_MBps,pp_MBps --vs sluice-udp/ofi-rxd \
-    --vs sluice-udp/sluice-tcp --vs sluice-tcp/raw-tcp --vs sluice-udp/raw-udp | tee "$1/table.md"
+    --vs sluice-udp/sluice-tcp --vs sluice-tcp/raw-tcp --vs sluice-udp/raw-udp --rounds | tee "$1/table.md"
   echo "results in $1" >&2
 }
 
