@@ -153,12 +153,18 @@ int main(int argc, char** argv) {
   int iters = 20000, json = 0, cpu = -1;
   const char *listen_at = NULL, *connect_to = NULL;
   for (int i = 2; i < argc; ++i) {
-    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
-    else if (!strcmp(argv[i], "--listen") && i + 1 < argc) listen_at = argv[++i];
-    else if (!strcmp(argv[i], "--connect") && i + 1 < argc) connect_to = argv[++i];
-    else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) cpu = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--json")) json = 1;
+    if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+      sizes = argv[++i];
+    else if (!strcmp(argv[i], "--listen") && i + 1 < argc)
+      listen_at = argv[++i];
+    else if (!strcmp(argv[i], "--connect") && i + 1 < argc)
+      connect_to = argv[++i];
+    else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
+      cpu = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--json"))
+      json = 1;
   }
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof a;
@@ -234,9 +240,10 @@ int main(int argc, char** argv) {
     if (me == 0) {
       qsort(t, (size_t)iters, sizeof *t, cmp_double);
       if (json)
-        printf("{\"bench\":\"pingpong\",\"impl\":\"raw-%s\",\"size\":%zu,\"iters\":%d,"
-               "\"lat_us\":%.3f,\"best_us\":%.3f}\n",
-               argv[1], s, iters, t[iters / 2], t[0]);
+        printf(
+            "{\"bench\":\"pingpong\",\"impl\":\"raw-%s\",\"size\":%zu,\"iters\":%d,"
+            "\"lat_us\":%.3f,\"best_us\":%.3f}\n",
+            argv[1], s, iters, t[iters / 2], t[0]);
       else
         printf("raw %s %zu B: median %.3f us, best %.3f us\n", argv[1], s, t[iters / 2], t[0]);
       fflush(stdout);
