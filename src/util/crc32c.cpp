@@ -6,6 +6,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <nmmintrin.h>
+#include <wmmintrin.h>
 #define SLUICE_CRC32C_X86 1
 #endif
 
@@ -55,14 +56,26 @@ struct ZeroShift {
     for (std::size_t i = 0; i < 32; ++i) out[i] = times(m, m[i]);
     return out;
   }
+  // a∘b (b applied first); powers of one operator commute, so the order does not matter.
+  static constexpr std::array<std::uint32_t, 32> compose(const std::array<std::uint32_t, 32>& a,
+                                                         const std::array<std::uint32_t, 32>& b) {
+    std::array<std::uint32_t, 32> out{};
+    for (std::size_t i = 0; i < 32; ++i) out[i] = times(a, b[i]);
+    return out;
+  }
   explicit constexpr ZeroShift(std::size_t len_bytes) {
     std::array<std::uint32_t, 32> op{};  // one zero bit
     op[0] = kPoly;
     for (std::size_t i = 1; i < 32; ++i) op[i] = std::uint32_t{1} << (i - 1);
-    op = square(square(square(op)));                                        // one zero byte
-    for (std::size_t len = len_bytes; len > 1; len >>= 1) op = square(op);  // power of two
+    op = square(square(square(op)));      // one zero byte
+    std::array<std::uint32_t, 32> acc{};  // identity, then op^len_bytes by square-and-multiply
+    for (std::size_t i = 0; i < 32; ++i) acc[i] = std::uint32_t{1} << i;
+    for (std::size_t len = len_bytes; len != 0; len >>= 1) {
+      if (len & 1u) acc = compose(op, acc);
+      op = square(op);
+    }
     for (std::uint32_t b = 0; b < 256; ++b)
-      for (std::size_t k = 0; k < 4; ++k) t[k][b] = times(op, b << (8 * k));
+      for (std::size_t k = 0; k < 4; ++k) t[k][b] = times(acc, b << (8 * k));
   }
   std::uint32_t apply(std::uint32_t crc) const {
     return t[0][crc & 0xFF] ^ t[1][(crc >> 8) & 0xFF] ^ t[2][(crc >> 16) & 0xFF] ^ t[3][crc >> 24];
@@ -72,6 +85,96 @@ constexpr std::size_t kLongBlock = 8192;
 constexpr std::size_t kShortBlock = 256;
 constexpr ZeroShift kLongShift(kLongBlock);
 constexpr ZeroShift kShortShift(kShortBlock);
+
+// PCLMULQDQ folding (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ",
+// reflected variant): a 128-bit lane moved forward by F bits is clmul(lo64, x^(F+32) mod P) ^
+// clmul(hi64, x^(F-32) mod P), constants bit-reflected and shifted left by one because
+// clmul of reflected operands yields the product one bit low. Computed here, not copied:
+// fold_constant(544) == 0x740eef02 and fold_constant(480) == 0x9e4addf8 (the published
+// CRC32C fold-by-64 pair; with the CRC32 polynomial the same formula gives Linux's R1/R2).
+constexpr std::uint64_t fold_constant(unsigned exponent) {
+  std::uint32_t r = 0x80000000u;  // x^0 in reflected form
+  for (unsigned i = 0; i < exponent; ++i) r = (r >> 1) ^ ((r & 1u) ? kPoly : 0u);
+  return std::uint64_t{r} << 1;
+}
+static_assert(fold_constant(544) == 0x740eef02u && fold_constant(480) == 0x9e4addf8u);
+
+// Hybrid block: on this class of Intel core `crc32` runs on one port and `pclmulqdq` on
+// another, each at about 8 B/cycle, so one loop feeds both: the first kFold bytes are folded
+// in 4 x 128-bit lanes while three `crc32` streams cover the 3 * kStream bytes after them.
+template <std::size_t Iters>
+struct Hybrid {
+  static constexpr std::size_t kStream = 24 * Iters;  // bytes per crc32 stream (3 x 8 per step)
+  static constexpr std::size_t kFold = 64 * Iters;    // bytes folded (64 per step)
+  static constexpr std::size_t kBlock = kFold + 3 * kStream;
+  static constexpr ZeroShift kShift{kStream};
+};
+
+#ifdef SLUICE_CRC32C_X86
+__attribute__((target("sse4.2,pclmul"))) inline __m128i fold128(__m128i x, __m128i k,
+                                                                __m128i data) {
+  const __m128i lo = _mm_clmulepi64_si128(x, k, 0x00);
+  const __m128i hi = _mm_clmulepi64_si128(x, k, 0x11);
+  return _mm_xor_si128(_mm_xor_si128(lo, hi), data);
+}
+
+__attribute__((target("sse4.2,pclmul"))) inline __m128i load128(const unsigned char* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+
+template <std::size_t Iters>
+__attribute__((target("sse4.2,pclmul"))) std::uint64_t hybrid_blocks(std::uint64_t c,
+                                                                     const unsigned char*& p,
+                                                                     std::size_t& n) {
+  using H = Hybrid<Iters>;
+  const __m128i k64 = _mm_set_epi64x(static_cast<long long>(fold_constant(480)),
+                                     static_cast<long long>(fold_constant(544)));
+  const __m128i k16 = _mm_set_epi64x(static_cast<long long>(fold_constant(96)),
+                                     static_cast<long long>(fold_constant(160)));
+  while (n >= H::kBlock) {
+    const unsigned char* f = p;
+    const unsigned char* s = p + H::kFold;
+    // The incoming register enters the fold through the first four bytes (CRC is linear).
+    __m128i x0 = _mm_xor_si128(load128(f), _mm_cvtsi32_si128(static_cast<int>(c)));
+    __m128i x1 = load128(f + 16);
+    __m128i x2 = load128(f + 32);
+    __m128i x3 = load128(f + 48);
+    std::uint64_t c0 = 0, c1 = 0, c2 = 0;
+    auto crc_step = [&](std::size_t off) __attribute__((target("sse4.2"))) {
+      for (std::size_t j = 0; j < 24; j += 8) {
+        std::uint64_t v0, v1, v2;
+        std::memcpy(&v0, s + off + j, 8);
+        std::memcpy(&v1, s + H::kStream + off + j, 8);
+        std::memcpy(&v2, s + 2 * H::kStream + off + j, 8);
+        c0 = _mm_crc32_u64(c0, v0);
+        c1 = _mm_crc32_u64(c1, v1);
+        c2 = _mm_crc32_u64(c2, v2);
+      }
+    };
+    crc_step(0);
+    for (std::size_t i = 1; i < Iters; ++i) {
+      f += 64;
+      x0 = fold128(x0, k64, load128(f));
+      x1 = fold128(x1, k64, load128(f + 16));
+      x2 = fold128(x2, k64, load128(f + 32));
+      x3 = fold128(x3, k64, load128(f + 48));
+      crc_step(24 * i);
+    }
+    // Four lanes into one, then the last 16 bytes through crc32 (no Barrett step needed).
+    x1 = fold128(x0, k16, x1);
+    x2 = fold128(x1, k16, x2);
+    x3 = fold128(x2, k16, x3);
+    std::uint64_t folded = _mm_crc32_u64(0, static_cast<std::uint64_t>(_mm_cvtsi128_si64(x3)));
+    folded = _mm_crc32_u64(folded, static_cast<std::uint64_t>(_mm_extract_epi64(x3, 1)));
+    c = H::kShift.apply(static_cast<std::uint32_t>(folded)) ^ c0;
+    c = H::kShift.apply(static_cast<std::uint32_t>(c)) ^ c1;
+    c = H::kShift.apply(static_cast<std::uint32_t>(c)) ^ c2;
+    p += H::kBlock;
+    n -= H::kBlock;
+  }
+  return c;
+}
+#endif
 
 #ifdef SLUICE_CRC32C_X86
 __attribute__((target("sse4.2"))) std::uint64_t hw_blocks(std::uint64_t c, const unsigned char*& p,
@@ -97,10 +200,14 @@ __attribute__((target("sse4.2"))) std::uint64_t hw_blocks(std::uint64_t c, const
 }
 
 __attribute__((target("sse4.2"))) std::uint32_t hw_extend(std::uint32_t crc, const void* data,
-                                                          std::size_t n) {
+                                                          std::size_t n, bool fold) {
   auto p = static_cast<const unsigned char*>(data);
   std::uint64_t c = ~crc;
   // Unaligned 8-byte loads cost nothing extra on x86: no byte-wise alignment prologue.
+  if (fold && n >= Hybrid<16>::kBlock) {
+    c = hybrid_blocks<128>(c, p, n);
+    c = hybrid_blocks<16>(c, p, n);
+  }
   if (n >= 3 * kShortBlock) {  // small packets skip the interleaved path entirely
     c = hw_blocks(c, p, n, kLongBlock, kLongShift);
     c = hw_blocks(c, p, n, kShortBlock, kShortShift);
@@ -133,6 +240,10 @@ bool detect_hardware() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("sse4.2");
 }
+bool detect_folding() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
+}
 #endif
 
 }  // namespace
@@ -162,9 +273,25 @@ bool crc32c_hardware_available() {
 #endif
 }
 
+bool crc32c_folding_available() {
+#ifdef SLUICE_CRC32C_X86
+  static const bool available = detect_folding();
+  return available;
+#else
+  return false;
+#endif
+}
+
+std::uint32_t crc32c_extend_sse42(std::uint32_t crc, const void* data, std::size_t n) {
+#ifdef SLUICE_CRC32C_X86
+  if (crc32c_hardware_available()) return hw_extend(crc, data, n, false);
+#endif
+  return crc32c_extend_software(crc, data, n);
+}
+
 std::uint32_t crc32c_extend_hardware(std::uint32_t crc, const void* data, std::size_t n) {
 #ifdef SLUICE_CRC32C_X86
-  if (crc32c_hardware_available()) return hw_extend(crc, data, n);
+  if (crc32c_hardware_available()) return hw_extend(crc, data, n, crc32c_folding_available());
 #endif
   return crc32c_extend_software(crc, data, n);
 }
@@ -172,7 +299,8 @@ std::uint32_t crc32c_extend_hardware(std::uint32_t crc, const void* data, std::s
 std::uint32_t crc32c_extend(std::uint32_t crc, const void* data, std::size_t n) {
 #ifdef SLUICE_CRC32C_X86
   static const bool hw = crc32c_hardware_available();
-  if (hw) return hw_extend(crc, data, n);
+  static const bool fold = crc32c_folding_available();
+  if (hw) return hw_extend(crc, data, n, fold);
 #endif
   return crc32c_extend_software(crc, data, n);
 }

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -13,6 +16,7 @@ using sluice::util::crc32c;
 using sluice::util::crc32c_extend;
 using sluice::util::crc32c_extend_hardware;
 using sluice::util::crc32c_extend_software;
+using sluice::util::crc32c_extend_sse42;
 
 std::uint32_t crc_of(std::string_view s) {
   return crc32c(s.data(), s.size());
@@ -88,6 +92,105 @@ TEST(Crc32c, DetectsEverySingleBitFlip) {
     data[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
     ASSERT_NE(crc32c(data.data(), data.size()), good) << bit;
     data[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+  }
+}
+
+// Long buffers take the PCLMULQDQ-folding + crc32 hybrid (blocks of 17408 and 2176 bytes)
+// when the CPU has it: lengths up to 200 KiB cross every block boundary and tail case.
+TEST(Crc32c, LongBuffersAllPathsAgree) {
+  if (!sluice::util::crc32c_folding_available())
+    GTEST_LOG_(INFO) << "no PCLMULQDQ: the hardware path is the crc32 instruction alone";
+  std::uint64_t seed = 1234;
+  std::vector<unsigned char> data(200 * 1024 + 64);
+  for (auto& b : data) b = static_cast<unsigned char>(splitmix(seed));
+  std::vector<std::size_t> lens;
+  for (std::size_t base : {std::size_t{2176}, std::size_t{17408}, std::size_t{17408 + 2176}})
+    for (std::size_t d = 0; d < 20; ++d) {
+      lens.push_back(base + d - 10);
+      lens.push_back(2 * base + d - 10);
+    }
+  for (int i = 0; i < 300; ++i) lens.push_back(splitmix(seed) % (200 * 1024 + 1));
+  lens.push_back(200 * 1024);
+  for (std::size_t len : lens) {
+    const std::size_t offset = splitmix(seed) % 64;
+    const std::uint32_t init = static_cast<std::uint32_t>(splitmix(seed));
+    const unsigned char* p = data.data() + offset;
+    const std::uint32_t ref = crc32c_extend_software(init, p, len);
+    ASSERT_EQ(crc32c_extend_hardware(init, p, len), ref) << "offset " << offset << " len " << len;
+    ASSERT_EQ(crc32c_extend_sse42(init, p, len), ref) << "offset " << offset << " len " << len;
+    ASSERT_EQ(crc32c_extend(init, p, len), ref) << "offset " << offset << " len " << len;
+  }
+}
+
+// Chaining over long pieces: the fold path's incoming register and the split points.
+TEST(Crc32c, ExtendChainsOverLongPieces) {
+  std::uint64_t seed = 99;
+  std::vector<unsigned char> data(200 * 1024);
+  for (auto& b : data) b = static_cast<unsigned char>(splitmix(seed));
+  const std::uint32_t whole = crc32c_extend_software(0, data.data(), data.size());
+  ASSERT_EQ(crc32c(data.data(), data.size()), whole);
+  for (int round = 0; round < 60; ++round) {
+    std::size_t pos = 0;
+    std::uint32_t c = 0;
+    while (pos < data.size()) {
+      const std::size_t piece = std::min(data.size() - pos, splitmix(seed) % 40000);
+      c = crc32c_extend(c, data.data() + pos, piece);
+      pos += piece;
+    }
+    ASSERT_EQ(c, whole) << round;
+  }
+}
+
+// Large known vectors: a flipped bit anywhere in a long buffer changes the CRC, and the
+// RFC 3720 all-zero / all-ones patterns repeated to 64 KiB agree with the table reference.
+TEST(Crc32c, LongPatternsMatchTable) {
+  for (unsigned char fill : {0x00, 0xFF, 0x5A}) {
+    std::vector<unsigned char> buf(65536, fill);
+    EXPECT_EQ(crc32c(buf.data(), buf.size()), crc32c_extend_software(0, buf.data(), buf.size()));
+  }
+  std::vector<unsigned char> buf(40000, 0);
+  const std::uint32_t good = crc32c(buf.data(), buf.size());
+  for (std::size_t byte : {std::size_t{0}, std::size_t{3}, std::size_t{17407}, std::size_t{17408},
+                           std::size_t{30000}, std::size_t{39999}}) {
+    buf[byte] ^= 0x10;
+    EXPECT_NE(crc32c(buf.data(), buf.size()), good) << byte;
+    EXPECT_EQ(crc32c(buf.data(), buf.size()), crc32c_extend_software(0, buf.data(), buf.size()));
+    buf[byte] ^= 0x10;
+  }
+}
+
+// Throughput, not a check: run by hand under measure.sh with
+//   build-n/bin/test_crc32c --gtest_also_run_disabled_tests --gtest_filter='*Throughput*'
+TEST(Crc32c, DISABLED_Throughput) {
+  std::vector<unsigned char> buf(1 << 20);
+  std::vector<unsigned char> dst(1 << 20);
+  std::uint64_t seed = 5;
+  for (auto& b : buf) b = static_cast<unsigned char>(splitmix(seed));
+  using Fn = std::uint32_t (*)(std::uint32_t, const void*, std::size_t);
+  struct Impl {
+    const char* name;
+    Fn fn;
+  };
+  const Impl impls[] = {{"sse42 (old)", crc32c_extend_sse42},
+                        {"hardware (new)", crc32c_extend_hardware}};
+  for (std::size_t size : {std::size_t{1536}, std::size_t{65536}, std::size_t{1} << 20}) {
+    const std::size_t reps = (std::size_t{2} << 30) / size;  // 2 GiB per figure
+    for (const Impl& impl : impls) {
+      std::uint32_t sink = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (std::size_t r = 0; r < reps; ++r) sink ^= impl.fn(sink, buf.data(), size);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("%-15s %8zu B  %6.1f GB/s  (%08x)\n", impl.name, size,
+                  static_cast<double>(reps * size) / s / 1e9, sink);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t r = 0; r < reps; ++r) {
+      std::memcpy(dst.data(), buf.data(), size);
+      asm volatile("" ::"r"(dst.data()) : "memory");
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%-15s %8zu B  %6.1f GB/s\n", "memcpy", size,
+                static_cast<double>(reps * size) / s / 1e9);
   }
 }
 
