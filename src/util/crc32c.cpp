@@ -102,11 +102,11 @@ static_assert(fold_constant(544) == 0x740eef02u && fold_constant(480) == 0x9e4ad
 // Hybrid block: on Intel cores `crc32` and `pclmulqdq` issue on different ports, so one loop
 // feeds both: the first kFold bytes are folded in 4 x 128-bit lanes while three `crc32`
 // streams cover the 3 * kStream bytes after them. On this VM the fold alone reaches ~12 GB/s
-// and the crc32 streams ~21 GB/s, hence 40 % of each block to the fold (blocks of 20480 and
-// 2560 bytes).
+// and the crc32 streams ~21 GB/s; a quarter of each block to the fold measured best in the
+// udp A/B (40 % and 47 % were slower there). Blocks of 32768 and 4096 bytes.
 template <std::size_t Iters>
 struct Hybrid {
-  static constexpr std::size_t kStep = 32;  // 4 x 8 B per stream: ~40 % of the bytes go to the fold
+  static constexpr std::size_t kStep = 64;               // 8 x 8 B per stream per 64 B folded
   static constexpr std::size_t kStream = kStep * Iters;  // bytes per crc32 stream
   static constexpr std::size_t kFold = 64 * Iters;       // bytes folded (64 per step)
   static constexpr std::size_t kBlock = kFold + 3 * kStream;

@@ -95,7 +95,7 @@ TEST(Crc32c, DetectsEverySingleBitFlip) {
   }
 }
 
-// Long buffers take the PCLMULQDQ-folding + crc32 hybrid (blocks of 20480 and 2560 bytes)
+// Long buffers take the PCLMULQDQ-folding + crc32 hybrid (blocks of 32768 and 4096 bytes)
 // when the CPU has it: lengths up to 200 KiB cross every block boundary and tail case.
 TEST(Crc32c, LongBuffersAllPathsAgree) {
   if (!sluice::util::crc32c_folding_available())
@@ -104,7 +104,7 @@ TEST(Crc32c, LongBuffersAllPathsAgree) {
   std::vector<unsigned char> data(200 * 1024 + 64);
   for (auto& b : data) b = static_cast<unsigned char>(splitmix(seed));
   std::vector<std::size_t> lens;
-  for (std::size_t base : {std::size_t{2560}, std::size_t{20480}, std::size_t{20480 + 2560}})
+  for (std::size_t base : {std::size_t{4096}, std::size_t{32768}, std::size_t{32768 + 4096}})
     for (std::size_t d = 0; d < 20; ++d) {
       lens.push_back(base + d - 10);
       lens.push_back(2 * base + d - 10);
@@ -150,7 +150,7 @@ TEST(Crc32c, LongPatternsMatchTable) {
   }
   std::vector<unsigned char> buf(40000, 0);
   const std::uint32_t good = crc32c(buf.data(), buf.size());
-  for (std::size_t byte : {std::size_t{0}, std::size_t{3}, std::size_t{20479}, std::size_t{20480},
+  for (std::size_t byte : {std::size_t{0}, std::size_t{3}, std::size_t{32767}, std::size_t{32768},
                            std::size_t{30000}, std::size_t{39999}}) {
     buf[byte] ^= 0x10;
     EXPECT_NE(crc32c(buf.data(), buf.size()), good) << byte;
