@@ -502,7 +502,7 @@ void Engine::finalize() {
   // Sends the user detached must still reach their peers; then agree that everyone is
   // done before the segments go away.
   auto bo = make_backoff();
-  while (active_sends_ > 0 || p2p_->has_outbound()) {
+  while (active_sends_ > abandoned_sends_ || p2p_->has_outbound()) {
     if (progress())
       bo.reset();
     else
@@ -727,7 +727,10 @@ void Engine::complete_request(RequestImpl* r, Errc err) {
   stats_.thread_completions += in_thread_pass_;
   r->status.error = err;
   r->state = RequestState::complete;
-  if (r->detached) pool_.put(r);
+  if (r->detached) {
+    abandoned_sends_ -= r->abandoned;
+    pool_.put(r);
+  }
 }
 
 bool Engine::iprobe(int src, int tag, uint32_t ctx, Status* st) {
@@ -917,6 +920,20 @@ void Engine::release(RequestImpl* r) {
     pool_.put(r);
   else
     r->detached = true;
+}
+
+bool Engine::abandon(RequestImpl* r) {
+  const proto::Transfer& t = r->xfer;
+  if (r->state != RequestState::active || t.role != proto::Transfer::Role::send || t.queued)
+    return false;
+  // Sent its rts and waits for a cts (pipeline: remote_id still 0) or a fin (get).
+  const bool awaiting_peer = t.protocol == proto::Protocol::rndv_get ||
+                             (t.protocol == proto::Protocol::rndv_pipeline && t.remote_id == 0);
+  if (!awaiting_peer) return false;
+  r->detached = true;
+  r->abandoned = true;
+  ++abandoned_sends_;
+  return true;
 }
 
 Errc Engine::barrier() {

@@ -23,6 +23,7 @@ struct RequestImpl {
   RequestState state = RequestState::free;
   bool detached = false;  // the user dropped the handle; release on completion
   bool posted = false;    // in the posted-receive queue
+  bool abandoned = false;  // a failed collective's send finalize no longer waits for
   Status status;
   RequestImpl* next_free = nullptr;
 };
@@ -37,6 +38,7 @@ class RequestPool {
     r->state = RequestState::active;
     r->detached = false;
     r->posted = false;
+    r->abandoned = false;
     r->status = Status{};
     ++in_use_;
     return r;
