@@ -16,7 +16,7 @@
 
 #include "../check.h"
 
-enum { kBig = 16384, kKillAt = 40, kMaxIters = 1000000 };
+enum { kBig = 16384, kMaxIters = 1000000 };
 
 static const char* op_name[] = {"MPI_Bcast", "MPI_Allreduce", "MPI_Barrier",
                                 "MPI_Ialltoall", "MPI_Iallreduce (64 KiB)", "MPI_Ibcast (64 KiB)"};
@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int victim = size - 1;
+  /* The iteration the victim dies at (argv[1], default 40): i % 6 picks the collective the
+     survivors are in. */
+  const int kill_at = argc > 1 ? atoi(argv[1]) : 40;
   MPI_Comm live; /* every rank but the victim */
   MPI_Comm_split(MPI_COMM_WORLD, rank != victim ? 0 : MPI_UNDEFINED, rank, &live);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -66,8 +69,8 @@ int main(int argc, char** argv) {
   memset(a2a_in, 0, sizeof(int) * 1024 * (size_t)size);
   int i = 0, rc = MPI_SUCCESS, kind = 0;
   for (; i < kMaxIters; ++i) {
-    /* Dies at the top of an iteration: the others are inside collective kKillAt. */
-    if (rank == victim && i == kKillAt) kill(getpid(), SIGKILL);
+    /* Dies at the top of an iteration: the others are inside collective kill_at. */
+    if (rank == victim && i == kill_at) kill(getpid(), SIGKILL);
     kind = i % 6;
     rc = one(kind, i, size, small, big, big2, a2a_in, a2a_out);
     if (rc != MPI_SUCCESS) break;
@@ -75,9 +78,8 @@ int main(int argc, char** argv) {
   int cls = MPI_SUCCESS;
   MPI_Error_class(rc, &cls);
   CHECK(i < kMaxIters, "no collective failed in %d iterations", i);
-  /* The victim left the barrier of iteration kKillAt - 2 (38 % 6 == 2): every rank is there
-     or later. */
-  CHECK(i >= kKillAt - 2, "a collective failed at iteration %d, before the kill", i);
+  /* The victim left the last barrier before kill_at: every rank is there or later. */
+  CHECK(i >= kill_at - 6, "a collective failed at iteration %d, before the kill", i);
   CHECK(cls == MPIX_ERR_PROC_FAILED, "%s at iteration %d: class %d", op_name[kind], i, cls);
   fprintf(stderr, "rank %d: %s failed with MPIX_ERR_PROC_FAILED at iteration %d\n", rank,
           op_name[kind], i);
