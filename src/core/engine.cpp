@@ -951,6 +951,10 @@ Errc Engine::barrier() {
     if (result == Errc::ok) result = e2 != Errc::ok ? e2 : e3;
   }
   ++barrier_epoch_;
+  // The world has a dead member: fails on every survivor, as the collective schedules do,
+  // not only on those that exchanged a message with it.
+  if (result == Errc::ok && !failed_order_.empty()) [[unlikely]]
+    result = Errc::peer_dead;
   return result;
 }
 

@@ -4,8 +4,8 @@
 // alltoall) and then finishes them. Checked on every survivor:
 //  - the collectives in flight when the rank dies complete with Errc::peer_dead, also on
 //    ranks that exchange no message with it (none hangs);
-//  - later collectives on a group containing the dead rank complete at once with peer_dead,
-//    those on a group without it work (result checked).
+//  - later collectives on a group containing the dead rank complete at once with peer_dead
+//    (Session::barrier too), those on a group without it work (result checked).
 // Rank 0 prints "coll_dead: ok" at the end; the job's exit status is the killed rank's.
 #include <signal.h>
 #include <unistd.h>
@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
     const Errc e = coll::finish(x);
     CHECK(e == Errc::peer_dead, "later collective on the world: %s", text(e).c_str());
   }
+  // The Session's world barrier likewise (it still synchronises the survivors).
+  const Errc b = session.barrier();
+  CHECK(b == Errc::peer_dead, "Session::barrier after the failure: %s", text(b).c_str());
   // A group without the dead rank works.
   coll::Group live;
   live.rank = me;
