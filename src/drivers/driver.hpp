@@ -24,6 +24,11 @@ struct DriverCaps {
   bool ordered = false;            // packets to one peer arrive in the order sent
   bool rdma_get = false;           // get() reads remote memory without the peer's help
   bool needs_registration = false;
+  // send_lent() keeps reading the payload after it returns done, until the peer has
+  // acknowledged the packet (it resends from it), and every packet the peer sends after
+  // delivering ours carries that acknowledgement: once the peer's answer to the data has
+  // been delivered, the payload is no longer read (the reliability layer; no copy kept).
+  bool lends_payload = false;
 };
 
 enum class IoStatus {
@@ -60,6 +65,12 @@ class Driver {
 
   virtual IoStatus send(int peer, std::span<const std::byte> header,
                         std::span<const std::byte> payload) = 0;
+  // Like send(), but with caps().lends_payload the payload stays the caller's and is read
+  // until the peer acknowledges it (see DriverCaps); other drivers copy as send() does.
+  virtual IoStatus send_lent(int peer, std::span<const std::byte> header,
+                             std::span<const std::byte> payload) {
+    return send(peer, header, payload);
+  }
   // Deliver up to `budget` arrived packets to `sink`; returns how many.
   virtual int poll(PacketSink& sink, int budget) = 0;
 

@@ -87,6 +87,7 @@ IoStatus PointToPoint::send_first_packet(Transfer& t) {
   r.sender_addr = reinterpret_cast<uint64_t>(t.buf);
   r.path = t.protocol == Protocol::rndv_get ? RndvPath::get : RndvPath::pipeline;
   r.sync = t.sync;
+  r.fin_after_data = r.path == RndvPath::pipeline && d->caps().lends_payload;
   return d->send(t.peer, bytes_of(r), {});
 }
 
@@ -154,6 +155,10 @@ void PointToPoint::mark_active(int peer) {
 bool PointToPoint::push_fragments(Transfer& t) {
   drivers::Driver* d = route(t.peer);
   const std::size_t chunk = d->caps().max_packet;
+  // A lending driver (udp+rel) sends straight from the user's buffer and resends from it
+  // until acknowledged: the receiver's fin (sent after the last fragment arrived, so it
+  // carries the ack of every fragment) completes the send instead.
+  const bool lend = d->caps().lends_payload;
   // Fragments start at 8 KiB and double up to the driver's packet size: the receiver starts
   // copying out after the first 8 KiB rather than a whole chunk, which halves a 64 KiB
   // message's pipeline fill, while large messages still move in full chunks (Alltoall
@@ -163,7 +168,9 @@ bool PointToPoint::push_fragments(Transfer& t) {
     const std::size_t ramp = std::max(kFirstFragment, t.offset);
     std::size_t n = std::min({chunk, ramp, t.length - t.offset});
     DataHeader h{PacketType::data, {}, t.remote_id, t.offset};
-    IoStatus s = d->send(t.peer, bytes_of(h), {t.buf + t.offset, n});
+    const std::span<const std::byte> part{t.buf + t.offset, n};
+    IoStatus s =
+        lend ? d->send_lent(t.peer, bytes_of(h), part) : d->send(t.peer, bytes_of(h), part);
     if (s == IoStatus::again) return false;
     if (s == IoStatus::failed) {
       t.offset = t.length;
@@ -173,6 +180,7 @@ bool PointToPoint::push_fragments(Transfer& t) {
     t.offset += n;
     ++stats_.fragments;
   }
+  if (lend && t.length > 0) return true;  // out, not yet free: the fin completes it
   // Every byte sits in the receiver's memory now: the user buffer is free.
   up_.transfer_complete(t, Errc::ok);
   return true;
@@ -256,6 +264,7 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
   ++stats_.received[static_cast<int>(Protocol::rndv_pipeline)];
   r.offset = 0;
   r.length = n;
+  r.fin_req = m.fin_after_data && n > 0 ? m.sender_req : 0;
   CtsHeader c{PacketType::cts, {}, m.sender_req, id_of(r), n};
   send_control(m.src, &c, sizeof c);
   if (n == 0)
@@ -299,6 +308,7 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       m.sender_addr = h.sender_addr;
       m.path = h.path;
       m.sync = h.sync;
+      m.fin_after_data = h.fin_after_data != 0;
       up_.on_incoming(m);
       return;
     }
@@ -320,8 +330,13 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       if (payload.data() != r.buf + h.offset)  // not already received in place
         std::memcpy(r.buf + h.offset, payload.data(), payload.size());
       r.offset += payload.size();
-      if (r.offset >= r.length)
+      if (r.offset >= r.length) {
+        if (r.fin_req) {  // the sender's buffer is still lent to its driver: release it
+          FinHeader f{PacketType::fin, {}, r.fin_req};
+          send_control(src, &f, sizeof f);
+        }
         up_.transfer_complete(r, r.remote_id == 1 ? Errc::truncated : Errc::ok);
+      }
       return;
     }
     case PacketType::fin:

@@ -36,6 +36,7 @@ struct Transfer {
   uint64_t remote_id = 0;    // the other side's Transfer address
   std::size_t offset = 0;    // pipeline: bytes sent / received so far
   std::size_t length = 0;    // pipeline: bytes to move (after truncation)
+  uint64_t fin_req = 0;      // pipeline receive: the sender's id to send fin to, 0: none
 };
 
 // A match packet that arrived (eager or rts), as the core stores and matches it.
@@ -50,6 +51,7 @@ struct Incoming {
   uint64_t sender_addr = 0;            // rts
   RndvPath path = RndvPath::pipeline;
   bool sync = false;
+  bool fin_after_data = false;  // rts: answer the last data fragment with fin
 };
 
 struct ProtoStats {

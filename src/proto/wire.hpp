@@ -6,7 +6,8 @@
 //   rts         RtsHeader (match info, size, sender's address)   rendezvous start
 //   cts         CtsHeader: receiver matched, send `length` bytes as data fragments
 //   data        DataHeader + fragment payload (pipelined copy)
-//   fin         FinHeader: receiver pulled the data itself (CMA get) — sender done
+//   fin         FinHeader: receiver pulled the data itself (CMA get) — sender done;
+//               also after the last data fragment when the rts asked (fin_after_data)
 //   sync_ack    FinHeader: eager_sync matched — sender done
 //
 // Request ids are the sender's (or receiver's) own request addresses, echoed back
@@ -38,7 +39,9 @@ struct RtsHeader {
   uint64_t sender_addr;  // buffer address in the sender, for get()
   RndvPath path;
   uint8_t sync;
-  uint8_t pad[6];
+  uint8_t fin_after_data;  // pipeline over a lending driver: the receiver sends fin once all
+                           // data arrived (the sender's buffer is read until then)
+  uint8_t pad[5];
 };
 
 struct CtsHeader {

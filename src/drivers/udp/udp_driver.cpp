@@ -15,6 +15,8 @@ namespace sluice::drivers {
 namespace {
 
 constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(uint32_t));
+// Datagrams at least this large are worth a peek (one more syscall) to be read in place.
+constexpr std::size_t kPlaceMin = 16 * 1024;
 
 std::size_t set_buffer(int fd, int opt, int force_opt, std::size_t want) {
   int v = static_cast<int>(want);
@@ -66,6 +68,8 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   }
   tx_peer_.assign(tx_.size(), -1);
 
+  peek_.resize(sizeof(udp::UdpHeader) + params_.max_header);
+  place_control_.resize(kControlSpace);
   const std::size_t n = params_.rx_buffers;
   pool_.resize(n * params_.rx_datagram);
   iov_.resize(n);
@@ -180,16 +184,71 @@ int UdpDriver::receive_batch(int max) {
   batch_ = static_cast<std::size_t>(got) == n ? 2 * n : static_cast<std::size_t>(got);
   dirty_count_ = static_cast<std::size_t>(got);
   ++stats_.batches;
+  note_drops(msgs_[static_cast<std::size_t>(got - 1)].msg_hdr);
+  return got;
+}
+
+void UdpDriver::note_drops(msghdr& mh) {
   // The kernel's drop counter rides on each datagram (cumulative per socket).
-  msghdr& last = msgs_[static_cast<std::size_t>(got - 1)].msg_hdr;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&last); c; c = CMSG_NXTHDR(&last, c))
+  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
       uint32_t drops;
       std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
       stats_.kernel_drops += drops - last_drop_count_;
       last_drop_count_ = drops;
     }
-  return got;
+}
+
+UdpDriver::Placed UdpDriver::receive_placed(PacketSink& sink) {
+  iovec piov{peek_.data(), peek_.size()};
+  msghdr ph{};
+  ph.msg_iov = &piov;
+  ph.msg_iovlen = 1;
+  // MSG_TRUNC: the datagram's full length, though only its headers are copied.
+  const ssize_t len = recvmsg(rx_.get(), &ph, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+  if (len < 0) return Placed::nothing;
+  const std::size_t full = static_cast<std::size_t>(len);
+  if (full < kPlaceMin) {  // the stream is over: back to the batched pool
+    placing_ = false;
+    return Placed::fallback;
+  }
+  udp::Datagram d;
+  if (full > params_.rx_datagram ||
+      !udp::parse_datagram({peek_.data(), std::min(full, peek_.size())}, params_.size,
+                           caps_.max_header, d) ||
+      d.src == params_.rank)
+    return Placed::fallback;  // the pool path rejects and counts it
+  const std::size_t head = sizeof(udp::UdpHeader) + d.header.size();
+  const std::size_t payload_size = full - head;
+  const std::span<std::byte> dest = sink.placement(d.src, d.header, payload_size);
+  if (dest.size() != payload_size || payload_size == 0) {
+    placing_ = false;
+    return Placed::fallback;
+  }
+  // Headers into the peek buffer again (the same bytes), the payload into its place.
+  iovec iov[2] = {{peek_.data(), head}, {dest.data(), payload_size}};
+  msghdr mh{};
+  mh.msg_iov = iov;
+  mh.msg_iovlen = 2;
+  mh.msg_control = place_control_.data();
+  mh.msg_controllen = place_control_.size();
+  const ssize_t got = recvmsg(rx_.get(), &mh, MSG_DONTWAIT);
+  if (got < 0) return Placed::nothing;
+  ++stats_.batches;
+  note_drops(mh);
+  // This socket has one reader: the datagram read is the one peeked at. Check anyway.
+  udp::Datagram again;
+  if (static_cast<std::size_t>(got) != full || (mh.msg_flags & MSG_TRUNC) ||
+      !udp::parse_datagram({peek_.data(), head}, params_.size, caps_.max_header, again) ||
+      again.src != d.src || again.header.size() != d.header.size()) {
+    ++stats_.malformed;
+    return Placed::done;
+  }
+  ++stats_.received;
+  ++stats_.placed;
+  stats_.received_bytes += payload_size;
+  sink.on_packet(again.src, again.header, dest);
+  return Placed::done;
 }
 
 void UdpDriver::reset_pool() {
@@ -203,8 +262,15 @@ void UdpDriver::reset_pool() {
 
 int UdpDriver::poll(PacketSink& sink, int budget) {
   if (dirty_count_) reset_pool();
-  const int got = receive_batch(budget);
   int delivered = 0;
+  while (placing_ && delivered < budget) {
+    const Placed r = receive_placed(sink);
+    if (r == Placed::nothing) return delivered;
+    if (r == Placed::fallback) break;
+    ++delivered;
+  }
+  if (delivered >= budget) return delivered;
+  const int got = receive_batch(budget - delivered);
   for (int i = 0; i < got; ++i) {
     const mmsghdr& m = msgs_[static_cast<std::size_t>(i)];
     udp::Datagram d;
@@ -218,6 +284,7 @@ int UdpDriver::poll(PacketSink& sink, int budget) {
     ++stats_.received;
     stats_.received_bytes += d.payload.size();
     ++delivered;
+    if (m.msg_len >= kPlaceMin) placing_ = true;  // a stream: peek at the next ones
     sink.on_packet(d.src, d.header, d.payload);
   }
   return delivered;
@@ -236,13 +303,13 @@ std::string UdpDriver::stats_text() const {
   std::snprintf(buf, sizeof buf,
                 "udp: sent=%llu (%llu B) received=%llu (%llu B) batches=%llu send_again=%llu "
                 "send_errors=%llu malformed=%llu kernel_drops=%llu datagram=%zu rcvbuf=%zu "
-                "send_sockets=%zu sent_connected=%llu",
+                "send_sockets=%zu sent_connected=%llu placed=%llu",
                 (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
                 (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
                 (unsigned long long)stats_.batches, (unsigned long long)stats_.send_again,
                 (unsigned long long)stats_.send_errors, (unsigned long long)stats_.malformed,
                 (unsigned long long)stats_.kernel_drops, params_.datagram, rcvbuf_, tx_.size(),
-                (unsigned long long)stats_.sent_connected);
+                (unsigned long long)stats_.sent_connected, (unsigned long long)stats_.placed);
   return buf;
 }
 

@@ -47,6 +47,7 @@ struct UdpStats {
   uint64_t sent = 0, sent_bytes = 0, received = 0, received_bytes = 0;
   uint64_t send_again = 0, send_errors = 0, batches = 0, malformed = 0, kernel_drops = 0;
   uint64_t sent_connected = 0;  // of `sent`: over a send socket connected to the peer
+  uint64_t placed = 0;          // of `received`: payload read straight into its placement
 };
 
 class UdpDriver final : public Driver {
@@ -79,6 +80,9 @@ class UdpDriver final : public Driver {
  private:
   int receive_batch(int max);
   void reset_pool();
+  enum class Placed : uint8_t { nothing, done, fallback };
+  Placed receive_placed(PacketSink& sink);
+  void note_drops(msghdr& mh);
 
   UdpParams params_;
   DriverCaps caps_;
@@ -97,6 +101,12 @@ class UdpDriver final : public Driver {
   std::size_t dirty_count_ = 0;  // pool entries the last recvmmsg filled
   std::size_t batch_ = 1;        // datagrams to ask the next recvmmsg for
   uint32_t last_drop_count_ = 0;
+  // Large datagrams (a rendezvous stream) are peeked at first, so that the payload of one
+  // whose destination the sink knows is read straight there (no copy out of the pool).
+  // Entered on a large datagram, left on a small one: small-message latency never peeks.
+  bool placing_ = false;
+  std::vector<std::byte> peek_;  // UdpHeader + max_header
+  std::vector<std::byte> place_control_;
   UdpStats stats_;
 };
 

@@ -8,6 +8,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "util/crc32c.hpp"
+
 namespace sluice::proto::reliable {
 
 using drivers::IoStatus;
@@ -45,6 +47,10 @@ class ReliableChannel::Intake final : public drivers::PacketSink {
   void on_packet(int src, std::span<const std::byte> header,
                  std::span<const std::byte> payload) override {
     ch_.on_raw(src, header, payload, sink_, delivered_, budget_);
+  }
+  std::span<std::byte> placement(int src, std::span<const std::byte> header,
+                                 std::size_t payload_size) override {
+    return ch_.placement_for(src, header, payload_size, sink_, delivered_, budget_);
   }
 
  private:
@@ -87,12 +93,15 @@ ReliableChannel::ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> r
     caps_.inline_payload = std::min(caps_.inline_payload, c.inline_payload);
     caps_.rdma_get = caps_.rdma_get && c.rdma_get;
   }
-  if (caps_.max_header <= sizeof(RelHeader))
+  if (caps_.max_header <= sizeof(RelHeader) + kPayloadCrcBytes)
     throw std::invalid_argument("ReliableChannel: inner driver's headers are too small");
-  caps_.max_header = std::min<std::size_t>(caps_.max_header - sizeof(RelHeader), 0xFFFF);
+  // Room for the payload CRC of split_crc packets (send_lent) after the upper header.
+  caps_.max_header =
+      std::min<std::size_t>(caps_.max_header - sizeof(RelHeader) - kPayloadCrcBytes, 0xFFFF);
   caps_.max_packet = std::min<std::size_t>(caps_.max_packet, 0xFFFFFFFFu);
   caps_.reliable = true;
   caps_.ordered = true;
+  caps_.lends_payload = true;
   name_ = std::string(rails_[0]->name());
   if (rails_.size() > 1) name_ += "*" + std::to_string(rails_.size());
   name_ += "+rel";
@@ -274,14 +283,16 @@ void ReliableChannel::rail_acked(Peer& p, int rail) {
 
 IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail) {
   RelHeader h = load_rel(pkt.header);
-  h.flags = flags;
+  h.flags = flags | (h.flags & rel_flags::split_crc);
   fill_ack(p, h);
-  const std::span<const std::byte> upper(pkt.header.data() + sizeof(RelHeader),
-                                         pkt.header.size() - sizeof(RelHeader));
-  h.crc = packet_crc(h, upper, pkt.payload);
+  const std::span<const std::byte> tail(pkt.header.data() + sizeof(RelHeader),
+                                        pkt.header.size() - sizeof(RelHeader));
+  const std::span<const std::byte> body = pkt.body();
+  // split_crc: the payload's CRC sits in the header (computed once); resends re-sum 100 B.
+  h.crc = (h.flags & rel_flags::split_crc) ? packet_crc(h, tail, {}) : packet_crc(h, tail, body);
   store_rel(pkt.header, h);
   const int rail = pick_rail(p, avoid_rail);
-  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, pkt.payload);
+  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, body);
   if (s == IoStatus::done) {
     if (p.ack_pending) ++stats_.acks_piggybacked;
     acked_out(p);
@@ -361,6 +372,16 @@ void ReliableChannel::retransmit(Peer& p, TxPacket& pkt, Resend why) {
 
 IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
                                std::span<const std::byte> payload) {
+  return send_data(rank, header, payload, false);
+}
+
+IoStatus ReliableChannel::send_lent(int rank, std::span<const std::byte> header,
+                                    std::span<const std::byte> payload) {
+  return send_data(rank, header, payload, true);
+}
+
+IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
+                                    std::span<const std::byte> payload, bool lend) {
   now_ = now();
   Peer& p = peer(rank);
   if (p.state == PeerState::dead) return IoStatus::failed;
@@ -376,9 +397,14 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
   TxPacket pkt;
   pkt.seq = p.next_seq;
   pkt.header = take_buffer({});
-  pkt.header.resize(sizeof(RelHeader) + header.size());
+  pkt.header.resize(sizeof(RelHeader) + header.size() + (lend ? kPayloadCrcBytes : 0));
   RelHeader h;
   h.type = RelType::data;
+  if (lend) {  // split checksums: the receiver may place the payload before checking it
+    h.flags = rel_flags::split_crc;
+    const std::uint32_t pcrc = util::crc32c(payload);
+    std::memcpy(pkt.header.data() + sizeof(RelHeader) + header.size(), &pcrc, sizeof pcrc);
+  }
   h.upper_header_len = static_cast<std::uint16_t>(header.size());
   h.payload_len = static_cast<std::uint32_t>(payload.size());
   h.job_key = cfg_.job_key;
@@ -386,7 +412,10 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
   store_rel(pkt.header, h);
   if (!header.empty())
     std::memcpy(pkt.header.data() + sizeof(RelHeader), header.data(), header.size());
-  pkt.payload = take_buffer(payload);
+  if (lend)
+    pkt.lent = payload;
+  else
+    pkt.payload = take_buffer(payload);
 
   const IoStatus s = transmit(p, pkt, 0);
   if (s != IoStatus::done) {  // nothing was consumed: the caller retries
@@ -486,11 +515,15 @@ void ReliableChannel::on_raw(int src, std::span<const std::byte> header,
     ++stats_.malformed;
     return;
   }
-  const auto upper = header.subspan(sizeof(RelHeader));
-  if (packet_crc(h, upper, payload) != h.crc) {
+  const auto tail = header.subspan(sizeof(RelHeader));
+  const bool split = (h.flags & rel_flags::split_crc) != 0;
+  if ((split ? packet_crc(h, tail, {}) : packet_crc(h, tail, payload)) != h.crc) {
     ++stats_.corrupt;
     return;
   }
+  const auto upper = tail.first(h.upper_header_len);
+  std::uint32_t payload_crc = 0;  // split: checked once the packet is known to be new
+  if (split) std::memcpy(&payload_crc, tail.data() + h.upper_header_len, sizeof payload_crc);
   if (h.job_key != cfg_.job_key) {
     ++stats_.bad_key;
     return;
@@ -510,7 +543,7 @@ void ReliableChannel::on_raw(int src, std::span<const std::byte> header,
   if (p.state == PeerState::dead) return;
   switch (h.type) {
     case RelType::data:
-      on_data(p, h, upper, payload, sink, delivered, budget);
+      on_data(p, h, upper, payload, split, payload_crc, sink, delivered, budget);
       break;
     case RelType::probe:
       request_ack(p, false);
@@ -602,9 +635,10 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
       if (t.sacked || !((h.sack[bit / 64] >> (bit % 64)) & 1u)) continue;
       newly_acked(t);
       t.sacked = true;  // the receiver never discards what it buffered: free the copy
-      p.flight_bytes -= t.payload.size();
+      p.flight_bytes -= t.body().size();
       give_buffer(std::move(t.payload));
       t.payload.clear();  // a moved-from vector is valid but unspecified: make it empty
+      t.lent = {};
     }
   }
 
@@ -639,8 +673,9 @@ void ReliableChannel::request_ack(Peer& p, bool nack) {
 }
 
 void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::byte> upper,
-                              std::span<const std::byte> payload, drivers::PacketSink& sink,
-                              int& delivered, int budget) {
+                              std::span<const std::byte> payload, bool check_payload,
+                              std::uint32_t payload_crc, drivers::PacketSink& sink, int& delivered,
+                              int budget) {
   const std::uint32_t seq = h.seq;
   if (seq_before(seq, p.next_deliver)) {
     on_duplicate(p, seq);
@@ -655,6 +690,12 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
   RxSlot& slot = p.ring[seq & (ring_size_ - 1)];
   if (slot.full) {  // same seq: the ring spans the whole acceptance range
     on_duplicate(p, seq);
+    return;
+  }
+  // split_crc: the header was intact; the payload (perhaps already in its placement, which
+  // only this packet fills) is checked here, once the packet is known to be new.
+  if (check_payload && util::crc32c(payload) != payload_crc) {
+    ++stats_.corrupt;
     return;
   }
 
@@ -705,6 +746,26 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
     p.nacked_at = p.next_deliver;
     request_ack(p, true);
   }
+}
+
+std::span<std::byte> ReliableChannel::placement_for(int src, std::span<const std::byte> header,
+                                                    std::size_t payload_size,
+                                                    drivers::PacketSink& sink, int delivered,
+                                                    int budget) {
+  // Only for the next in-order packet, deliverable now, of a split_crc packet whose header
+  // checks out: its placement (a fragment's slot in the user's buffer) is then trusted,
+  // and nothing but this packet (or a resend of it) writes there. Anything else is read
+  // into the driver's own buffers and goes through on_raw as usual.
+  if (delivered >= budget) return {};
+  RelHeader h;
+  if (parse_header(header, payload_size, h) != ParseResult::ok || !(h.flags & rel_flags::split_crc))
+    return {};
+  const auto tail = header.subspan(sizeof(RelHeader));
+  if (packet_crc(h, tail, {}) != h.crc || h.job_key != cfg_.job_key) return {};
+  const Peer* p = find_peer(src);
+  if (!p || p->state != PeerState::alive || h.seq != p->next_deliver) return {};
+  if (!p->ring.empty() && p->ring[h.seq & (ring_size_ - 1)].full) return {};  // a deferred copy
+  return sink.placement(src, tail.first(h.upper_header_len), payload_size);
 }
 
 int ReliableChannel::drain(Peer& p, drivers::PacketSink& sink, int budget) {

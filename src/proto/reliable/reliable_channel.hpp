@@ -113,6 +113,10 @@ class ReliableChannel final : public drivers::Driver {
 
   drivers::IoStatus send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) override;
+  // No copy: the payload is resent from the caller's memory until acknowledged (caps()
+  // .lends_payload); packets delivered from the peer afterwards prove it acknowledged.
+  drivers::IoStatus send_lent(int peer, std::span<const std::byte> header,
+                              std::span<const std::byte> payload) override;
   int poll(drivers::PacketSink& sink, int budget) override;
   // One-sided reads bypass the packet path: forwarded to a rail that can do them (caps()
   // reports rdma_get only when every rail can).
@@ -144,8 +148,9 @@ class ReliableChannel final : public drivers::Driver {
  private:
   struct TxPacket {
     std::uint32_t seq = 0;
-    std::vector<std::byte> header;   // RelHeader + upper header, rewritten on each send
-    std::vector<std::byte> payload;  // freed once selectively acknowledged
+    std::vector<std::byte> header;    // RelHeader + upper header, rewritten on each send
+    std::vector<std::byte> payload;   // freed once selectively acknowledged
+    std::span<const std::byte> lent;  // send_lent: the caller's payload, instead of a copy
     std::uint64_t first_sent = 0;
     std::uint64_t last_sent = 0;
     std::uint64_t xmit_order = 0;   // per-peer transmission counter at the last send
@@ -154,7 +159,10 @@ class ReliableChannel final : public drivers::Driver {
     std::uint8_t rail = 0;    // of the last transmission
     bool loss_noted = false;  // that transmission was already counted lost on its rail
     bool sacked = false;
-    std::size_t bytes() const { return header.size() + payload.size(); }
+    std::span<const std::byte> body() const {
+      return lent.empty() ? std::span<const std::byte>(payload) : lent;
+    }
+    std::size_t bytes() const { return header.size() + body().size(); }
   };
   // Packets in flight to one peer, oldest first: a ring that grows on demand (up to the
   // window), so a peer we have only exchanged a message or two with costs little memory.
@@ -259,6 +267,8 @@ class ReliableChannel final : public drivers::Driver {
   void fill_ack(Peer& p, RelHeader& h) const;
   void acked_out(Peer& p);  // an ack went out to p: disarm its delayed ack
   drivers::IoStatus transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail = -1);
+  drivers::IoStatus send_data(int peer, std::span<const std::byte> header,
+                              std::span<const std::byte> payload, bool lend);
   int pick_rail(Peer& p, int avoid);
   void rail_lost(Peer& p, int rail);
   void rail_acked(Peer& p, int rail);
@@ -275,8 +285,11 @@ class ReliableChannel final : public drivers::Driver {
   bool resend_due() const;  // a retransmission timeout or tail probe is due now
   void drain_rails(drivers::PacketSink& sink, int& delivered, int budget);
   void on_data(Peer& p, const RelHeader& h, std::span<const std::byte> upper,
-               std::span<const std::byte> payload, drivers::PacketSink& sink, int& delivered,
-               int budget);
+               std::span<const std::byte> payload, bool check_payload, std::uint32_t payload_crc,
+               drivers::PacketSink& sink, int& delivered, int budget);
+  std::span<std::byte> placement_for(int src, std::span<const std::byte> header,
+                                     std::size_t payload_size, drivers::PacketSink& sink,
+                                     int delivered, int budget);
   int drain(Peer& p, drivers::PacketSink& sink, int budget);
   void request_ack(Peer& p, bool nack);
   void flush_acks();

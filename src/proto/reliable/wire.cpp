@@ -37,7 +37,14 @@ ParseResult parse_header(std::span<const std::byte> header, std::size_t payload_
       type > static_cast<std::uint8_t>(RelType::probe))
     return ParseResult::bad_type;
   if ((out.flags & ~rel_flags::known) != 0 || out.reserved != 0) return ParseResult::bad_flags;
-  if (out.upper_header_len != header.size() - sizeof(RelHeader)) return ParseResult::bad_length;
+  std::size_t trailer = 0;
+  if (out.flags & rel_flags::split_crc) {
+    if (out.type != RelType::data) return ParseResult::bad_flags;
+    trailer = kPayloadCrcBytes;
+  }
+  if (header.size() - sizeof(RelHeader) < trailer ||
+      out.upper_header_len != header.size() - sizeof(RelHeader) - trailer)
+    return ParseResult::bad_length;
   if (out.payload_len != payload_size) return ParseResult::bad_length;
   if (out.type != RelType::data && (out.upper_header_len != 0 || out.payload_len != 0))
     return ParseResult::bad_length;

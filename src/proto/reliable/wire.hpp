@@ -26,10 +26,12 @@
 //    4   1   flags             RelFlags bits; unknown bits -> malformed
 //    5   1   reserved          must be 0
 //    6   2   upper_header_len  bytes of upper header after RelHeader; must equal
-//                              driver_header_size - 48 (0 unless type == data)
+//                              driver_header_size - 48 (0 unless type == data), or
+//                              driver_header_size - 52 with flag split_crc
 //    8   4   payload_len       must equal the driver payload size (0 unless data)
 //   12   4   crc               CRC32C over RelHeader (with crc = 0) || upper header ||
-//                              payload: corruption anywhere drops the packet
+//                              payload: corruption anywhere drops the packet (split_crc:
+//                              over the driver header only, see the flag)
 //   16   8   job_key           per-job secret: a packet with another key is dropped and
 //                              counted (checked after the CRC, so a damaged key counts as
 //                              corruption, a foreign sender's intact packet as bad key)
@@ -57,6 +59,13 @@
 //   nack         (0x01) the ack reports a new gap: retransmit the holes now.
 //   ack_request  (0x02) answer with an ack at once instead of waiting for the delayed-ack
 //                timer (set on retransmissions and probes, so recovery is not slowed).
+//   split_crc    (0x08, data only) the packet's checksums are split: `crc` covers RelHeader
+//                || upper header || the 4 bytes after it, which are the CRC32C of the payload
+//                (so upper_header_len = driver_header_size - 52). The receiver can trust
+//                the header before it has checked the payload, and so let the payload land
+//                straight in its destination (PacketSink::placement); a bad payload is then
+//                caught by the payload CRC. Used for lent packets (send_lent: pipelined
+//                fragments), whose retransmissions then re-checksum only the header.
 //   dup          (0x04, ack only) a D-SACK: data packet `seq` arrived again after it had
 //                been received. A sender that resent that packet on a timeout or a fast
 //                retransmission learns the resend was probably spurious (the original
@@ -67,7 +76,10 @@
 // type / flags / reserved / lengths (malformed) -> CRC (corrupt) -> job key (bad_key) ->
 // peer already declared dead (from_dead) -> seq before the delivery point or already
 // buffered (duplicate, answered with an immediate ack) -> seq beyond the receive buffer
-// (beyond_window). Nothing is read past the sizes the driver reported.
+// (beyond_window) -> split_crc: payload CRC (corrupt). Nothing is read past the sizes the
+// driver reported. A driver that asks PacketSink::placement before reading a payload gets a
+// destination only for a split_crc data packet whose header CRC and key check out and
+// whose seq is the next to deliver (so only that packet, or a resend of it, writes there).
 //
 // Memory per peer is bounded: the sender keeps at most `window` packets (and
 // window_bytes) for retransmission; the receiver buffers at most 2 x window packets
@@ -133,6 +145,7 @@ static_assert(std::endian::native == std::endian::little,
 inline constexpr std::uint16_t kRelMagic = 0x5352;
 inline constexpr std::uint8_t kRelVersion = 1;
 inline constexpr std::size_t kSackBits = 128;
+inline constexpr std::size_t kPayloadCrcBytes = 4;  // after the upper header (split_crc)
 
 enum class RelType : std::uint8_t { data = 1, ack = 2, probe = 3 };
 
@@ -140,7 +153,8 @@ namespace rel_flags {
 inline constexpr std::uint8_t nack = 0x01;
 inline constexpr std::uint8_t ack_request = 0x02;
 inline constexpr std::uint8_t dup = 0x04;
-inline constexpr std::uint8_t known = nack | ack_request | dup;
+inline constexpr std::uint8_t split_crc = 0x08;
+inline constexpr std::uint8_t known = nack | ack_request | dup | split_crc;
 }  // namespace rel_flags
 
 struct RelHeader {

@@ -110,7 +110,8 @@ int main() {
   std::vector<std::int64_t> detached_buf(16, me == 0 ? 42 : 0);  // outlives the request
   { sluice::CollRequest dropped = world.ibcast(out(detached_buf), 0); }
   check(world.barrier() == sluice::Errc::ok, "barrier after a detached collective", me);
-  check(detached_buf[15] == 42, "detached bcast completed", me);
+  // No content check here: a later barrier does not order a detached collective (a tree
+  // bcast's forwarder may still be on its way to us), only finalize drains it.
 
   // Refused before anything starts: same answer on every rank, nothing sent.
   std::vector<std::int64_t> small(block - 1);
