@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
@@ -930,6 +932,15 @@ bool Engine::abandon(RequestImpl* r) {
   const bool awaiting_peer = t.protocol == proto::Protocol::rndv_get ||
                              (t.protocol == proto::Protocol::rndv_pipeline && t.remote_id == 0);
   if (!awaiting_peer) return false;
+  // A late cts would stream the fragments from the caller's buffer after the collective
+  // returned, when it may be freed: stream them from a copy of our own instead (the failure
+  // path only). A get reads the address the rts published, so it keeps the caller's buffer.
+  if (t.protocol == proto::Protocol::rndv_pipeline && t.len > 0) {
+    r->kept_copy.reset(new (std::nothrow) std::byte[t.len]);
+    if (!r->kept_copy) return false;  // then the caller waits for it instead
+    std::memcpy(r->kept_copy.get(), t.buf, t.len);
+    r->xfer.buf = r->kept_copy.get();
+  }
   r->detached = true;
   r->abandoned = true;
   ++abandoned_sends_;
