@@ -10,6 +10,17 @@
 // them in rank order. A get therefore sees exactly the values put before the last completed
 // fence, as with sluicerun.
 //
+// Failure notices (docs/CONFIGURATION.md "When a rank dies"): take_failed_ranks() reports the
+// ranks PMIx knows to have failed, from two sources. (1) The standard events
+// (PMIX_ERR_PROC_ABORTED, _ABORTED_BY_SIG, _TERM_WO_SYNC), through an event handler.
+// (2) A proc-table query (PMIX_QUERY_PROC_TABLE: every rank's state), sent at most every
+// kFailurePollNs from take_failed_ranks() and answered on PMIx's thread; a rank in an error
+// state (PMIX_PROC_STATE_ERROR and above: aborted, killed by a signal, exited without
+// PMIx_Finalize, ...) is failed. The query is what works with Debian's Open MPI 4.1 mpirun
+// (`--enable-recovery` keeps the job going): its ORTE does send PMIX_ERR_PROC_ABORTED, but
+// with a custom target range under PMIX_RANGE_SESSION, which the PMIx 4.2 server library
+// rejects ("PMIX ERROR: BAD-PARAM in pmix_event_notification.c") and no client receives.
+//
 // Job key: rank 0 draws 128 bits from getrandom() and puts them as "sluice.job_key";
 // everyone reads them after the first fence. The key is only as secret as the PMIx store:
 // anyone who can read this job's PMIx data (the launcher's daemons, root) can read it.
@@ -26,8 +37,11 @@
 #include <pmix.h>
 #include <sys/random.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -80,10 +94,24 @@ bool value_as_uint(const pmix_value_t* v, std::uint64_t& out) {
   }
 }
 
+// How often take_failed_ranks() may ask for the proc table: a round trip to the launcher
+// per rank, so not on every call (the engine asks every 10 ms).
+constexpr std::uint64_t kFailurePollNs = 200'000'000;
+
+std::uint64_t monotonic_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
 class PmixClient final : public IdentifiedBootClient {
  public:
   ~PmixClient() override {
-    if (initialized_ && !finalized_) PMIx_Finalize(nullptr, 0);
+    if (initialized_ && !finalized_) {
+      wait_for_query();
+      PMIx_Finalize(nullptr, 0);
+    }
+    if (query_.keys != nullptr) PMIX_INFO_DESTRUCT(&query_qualifier_);
   }
 
   bool init(std::string& error) {
@@ -147,7 +175,22 @@ class PmixClient final : public IdentifiedBootClient {
     }
     id_.job_key = value->data.string;
     PMIX_VALUE_RELEASE(value);
+    if (id_.size > 1) register_failure_events();
     return true;
+  }
+
+  void take_failed_ranks(std::vector<int>& out) override {
+    if (id_.size <= 1 || finalized_) return;
+    const std::uint64_t now = monotonic_ns();
+    if (now - last_query_ns_ >= kFailurePollNs && !query_pending_.load(std::memory_order_acquire)) {
+      last_query_ns_ = now;
+      query_proc_table();
+    }
+    if (!have_failed_.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(failed_mutex_);
+    out.insert(out.end(), failed_.begin(), failed_.end());
+    failed_.clear();
+    have_failed_.store(false, std::memory_order_relaxed);
   }
 
   Errc put(std::string_view key, std::string_view value) override {
@@ -194,6 +237,7 @@ class PmixClient final : public IdentifiedBootClient {
     std::lock_guard lock(mutex_);
     if (finalized_) return Errc::ok;
     finalized_ = true;
+    wait_for_query();
     return PMIx_Finalize(nullptr, 0) == PMIX_SUCCESS ? Errc::ok : Errc::internal;
   }
 
@@ -275,6 +319,99 @@ class PmixClient final : public IdentifiedBootClient {
     return true;
   }
 
+  // ---- failure notices (PMIx's thread calls the callbacks) ----
+
+  // A rank of this job failed: queue it for take_failed_ranks() (once).
+  void note_failed(const pmix_proc_t& proc) {
+    if (!PMIX_CHECK_NSPACE(proc.nspace, me_.nspace) || proc.rank == me_.rank ||
+        proc.rank >= static_cast<pmix_rank_t>(id_.size))
+      return;
+    std::lock_guard lock(failed_mutex_);
+    if (reported_.empty()) reported_.assign(static_cast<std::size_t>(id_.size), false);
+    if (reported_[proc.rank]) return;
+    reported_[proc.rank] = true;
+    failed_.push_back(static_cast<int>(proc.rank));
+    have_failed_.store(true, std::memory_order_release);
+  }
+
+  void register_failure_events() {
+    pmix_status_t codes[] = {PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_ABORTED_BY_SIG,
+                             PMIX_ERR_PROC_TERM_WO_SYNC};
+    pmix_info_t info;
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_RETURN_OBJECT, this, PMIX_POINTER);
+    // Blocking registration (no callback). Failing it only loses this source of notices.
+    const pmix_status_t rc = PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0],
+                                                         &info, 1, on_event, nullptr, nullptr);
+    if (rc < 0 && rc != PMIX_OPERATION_SUCCEEDED)
+      std::fprintf(stderr, "sluice: PMIx failure events not available: %s\n",
+                   status_text(rc).c_str());
+    PMIX_INFO_DESTRUCT(&info);
+  }
+
+  static void on_event(std::size_t, pmix_status_t, const pmix_proc_t* source, pmix_info_t info[],
+                       std::size_t ninfo, pmix_info_t*, std::size_t,
+                       pmix_event_notification_cbfunc_fn_t done, void* done_data) {
+    PmixClient* self = nullptr;
+    const pmix_proc_t* affected = nullptr;
+    for (std::size_t i = 0; i < ninfo; ++i) {
+      if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) && info[i].value.type == PMIX_POINTER)
+        self = static_cast<PmixClient*>(info[i].value.data.ptr);
+      else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
+               info[i].value.type == PMIX_PROC && info[i].value.data.proc != nullptr)
+        affected = info[i].value.data.proc;
+    }
+    if (affected == nullptr) affected = source;
+    if (self != nullptr && affected != nullptr) self->note_failed(*affected);
+    // Let other handlers (e.g. another library's) see it too.
+    if (done != nullptr) done(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, done_data);
+  }
+
+  void query_proc_table() {
+    if (query_.keys == nullptr) {  // built once; PMIx may read it until the answer
+      query_keys_[0] = const_cast<char*>(PMIX_QUERY_PROC_TABLE);
+      query_.keys = query_keys_;
+      PMIX_INFO_LOAD(&query_qualifier_, PMIX_NSPACE, me_.nspace, PMIX_STRING);
+      query_.qualifiers = &query_qualifier_;
+      query_.nqual = 1;
+    }
+    query_pending_.store(true, std::memory_order_release);
+    // Answered on PMIx's thread.
+    if (PMIx_Query_info_nb(&query_, 1, on_proc_table, this) != PMIX_SUCCESS)
+      query_pending_.store(false, std::memory_order_release);
+  }
+
+  // The proc table: an array of pmix_info_t, each holding one pmix_proc_info_t (Open MPI
+  // 4.1), or directly an array of pmix_proc_info_t.
+  static void on_proc_table(pmix_status_t status, pmix_info_t* info, std::size_t ninfo,
+                            void* cbdata, pmix_release_cbfunc_t release, void* release_data) {
+    auto* self = static_cast<PmixClient*>(cbdata);
+    for (std::size_t i = 0; status == PMIX_SUCCESS && i < ninfo; ++i) {
+      if (!PMIX_CHECK_KEY(&info[i], PMIX_QUERY_PROC_TABLE) ||
+          info[i].value.type != PMIX_DATA_ARRAY || info[i].value.data.darray == nullptr)
+        continue;
+      const pmix_data_array_t* table = info[i].value.data.darray;
+      for (std::size_t k = 0; table->array != nullptr && k < table->size; ++k) {
+        const pmix_proc_info_t* p = nullptr;
+        if (table->type == PMIX_PROC_INFO) {
+          p = static_cast<const pmix_proc_info_t*>(table->array) + k;
+        } else if (table->type == PMIX_INFO) {
+          const pmix_info_t& entry = static_cast<const pmix_info_t*>(table->array)[k];
+          if (entry.value.type == PMIX_PROC_INFO) p = entry.value.data.pinfo;
+        }
+        if (p != nullptr && p->state >= PMIX_PROC_STATE_ERROR) self->note_failed(p->proc);
+      }
+    }
+    if (release != nullptr) release(release_data);
+    self->query_pending_.store(false, std::memory_order_release);
+  }
+
+  // Before PMIx_Finalize: the answer's callback uses this object.
+  void wait_for_query() {
+    for (int i = 0; i < 2000 && query_pending_.load(std::memory_order_acquire); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+
   pmix_proc_t me_{};
   bool initialized_ = false;
   bool finalized_ = false;
@@ -283,6 +420,15 @@ class PmixClient final : public IdentifiedBootClient {
   std::uint64_t epoch_ = 0;         // fences completed through this client
   std::uint64_t merged_epoch_ = 0;  // epochs whose blobs are in store_
   std::unordered_map<std::string, std::string> store_;
+  std::atomic<bool> query_pending_{false};
+  pmix_query_t query_{};  // the proc-table query (keys == nullptr until first sent)
+  char* query_keys_[2] = {nullptr, nullptr};
+  pmix_info_t query_qualifier_{};
+  std::uint64_t last_query_ns_ = 0;
+  std::mutex failed_mutex_;  // PMIx's thread adds, the engine takes
+  std::atomic<bool> have_failed_{false};
+  std::vector<int> failed_;
+  std::vector<bool> reported_;  // by rank: already queued once
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "coll/schedule.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +65,7 @@ void Schedule::reset() {
   on_done_ = nullptr;
   on_done_arg_ = nullptr;
   prev_ = next_ = nullptr;
+  failures_seen_ = 0;
 }
 
 void Schedule::prepare_rerun() {
@@ -106,8 +108,37 @@ void Schedule::start_round(detail::Engine& e) {
   }
 }
 
+void Schedule::check_failures(detail::Engine& e) {
+  const std::vector<int>& failed = e.failed_ranks();
+  for (; failures_seen_ < failed.size(); ++failures_seen_) {
+    if (std::find(members_.begin(), members_.end(), failed[failures_seen_]) == members_.end())
+      continue;
+    failures_seen_ = failed.size();
+    fail_for_dead_member(e);
+    return;
+  }
+}
+
+void Schedule::fail_for_dead_member(detail::Engine& e) {
+  if (error_ == Errc::ok) error_ = Errc::peer_dead;
+  for (std::size_t i = 0; i < pending_.size();) {
+    detail::RequestImpl* r = pending_[i];
+    if (e.cancel(r)) {
+      e.wait(r, nullptr);  // complete now: frees it
+    } else if (!e.abandon(r)) {
+      ++i;
+      continue;
+    }
+    pending_[i] = pending_.back();
+    pending_.pop_back();
+  }
+}
+
 bool Schedule::advance(detail::Engine& e) {
   if (state_ != State::active) return false;
+  // One compare while no rank has failed.
+  if (e.failed_ranks().size() != failures_seen_) [[unlikely]]
+    check_failures(e);
   bool moved = false;
   for (;;) {
     for (std::size_t i = 0; i < pending_.size();) {
@@ -180,6 +211,7 @@ Builder::Builder(Group& g, const char* algorithm, const Key* key)
     s_->algorithm_ = algorithm;
     s_->keyed_ = key != nullptr;
     if (key) s_->key_ = *key;
+    s_->members_.assign(g.world.begin(), g.world.end());
   }
   s_->group_ = key ? &g : nullptr;
   assign_tag(s_, g);

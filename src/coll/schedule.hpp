@@ -61,10 +61,22 @@ class Schedule {
   // Runs rounds until one waits for messages; true if anything moved.
   bool advance(detail::Engine& e);
   void start_round(detail::Engine& e);
+  // The engine learned of failures since the last look: if one is a member, stop the
+  // schedule with peer_dead (see fail_for_dead_member).
+  [[gnu::noinline]] void check_failures(detail::Engine& e);
+  // Cancels the posted receives and abandons the sends that wait for a peer's answer;
+  // what is left (transfers under way, sends queued for the driver) completes on its own
+  // and is waited for, so no buffer is touched after the schedule is done.
+  void fail_for_dead_member(detail::Engine& e);
 
   std::vector<Op> ops_;
   std::vector<uint32_t> round_end_;  // ops_ index one past each round's last op
   std::vector<detail::RequestImpl*> pending_;
+  // The group's world ranks: a collective fails on every member once any member is known
+  // dead, not only on those that exchange messages with it (their partners would stop and
+  // leave them waiting). A copy, so a schedule never outlives what it reads.
+  std::vector<int> members_;
+  std::size_t failures_seen_ = 0;  // Engine::failed_ranks() already checked against members_
   // Temporary buffers: a retained arena (reused by the next schedule built in this object)
   // plus blocks for whatever does not fit.
   std::unique_ptr<std::byte[]> arena_;

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
@@ -502,7 +504,7 @@ void Engine::finalize() {
   // Sends the user detached must still reach their peers; then agree that everyone is
   // done before the segments go away.
   auto bo = make_backoff();
-  while (active_sends_ > 0 || p2p_->has_outbound()) {
+  while (active_sends_ > abandoned_sends_ || p2p_->has_outbound()) {
     if (progress())
       bo.reset();
     else
@@ -727,7 +729,10 @@ void Engine::complete_request(RequestImpl* r, Errc err) {
   stats_.thread_completions += in_thread_pass_;
   r->status.error = err;
   r->state = RequestState::complete;
-  if (r->detached) pool_.put(r);
+  if (r->detached) {
+    abandoned_sends_ -= r->abandoned;
+    pool_.put(r);
+  }
 }
 
 bool Engine::iprobe(int src, int tag, uint32_t ctx, Status* st) {
@@ -919,6 +924,29 @@ void Engine::release(RequestImpl* r) {
     r->detached = true;
 }
 
+bool Engine::abandon(RequestImpl* r) {
+  const proto::Transfer& t = r->xfer;
+  if (r->state != RequestState::active || t.role != proto::Transfer::Role::send || t.queued)
+    return false;
+  // Sent its rts and waits for a cts (pipeline: remote_id still 0) or a fin (get).
+  const bool awaiting_peer = t.protocol == proto::Protocol::rndv_get ||
+                             (t.protocol == proto::Protocol::rndv_pipeline && t.remote_id == 0);
+  if (!awaiting_peer) return false;
+  // A late cts would stream the fragments from the caller's buffer after the collective
+  // returned, when it may be freed: stream them from a copy of our own instead (the failure
+  // path only). A get reads the address the rts published, so it keeps the caller's buffer.
+  if (t.protocol == proto::Protocol::rndv_pipeline && t.len > 0) {
+    r->kept_copy.reset(new (std::nothrow) std::byte[t.len]);
+    if (!r->kept_copy) return false;  // then the caller waits for it instead
+    std::memcpy(r->kept_copy.get(), t.buf, t.len);
+    r->xfer.buf = r->kept_copy.get();
+  }
+  r->detached = true;
+  r->abandoned = true;
+  ++abandoned_sends_;
+  return true;
+}
+
 Errc Engine::barrier() {
   // Dissemination barrier (Hensgen, Finkel, Manber): ceil(log2 P) rounds of zero-byte
   // messages; works for any P.
@@ -934,6 +962,10 @@ Errc Engine::barrier() {
     if (result == Errc::ok) result = e2 != Errc::ok ? e2 : e3;
   }
   ++barrier_epoch_;
+  // The world has a dead member: fails on every survivor, as the collective schedules do,
+  // not only on those that exchanged a message with it.
+  if (result == Errc::ok && !failed_order_.empty()) [[unlikely]]
+    result = Errc::peer_dead;
   return result;
 }
 

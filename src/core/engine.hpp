@@ -94,6 +94,13 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool test(RequestImpl* r, Status* st);
   bool cancel(RequestImpl* r);
   void release(RequestImpl* r);  // the user dropped the handle
+  // For a collective that fails because a member died: a send that waits for its peer's
+  // answer (a rendezvous whose receive the live peer cancelled when its own collective
+  // failed) would wait forever. Drops the handle and stops finalize from draining it; the
+  // request is freed if an answer ever comes (a pipelined send streams from a copy then). False
+  // (nothing done) for any other request: those complete on their own, and the caller waits for
+  // them.
+  bool abandon(RequestImpl* r);
   Errc barrier();
 
   // Process failures (ULFM-style, docs/ARCHITECTURE.md "Peer failure"). A context's members
@@ -196,7 +203,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   drivers::SelfDriver* self_ = nullptr;         // drivers_[0]
   drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use
   uint32_t barrier_epoch_ = 0;
-  int64_t active_sends_ = 0;  // sends not yet complete (finalize drains them)
+  int64_t active_sends_ = 0;     // sends not yet complete (finalize drains them)
+  int64_t abandoned_sends_ = 0;  // ... of which abandon() took (finalize does not wait)
   UnexpectedMsg* unexpected_list_ = nullptr;
   std::vector<ProgressHook*> hooks_;
   int64_t active_recvs_ = 0;  // receives not yet complete (the progress thread parks at 0)

@@ -21,8 +21,10 @@ struct RequestImpl {
   proto::Transfer xfer;  // first member: the protocol's id maps back to the request
   MatchEntry match;      // posted receives only
   RequestState state = RequestState::free;
-  bool detached = false;  // the user dropped the handle; release on completion
-  bool posted = false;    // in the posted-receive queue
+  bool detached = false;   // the user dropped the handle; release on completion
+  bool posted = false;     // in the posted-receive queue
+  bool abandoned = false;  // a failed collective's send finalize no longer waits for
+  std::unique_ptr<std::byte[]> kept_copy;  // an abandoned pipelined send's own copy of the data
   Status status;
   RequestImpl* next_free = nullptr;
 };
@@ -37,11 +39,13 @@ class RequestPool {
     r->state = RequestState::active;
     r->detached = false;
     r->posted = false;
+    r->abandoned = false;
     r->status = Status{};
     ++in_use_;
     return r;
   }
   void put(RequestImpl* r) {
+    r->kept_copy.reset();
     r->state = RequestState::free;
     r->next_free = free_;
     free_ = r;
