@@ -162,7 +162,10 @@ Schedule* Builder::rerun(Group& g, const Key& key, const Reducer* red) {
   assign_tag(s, g);
   s->state_ = Schedule::State::active;
   s->advance(rn.engine());
-  if (!s->done()) rn.activate(s);
+  if (!s->done()) {
+    rn.activate(s);
+    rn.engine().progress();  // see Builder::start
+  }
   return s;
 }
 
@@ -243,7 +246,12 @@ Schedule* Builder::start() {
   s_ = nullptr;
   s->state_ = Schedule::State::active;
   s->advance(*e_);
-  if (!s->done()) rn_->activate(s);
+  if (!s->done()) {
+    rn_->activate(s);
+    // One pass now: what the peers already sent for this schedule (an rts, pushed data) is
+    // handled in the start rather than after the caller's computation.
+    e_->progress();
+  }
   return s;
 }
 

@@ -84,6 +84,7 @@ Engine::Engine() {
   th.eager_limit = config_.get_size("EAGER_LIMIT");
   th.get_threshold = config_.get_size("SHM_CMA_THRESHOLD");
   th.get_max = config_.get_size("SHM_CMA_MAX");
+  th.push_max = config_.get_size("SHM_PUSH_MAX");
   const std::string rndv = config_.get_string("SHM_RNDV");
   th.rndv = rndv == "cma"        ? proto::Thresholds::RndvMode::get
             : rndv == "pipeline" ? proto::Thresholds::RndvMode::pipeline
@@ -973,13 +974,15 @@ std::string Engine::stats_report() const {
       break;
   }
   for (proto::Protocol p :
-       {proto::Protocol::eager, proto::Protocol::rndv_get, proto::Protocol::rndv_pipeline}) {
+       {proto::Protocol::eager, proto::Protocol::rndv_get, proto::Protocol::rndv_pipeline,
+        proto::Protocol::rndv_push}) {
     int i = static_cast<int>(p);
     o << "  protocol " << proto::protocol_name(p) << ": sent " << ps.sent[i] << " msgs / "
       << ps.sent_bytes[i] << " B, received " << ps.received[i] << " msgs\n";
   }
   o << "  pipelined fragments sent: " << ps.fragments << ", bytes pulled by get: " << ps.get_bytes
-    << ", sends queued on a full driver: " << ps.driver_full << "\n";
+    << ", sends queued on a full driver: " << ps.driver_full
+    << ", pushed messages stashed (no receive yet): " << ps.pushed_unexpected << "\n";
   o << "  matching: " << stats_.expected << " expected, " << stats_.unexpected
     << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated " << ps.truncated
     << "\n";
