@@ -40,7 +40,7 @@ constexpr ConfigKey kTable[] = {
     {"SHM_CMA_MAX", T::size, "512K",
      "largest message SHM_RNDV=auto moves by CMA; larger ones take the pipeline (CMA pins "
      "the sender's pages per call; no upper bound when local ranks outnumber CPUs)"},
-    {"SHM_PUSH_MAX", T::size, "128K",
+    {"SHM_PUSH_MAX", T::size, "0",
      "largest message the sender pushes through the bulk slots right after its rendezvous "
      "request, without waiting for the receiver (0: never); the receiver copies it out, or "
      "stashes it until its receive is posted. Synchronous sends never push"},
