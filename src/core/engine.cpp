@@ -85,6 +85,7 @@ Engine::Engine() {
   th.get_threshold = config_.get_size("SHM_CMA_THRESHOLD");
   th.get_max = config_.get_size("SHM_CMA_MAX");
   th.push_max = config_.get_size("SHM_PUSH_MAX");
+  th.coll_get_max = config_.get_size("SHM_COLL_CMA_MAX");
   const std::string rndv = config_.get_string("SHM_RNDV");
   th.rndv = rndv == "cma"        ? proto::Thresholds::RndvMode::get
             : rndv == "pipeline" ? proto::Thresholds::RndvMode::pipeline
@@ -540,7 +541,7 @@ Errc Engine::check_tag(int tag, bool allow_any) {
 }
 
 RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
-                           bool sync, Errc& err) {
+                           bool sync, Errc& err, bool coll) {
   err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
   if (err != Errc::ok) return failed_request(err);
@@ -550,6 +551,7 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
   t.ctx = ctx;
   t.tag = tag;
   t.sync = sync;
+  t.coll = coll;
   t.buf = const_cast<std::byte*>(buf.data());  // sends only read it
   t.len = buf.size();
   ++active_sends_;
@@ -563,7 +565,7 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
 }
 
 RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, int tag,
-                                     uint32_t ctx, Errc& err) {
+                                     uint32_t ctx, Errc& err, bool coll) {
   err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
   if (err != Errc::ok) return failed_request(err);
@@ -580,7 +582,7 @@ RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, i
     note_work();
     return nullptr;
   }
-  return isend(buf, dest, tag, ctx, false, err);  // queued, rendezvous or a dead peer
+  return isend(buf, dest, tag, ctx, false, err, coll);  // queued, rendezvous or a dead peer
 }
 
 Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx) {

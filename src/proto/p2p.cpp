@@ -113,6 +113,12 @@ void PointToPoint::start_send(Transfer& t) {
   // A pushed send completes when its bytes are out, before any match: Ssend pulls instead.
   if (t.protocol == Protocol::rndv_push && t.sync)
     t.protocol = pull_protocol(route(t.peer)->caps(), t.len);
+  // Collectives: every rank copies, so the pipeline's two copies cost twice the CPU of one
+  // get (the ping-pong reason for get_max, both cores copying in parallel, does not hold).
+  if (t.coll && t.protocol == Protocol::rndv_pipeline && t.len <= th_.coll_get_max &&
+      t.len >= th_.get_threshold && th_.rndv == Thresholds::RndvMode::automatic &&
+      route(t.peer)->caps().rdma_get)
+    t.protocol = Protocol::rndv_get;
   t.offset = 0;
   ++stats_.sent[static_cast<int>(t.protocol)];
   stats_.sent_bytes[static_cast<int>(t.protocol)] += t.len;

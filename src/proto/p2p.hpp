@@ -32,6 +32,7 @@ struct Transfer {
   Protocol protocol = Protocol::none;
   bool sync = false;    // send completes only once matched (MPI_Ssend)
   bool queued = false;  // first packet still waiting for room in the driver
+  bool coll = false;    // a collective schedule's send (Thresholds::coll_get_max)
   int peer = -1;
   uint32_t ctx = 0;
   int32_t tag = 0;
@@ -72,6 +73,7 @@ struct Thresholds {
   std::size_t get_threshold = 32768;  // automatic: rendezvous at or above this uses get
   std::size_t get_max = SIZE_MAX;     // ... and up to this size (inclusive)
   std::size_t push_max = 0;           // shm: non-sync rendezvous up to this size is pushed
+  std::size_t coll_get_max = 0;       // automatic: a collective's send uses get up to this
   enum class RndvMode : uint8_t { automatic, get, pipeline } rndv = RndvMode::automatic;
 };
 
