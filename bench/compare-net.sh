@@ -22,6 +22,7 @@
 #   raw-tcp, raw-udp  build-peers/raw_pingpong tcp|udp: nonblocking send/recv spinning, no
 #              protocol (the kernel's floor; latency only, UDP up to 64 KiB)
 # Results: bench/results/net-<timestamp>/<stack>.jsonl and table.md.
+# bench/compare-netns.sh runs the same stacks with one rank in each of two namespace hosts.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"

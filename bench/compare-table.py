@@ -2,7 +2,7 @@
 """Table of an interleaved comparison (bench/compare-pingpong.sh, bench/compare-net.sh).
 
     compare-table.py OUTDIR --stacks a,b,c --peers a,b [--subjects c] [--figures lat_us,bw_MBps]
-                     [--vs x/y ...]
+                     [--vs x/y ...] [--rounds]
 
 Reads OUTDIR/<stack>.jsonl (one JSON object per size and run, with at least size and the
 figures), prints per size and figure the median [min-max] over the runs of every stack,
@@ -10,6 +10,8 @@ each non-peer stack's ratio to the best peer of that figure (lower latency / hig
 bandwidth), and one extra ratio column per --vs x/y (stack x's median over stack y's).
 Figures: lat_us (µs, lower is better), bw_MBps (windowed bandwidth, MB/s) and pp_MBps
 (ping-pong throughput, size / lat_us, derived: what fi_pingpong reports).
+With --rounds, also one row per round (the n-th line of every stack's file for a size is
+round n) with the same ratios computed within the round.
 """
 import argparse
 import json
@@ -31,6 +33,7 @@ def main():
     ap.add_argument("--subjects", help="stacks given a ratio to the best peer (default: the non-peers)")
     ap.add_argument("--figures", default="lat_us,bw_MBps")
     ap.add_argument("--vs", action="append", default=[])
+    ap.add_argument("--rounds", action="store_true", help="also a row per round")
     a = ap.parse_args()
     stacks = a.stacks.split(",")
     peers = a.peers.split(",")
@@ -79,6 +82,41 @@ def main():
                 x, y = v.split("/")
                 row.append(f"{cells[x][0] / cells[y][0]:.2f}×" if cells.get(x) and cells.get(y) else "—")
             print("| " + " | ".join(row) + " |")
+    if a.rounds:
+        per_round(a, data, sizes, stacks, peers, others, figures)
+
+
+def num(x):
+    return "—" if x is None else f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def per_round(a, data, sizes, stacks, peers, others, figures):
+    """Each round's figures and ratios: stacks that ran fewer rounds (a failed run) are left
+    out of that size, as their lines no longer line up with the rounds."""
+    for s in sizes:
+        counts = {st: len(data.get((st, s), [])) for st in stacks}
+        n = max(counts.values(), default=0)
+        cols = [st for st in stacks if counts[st] == n]
+        gone = [st for st in stacks if 0 < counts[st] < n]
+        for key in figures:
+            label, lower = LABELS.get(key, (key, False))
+            if not any(data[(st, s)][0].get(key) is not None for st in cols):
+                continue
+            print(f"\nsize {s}, {label}, per round" + (f" (left out, fewer runs: {', '.join(gone)})" if gone else "") + "\n")
+            head = ["round"] + cols + [f"{x} / best peer" for x in others] + a.vs
+            print("| " + " | ".join(head) + " |")
+            print("|" + "---|" * len(head))
+            for r in range(n):
+                v = {st: data[(st, s)][r].get(key) for st in cols}
+                pv = [v[p] for p in peers if v.get(p) is not None]
+                best = (min(pv) if lower else max(pv)) if pv else None
+                row = [str(r + 1)] + [num(v[st]) for st in cols]
+                for x in others:
+                    row.append(f"{v[x] / best:.2f}×" if v.get(x) and best else "—")
+                for vs in a.vs:
+                    x, y = vs.split("/")
+                    row.append(f"{v[x] / v[y]:.2f}×" if v.get(x) and v.get(y) else "—")
+                print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@
  *
  * Usage: raw_pingpong tcp|udp [--sizes a,b,c] [--iters N] [--json]
  *   (forks: the parent is the pinger on CPU 0, the child the ponger on CPU 1)
+ *        raw_pingpong tcp|udp --listen IP:PORT [--cpu C] [--sizes ...] [--iters N]
+ *        raw_pingpong tcp|udp --connect IP:PORT [--cpu C] [--sizes ...] [--iters N] [--json]
+ *   (two separate processes, e.g. in two network namespaces: the listener is the ponger,
+ *   the connecting side the pinger and reporter; both must be given the same sizes/iters)
  * Prints per size the median half round trip (lat_us) and the best (best_us), as JSON
  * lines with --json (impl "raw-tcp" / "raw-udp"). UDP sizes are limited to 65507 bytes.
  */
@@ -42,6 +46,75 @@ static void die(const char* what) {
   exit(1);
 }
 
+/* "10.77.1.1:5000" -> address; 0 on success. */
+static int parse_addr(const char* text, struct sockaddr_in* a) {
+  char host[64];
+  const char* colon = strrchr(text, ':');
+  if (!colon || (size_t)(colon - text) >= sizeof host) return -1;
+  memcpy(host, text, (size_t)(colon - text));
+  host[colon - text] = '\0';
+  memset(a, 0, sizeof *a);
+  a->sin_family = AF_INET;
+  a->sin_port = htons((unsigned short)atoi(colon + 1));
+  return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+}
+
+/* Two-process mode: the listener (ponger) accepts one TCP connection, or learns the UDP
+ * client's address from its first datagram; the connecting side (pinger) retries until
+ * the listener is up. Returns the connected socket. */
+static int open_pair(int stream, int listen_side, const struct sockaddr_in* addr) {
+  int one = 1;
+  if (listen_side) {
+    int l = socket(AF_INET, stream ? SOCK_STREAM : SOCK_DGRAM, 0);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (l < 0 || bind(l, (const struct sockaddr*)addr, sizeof *addr)) die("bind");
+    if (stream) {
+      if (listen(l, 1)) die("listen");
+      int f = accept(l, NULL, NULL);
+      if (f < 0) die("accept");
+      close(l);
+      setsockopt(f, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return f;
+    }
+    struct sockaddr_in peer;
+    socklen_t len = sizeof peer;
+    char hello;
+    if (recvfrom(l, &hello, 1, 0, (struct sockaddr*)&peer, &len) < 0) die("recvfrom");
+    if (connect(l, (struct sockaddr*)&peer, len)) die("connect");
+    if (send(l, &hello, 1, 0) != 1) die("send hello");
+    return l;
+  }
+  int f = socket(AF_INET, stream ? SOCK_STREAM : SOCK_DGRAM, 0);
+  if (f < 0) die("socket");
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (stream) {
+      if (connect(f, (const struct sockaddr*)addr, sizeof *addr) == 0) {
+        setsockopt(f, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return f;
+      }
+      close(f); /* a failed connect leaves the socket unusable */
+      f = socket(AF_INET, SOCK_STREAM, 0);
+      if (f < 0) die("socket");
+    } else {
+      /* UDP: one socket (one port, the listener answers to it), hello until answered;
+       * a late second hello reaches the listener as a 1-byte datagram, which xrecv skips. */
+      if (attempt == 0 && connect(f, (const struct sockaddr*)addr, sizeof *addr)) die("connect");
+      struct timeval tv = {.tv_sec = 0, .tv_usec = 50000};
+      setsockopt(f, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char hello = 'h';
+      send(f, &hello, 1, 0);
+      if (recv(f, &hello, 1, 0) == 1) {
+        tv.tv_usec = 0;
+        setsockopt(f, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        return f;
+      }
+    }
+    usleep(50000);
+  }
+  fprintf(stderr, "raw_pingpong: no listener answered\n");
+  exit(1);
+}
+
 /* Moves exactly n bytes (TCP may split; UDP is one datagram), spinning on EAGAIN. */
 static void xsend(int fd, const char* b, size_t n, int stream) {
   size_t off = 0;
@@ -63,7 +136,8 @@ static void xrecv(int fd, char* b, size_t n, int stream) {
       if (errno == EAGAIN) continue;
       die("recv");
     }
-    if (k == 0) die("eof");
+    if (k == 0 && stream) die("eof");
+    if (!stream && (size_t)k != n && n > 1) continue; /* a stray 1-byte hello */
     off += (size_t)k;
     if (!stream) return;
   }
@@ -76,16 +150,32 @@ int main(int argc, char** argv) {
   }
   const int stream = !strcmp(argv[1], "tcp");
   const char* sizes = "8";
-  int iters = 20000, json = 0;
+  int iters = 20000, json = 0, cpu = -1;
+  const char *listen_at = NULL, *connect_to = NULL;
   for (int i = 2; i < argc; ++i) {
-    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
-    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--json")) json = 1;
+    if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+      sizes = argv[++i];
+    else if (!strcmp(argv[i], "--listen") && i + 1 < argc)
+      listen_at = argv[++i];
+    else if (!strcmp(argv[i], "--connect") && i + 1 < argc)
+      connect_to = argv[++i];
+    else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
+      cpu = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--json"))
+      json = 1;
   }
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof a;
-  int fd[2];
-  if (stream) {
+  int fd[2] = {-1, -1};
+  const int two_process = listen_at || connect_to;
+  if (two_process) {
+    if ((listen_at && connect_to) || parse_addr(listen_at ? listen_at : connect_to, &a)) {
+      fprintf(stderr, "raw_pingpong: give one of --listen / --connect IP:PORT\n");
+      return 2;
+    }
+  } else if (stream) {
     int l = socket(AF_INET, SOCK_STREAM, 0);
     if (l < 0 || bind(l, (struct sockaddr*)&a, sizeof a) || listen(l, 1)) die("listen");
     getsockname(l, (struct sockaddr*)&a, &len);
@@ -118,11 +208,19 @@ int main(int argc, char** argv) {
     ++n;
   }
   char* buf = calloc(1, max ? max : 1);
-  pid_t child = fork();
-  const int me = child == 0;
-  pin(me);
-  const int f = fd[me];
-  close(fd[1 - me]);
+  pid_t child = -1;
+  int me, f;
+  if (two_process) {
+    me = listen_at != NULL; /* the listener pongs */
+    if (cpu >= 0) pin(cpu);
+    f = open_pair(stream, me, &a);
+  } else {
+    child = fork();
+    me = child == 0;
+    pin(me);
+    f = fd[me];
+    close(fd[1 - me]);
+  }
   double* t = malloc(sizeof(double) * (size_t)iters);
   for (size_t k = 0; k < n; ++k) {
     const size_t s = list[k];
@@ -142,14 +240,16 @@ int main(int argc, char** argv) {
     if (me == 0) {
       qsort(t, (size_t)iters, sizeof *t, cmp_double);
       if (json)
-        printf("{\"bench\":\"pingpong\",\"impl\":\"raw-%s\",\"size\":%zu,\"iters\":%d,"
-               "\"lat_us\":%.3f,\"best_us\":%.3f}\n",
-               argv[1], s, iters, t[iters / 2], t[0]);
+        printf(
+            "{\"bench\":\"pingpong\",\"impl\":\"raw-%s\",\"size\":%zu,\"iters\":%d,"
+            "\"lat_us\":%.3f,\"best_us\":%.3f}\n",
+            argv[1], s, iters, t[iters / 2], t[0]);
       else
         printf("raw %s %zu B: median %.3f us, best %.3f us\n", argv[1], s, t[iters / 2], t[0]);
       fflush(stdout);
     }
   }
-  if (me == 0) waitpid(child, NULL, 0);
+  if (me == 0 && child > 0) waitpid(child, NULL, 0);
+  close(f);
   return 0;
 }

@@ -126,7 +126,15 @@ class LauncherClient final : public IdentifiedBootClient {
       error = "the launcher closed the bootstrap connection during the handshake";
       return false;
     }
-    if (reply.type == MsgType::hello_ok) return true;
+    if (reply.type == MsgType::hello_ok) {
+      // The job key, which a rank started with a launch token learns only here.
+      if (!valid_job_key(reply.payload)) {
+        error = "the launcher's hello_ok carries no valid job key";
+        return false;
+      }
+      id_.job_key = reply.payload;
+      return true;
+    }
     error = reply.type == MsgType::reject ? "the launcher rejected this rank: " + reply.payload
                                           : "unexpected reply from the launcher";
     return false;
@@ -373,7 +381,8 @@ int connect_tcp_socket(std::string_view address, std::string& error) {
 
 bool is_launcher_variable(std::string_view name) {
   return name == "RANK" || name == "SIZE" || name == "LOCAL_RANK" || name == "LOCAL_SIZE" ||
-         name == "JOB_ID" || name == "JOB_KEY" || name == "BOOT_ADDR" || name == "HOST_ID";
+         name == "JOB_ID" || name == "JOB_KEY" || name == "LAUNCH_TOKEN" || name == "BOOT_ADDR" ||
+         name == "HOST_ID";
 }
 
 std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
@@ -410,9 +419,14 @@ std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
     return nullptr;
   }
 
-  const char* job_key = std::getenv("SLUICE_JOB_KEY");
+  // The secret hello proves this rank with: the job key, or with `sluicerun --hosts
+  // --launch` a one-time launch token (the key itself never goes on a command line).
+  const char* job_key = std::getenv("SLUICE_LAUNCH_TOKEN");
+  if (job_key == nullptr) job_key = std::getenv("SLUICE_JOB_KEY");
   if (job_key == nullptr || !valid_job_key(job_key)) {
-    error = "SLUICE_JOB_KEY is not set or not 32 lowercase hex digits (sluicerun sets it)";
+    error =
+        "SLUICE_JOB_KEY (or SLUICE_LAUNCH_TOKEN) is not set or not 32 lowercase hex digits "
+        "(sluicerun sets it)";
     return nullptr;
   }
 

@@ -7,8 +7,9 @@
 // little-endian (ranks may run on other hosts), then payload_length bytes.
 //
 //   client -> launcher                      launcher -> client
-//   hello     u32 rank, job key (32 hex     hello_ok | reject (reason text)
-//             digits), job id bytes
+//   hello     u32 rank, job key or the      hello_ok (the job key) | reject (reason)
+//             rank's one-time launch token
+//             (32 hex digits), job id bytes
 //   put       u32 key_len, key, value       (no reply; ordered before the next fence)
 //   fence                                   fence_ok when every rank has sent fence
 //                                           | fence_failed (reason text)

@@ -1,8 +1,7 @@
 // sluice-bench nbc-overlap: overlap of nonblocking collectives (and Isend/Irecv) with
-// computation, Intel IMB-NBC's method, on Sluice's collective schedules (src/coll; the one
-// benchmark that goes below the public API, since the collectives have no public C++ API
-// yet). The same method as bench/peers/mpi_nbc_overlap.c, which runs it through MPI on
-// Sluice, Open MPI and MPICH; see that file for the ceiling.
+// computation, Intel IMB-NBC's method, through Sluice's public collectives API
+// (sluice/collectives.hpp). The same method as bench/peers/mpi_nbc_overlap.c, which runs it
+// through MPI on Sluice, Open MPI and MPICH; see that file for the ceiling.
 //
 //   t_pure   start, wait                          (the operation alone)
 //   t_cpu    compute for t_pure, calibrated per rank, no Sluice call
@@ -13,6 +12,7 @@
 // (default 5; on a shared machine other jobs only add time). Sizes: bytes per rank block
 // (gather, scatter, alltoall) or of the whole buffer (bcast, allreduce of floats, sendrecv).
 // Policies come from the configuration: SLUICE_PROGRESS_THREAD and sluicerun --bind.
+#include <sluice/collectives.hpp>
 #include <sluice/sluice.hpp>
 
 #include <algorithm>
@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "bench.hpp"
-#include "coll/coll.hpp"
 #include "sizes.hpp"
 
 namespace sluice::bench {
@@ -50,45 +49,35 @@ enum class Op { ibcast, igather, iscatter, ialltoall, iallreduce, isendrecv };
 constexpr const char* kOpNames[] = {"ibcast",    "igather",    "iscatter",
                                     "ialltoall", "iallreduce", "isendrecv"};
 
-void sum_floats(const void* in, void* inout, std::size_t n, const void*) {
-  auto* a = static_cast<const float*>(in);
-  auto* b = static_cast<float*>(inout);
-  for (std::size_t i = 0; i < n; ++i) b[i] += a[i];
-}
-void max_double(const void* in, void* inout, std::size_t n, const void*) {
-  auto* a = static_cast<const double*>(in);
-  auto* b = static_cast<double*>(inout);
-  for (std::size_t i = 0; i < n; ++i) b[i] = std::max(a[i], b[i]);
-}
-
 class Runner {
  public:
-  Runner(Session& s, coll::Group& g) : s_(s), g_(g) {}
+  Runner(Session& s, Collectives& c) : s_(s), c_(c) {}
 
-  // Starts one operation; finish() waits for it.
+  // Starts one operation; finish() waits for it. sb and rb hold size() blocks of `size`.
   void start(Op op, std::size_t size, std::byte* sb, std::byte* rb) {
     op_ = op;
+    const std::size_t all = size * static_cast<std::size_t>(c_.size());
     switch (op) {
       case Op::ibcast:
-        sched_ = coll::ibcast(g_, sb, size, 0);
+        req_ = c_.ibcast({sb, size}, 0);
         break;
       case Op::igather:
-        sched_ = coll::igather(g_, sb, rb, size, 0);
+        req_ = c_.igather({sb, size}, {rb, all}, 0);
         break;
       case Op::iscatter:
-        sched_ = coll::iscatter(g_, sb, rb, size, 0);
+        req_ = c_.iscatter({sb, all}, {rb, size}, 0);
         break;
       case Op::ialltoall:
-        sched_ = coll::ialltoall(g_, sb, rb, size);
+        req_ = c_.ialltoall({sb, all}, {rb, all});
         break;
       case Op::iallreduce: {
-        coll::Reducer r{sum_floats, nullptr, sizeof(float), true};
-        sched_ = coll::iallreduce(g_, sb, rb, size / sizeof(float), r);
+        const std::size_t bytes = size / sizeof(float) * sizeof(float);
+        req_ = c_.iallreduce({sb, bytes}, {rb, bytes}, Element::f32, ReduceOp::sum);
         break;
       }
       case Op::isendrecv: {
-        const int peer = g_.rank ^ 1;
-        if (peer < g_.size) {
+        const int peer = c_.rank() ^ 1;
+        if (peer < c_.size()) {
           reqs_[0] = s_.irecv({rb, size}, peer, 5);
           reqs_[1] = s_.isend({sb, size}, peer, 5);
         }
@@ -98,20 +87,20 @@ class Runner {
   }
   bool finish() {
     if (op_ == Op::isendrecv) return s_.waitall(reqs_) == Errc::ok;
-    return coll::finish(sched_) == Errc::ok;
+    return req_.wait() == Errc::ok;
   }
   double max_over_ranks(double v) {
     double out = 0;
-    coll::Reducer r{max_double, nullptr, sizeof(double), true};
-    coll::finish(coll::iallreduce(g_, &v, &out, 1, r));
+    c_.allreduce(std::as_bytes(std::span(&v, 1)), std::as_writable_bytes(std::span(&out, 1)),
+                 Element::f64, ReduceOp::max);
     return out;
   }
 
  private:
   Session& s_;
-  coll::Group& g_;
+  Collectives& c_;
   Op op_ = Op::ibcast;
-  coll::Schedule* sched_ = nullptr;
+  CollRequest req_;
   Request reqs_[2];
 };
 
@@ -156,12 +145,8 @@ double copy_ns_per_byte(std::size_t s) {
 
 int run_nbc_overlap(Session& session, const Options& options) {
   const int rank = session.rank(), P = session.size();
-  coll::Group g;
-  g.rank = rank;
-  g.size = P;
-  for (int r = 0; r < P; ++r) g.world.push_back(r);
-  g.ctx = 0x5b0000;  // a context of its own, away from the p2p traffic on 0
-  Runner run(session, g);
+  Collectives world(session);  // a context of its own, away from the p2p traffic on 0
+  Runner run(session, world);
   const int reps = options.reps > 0 ? options.reps : 5;
   std::vector<std::size_t> sizes = options.sizes;
   if (sizes.empty())

@@ -224,6 +224,10 @@ struct RankProcess {
   bool finalized = false;
   bool in_fence = false;
   bool failure_notified = false;  // --enable-recovery: the others were told it died
+  // --hosts with a launch command that does not pass the environment: the one-time secret
+  // this rank proves itself with in hello instead of the job key, which never goes on a
+  // command line (ps shows those to every user); hello_ok then hands it the job key.
+  std::string launch_token;
   std::optional<std::uint32_t> connection_id;
   std::optional<Clock::time_point> disconnect_deadline;
   UniqueFd stdout_pipe, stderr_pipe;
@@ -347,6 +351,8 @@ class Launcher {
     ranks_.reserve(options_.nranks);
     for (int r = 0; r < options_.nranks; ++r)
       ranks_.emplace_back(r, options_.tag_output ? "[" + std::to_string(r) + "] " : "");
+    if (!options_.hosts.empty() && !options_.launch_keeps_env)
+      for (RankProcess& rank : ranks_) rank.launch_token = job_key_for_this_run();
     place_ranks();
     return check_launch_environment(error);
   }
@@ -379,9 +385,10 @@ class Launcher {
   // The rank's argv: the program, or with --hosts the launch command run by the shell
   //   /bin/sh -c 'exec <launch with {host}> env SLUICE_K=V... "$@"' sluicerun-launch prog args...
   // so the launch command may use shell syntax and the program's arguments stay intact.
-  // The `env` prefix carries every SLUICE_* variable of the rank's environment (rank, job
-  // key, store address, the user's settings) on the command line itself: a launcher such
-  // as ssh starts the program with the remote host's environment, not ours.
+  // The `env` prefix carries every SLUICE_* variable of the rank's environment (rank, store
+  // address, the user's settings) on the command line itself: a launcher such as ssh starts
+  // the program with the remote host's environment, not ours. The job key is the exception:
+  // the rank gets a one-time launch token instead and the key over the store connection.
   std::vector<std::string> argv_for(const RankProcess& rank,
                                     const std::vector<std::string>& env) const {
     if (rank.host < 0) return options_.command;
@@ -394,7 +401,9 @@ class Launcher {
     if (!options_.launch_keeps_env) {
       prefix = " env";
       for (const std::string& entry : env)
-        if (entry.starts_with("SLUICE_")) prefix += " " + entry;  // shell-safe: set_up checked
+        if (entry.starts_with("SLUICE_") && !entry.starts_with("SLUICE_JOB_KEY="))
+          prefix += " " + entry;  // shell-safe: set_up checked
+      prefix += " SLUICE_LAUNCH_TOKEN=" + rank.launch_token;
     }
     std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + prefix + " \"$@\"",
                                      "sluicerun-launch"};
@@ -952,8 +961,14 @@ class Launcher {
       return protocol_error(id, "malformed hello");
     std::string_view key = payload.substr(0, wire::job_key_size);
     payload.remove_prefix(wire::job_key_size);
+    // A launch token is good once, for its own rank: whoever shows it first gets the slot,
+    // so a stolen token can at worst make the real rank fail (and the job end), never let a
+    // stranger in unnoticed.
+    const bool by_token = rank_index < static_cast<std::uint32_t>(options_.nranks) &&
+                          !ranks_[rank_index].launch_token.empty() &&
+                          wire::same_secret(key, ranks_[rank_index].launch_token);
     std::string problem;
-    if (!wire::same_secret(key, job_key_))
+    if (!by_token && !wire::same_secret(key, job_key_))
       problem = "wrong job key";  // says nothing about this job to a stranger
     else if (payload != job_id_)
       problem = "job id " + std::string(payload) + " is not this job's (" + job_id_ + ")";
@@ -974,7 +989,8 @@ class Launcher {
     connections_.at(id).reader.set_limit(wire::max_payload_size);
     rank.joined = true;
     rank.connection_id = id;
-    send_frame(id, wire::make_frame(wire::MsgType::hello_ok));
+    rank.launch_token.clear();  // spent
+    send_frame(id, wire::make_frame(wire::MsgType::hello_ok, job_key_));
   }
 
   void complete_fence() {

@@ -74,7 +74,9 @@ class FakeLauncher {
       int fd = accept(listener_, nullptr, nullptr);
       wire::Frame hello;
       if (fd >= 0 && read_frame(fd, hello) && hello.type == wire::MsgType::hello) {
-        std::string ok = wire::make_frame(wire::MsgType::hello_ok);
+        // hello_ok hands out the job key; here the one the rank presented.
+        std::string ok =
+            wire::make_frame(wire::MsgType::hello_ok, hello.payload.substr(4, wire::job_key_size));
         (void)!write(fd, ok.data(), ok.size());
         after_hello(fd);
       }

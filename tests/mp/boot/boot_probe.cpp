@@ -195,7 +195,27 @@ void play_stranger() {
   wire::append_u32(header, 1u << 20);
   check(send(fd, header.data(), header.size(), 0) == 8, "send header");
   check(read_until_closed(fd).empty(), "an oversized first frame closes the connection");
-  std::printf("boot_probe: stranger refused twice\n");
+  // The launch token on this rank's command line (ps shows it to anyone): spent by this
+  // rank's own hello, and never good for another rank.
+  const char* token = std::getenv("SLUICE_LAUNCH_TOKEN");
+  check(token != nullptr,
+        "a --launch rank gets a launch token, not the job key, on its command line");
+  if (token == nullptr) return;
+  for (std::uint32_t rank : {0u, 1u}) {
+    fd = connect_to_store();
+    check(fd >= 0, "stranger connects with a token");
+    if (fd < 0) return;
+    hello.clear();
+    wire::append_u32(hello, rank);
+    hello += token;
+    hello += std::getenv("SLUICE_JOB_ID");
+    frame = wire::make_frame(wire::MsgType::hello, hello);
+    check(send(fd, frame.data(), frame.size(), 0) == static_cast<ssize_t>(frame.size()), "send");
+    reply = read_until_closed(fd);
+    check(reply == wire::make_frame(wire::MsgType::reject, "wrong job key"),
+          rank == 0 ? "a spent launch token is refused" : "a token is good for its own rank only");
+  }
+  std::printf("boot_probe: stranger refused four times\n");
 }
 
 // Blocks in a fence that can only end when the job is torn down.
