@@ -164,10 +164,7 @@ Schedule* Builder::rerun(Group& g, const Key& key, const Reducer* red) {
   assign_tag(s, g);
   s->state_ = Schedule::State::active;
   s->advance(rn.engine());
-  if (!s->done()) {
-    rn.activate(s);
-    rn.engine().progress();  // see Builder::start
-  }
+  if (!s->done()) rn.activate(s);
   return s;
 }
 
@@ -248,12 +245,7 @@ Schedule* Builder::start() {
   s_ = nullptr;
   s->state_ = Schedule::State::active;
   s->advance(*e_);
-  if (!s->done()) {
-    rn_->activate(s);
-    // One pass now: what the peers already sent for this schedule (an rts, pushed data) is
-    // handled in the start rather than after the caller's computation.
-    e_->progress();
-  }
+  if (!s->done()) rn_->activate(s);
   return s;
 }
 
