@@ -7,7 +7,12 @@ and compute times (median over runs, of the stack named by --ceiling).
 Usage: bench/nbc-overlap-table.py [IN.jsonl] [--ops ialltoall,igather,iscatter]
                                   [--sizes 65536,1048576] [--ranks 2]
                                   [--stacks sluice-on,sluice-off,openmpi,mpich]
-                                  [--ceiling sluice-on]
+                                  [--ceiling sluice-on] [--verdict sluice-on,sluice-off]
+
+With --verdict, a last column judges issue 5's target for the best of the named Sluice
+stacks (medians): target = better peer + 30 points; "met" when that stack reaches the
+target and is within 10 points of the ceiling, "unreachable" when the ceiling itself is
+below the target (the stack is then judged against the ceiling - 10 only), else "not met".
 """
 import argparse
 import json
@@ -20,6 +25,7 @@ p.add_argument("--sizes", default="")
 p.add_argument("--ranks", default="")
 p.add_argument("--stacks", default="sluice-on,sluice-off,openmpi,mpich")
 p.add_argument("--ceiling", default="sluice-on")
+p.add_argument("--verdict", default="")
 a = p.parse_args()
 
 cells = {}
@@ -58,8 +64,33 @@ def fmt(vals, runs=()):
     return text + ("*" * off)
 
 
-print("| op | ranks | size | " + " | ".join(stacks) + f" | ceiling ({a.ceiling}) |")
-print("|---|---|---|" + "---|" * len(stacks) + "---|")
+verdict = [v for v in a.verdict.split(",") if v]
+
+
+def med(st, op, r, s, field="overlap"):
+    runs = cells.get((st, op, r, s), [])
+    return statistics.median(d[field] * 100 for d in runs) if runs else None
+
+
+def judge(op, r, s):
+    peers = [m for m in (med("openmpi", op, r, s), med("mpich", op, r, s)) if m is not None]
+    ceil = med(a.ceiling, op, r, s, "ceiling")
+    mine = [(m, st) for st in verdict if (m := med(st, op, r, s)) is not None]
+    if not peers or ceil is None or not mine:
+        return "–"
+    best, who = max(mine)
+    target = min(100, max(peers) + 30)
+    if ceil < target:
+        ok = best >= ceil - 10
+        return (f"unreachable (ceiling {ceil:.0f} < target {target:.0f}); "
+                f"{who} {best:.0f} {'within' if ok else 'not within'} 10 of ceiling")
+    ok = best >= target and best >= ceil - 10
+    return f"{'met' if ok else 'not met'} (target {target:.0f}, {who} {best:.0f})"
+
+
+extra_head = " | target (issue 5)" if verdict else ""
+print("| op | ranks | size | " + " | ".join(stacks) + f" | ceiling ({a.ceiling}){extra_head} |")
+print("|---|---|---|" + "---|" * len(stacks) + "---|" + ("---|" if verdict else ""))
 for op in ops:
     for r in ranks:
         for s in sizes:
@@ -70,4 +101,5 @@ for op in ops:
             if all(x == "–" for x in row):
                 continue
             ceil = fmt([d["ceiling"] for d in cells.get((a.ceiling, op, r, s), [])])
-            print(f"| {op} | {r} | {size_text(s)} | " + " | ".join(row) + f" | {ceil} |")
+            tail = f" | {judge(op, r, s)}" if verdict else ""
+            print(f"| {op} | {r} | {size_text(s)} | " + " | ".join(row) + f" | {ceil}{tail} |")

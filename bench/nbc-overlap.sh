@@ -9,6 +9,8 @@
 # Usage: bench/nbc-overlap.sh [--build DIR] [--ranks "2 4"] [--ops LIST] [--sizes LIST]
 #                             [--runs N] [--out FILE] [--stacks "sluice-off sluice-on
 #                             openmpi mpich"] [-- extra mpi_nbc_overlap args]
+#   stacks sluice-push-off / sluice-push-on: Sluice with the pushed rendezvous
+#   (SLUICE_SHM_PUSH_MAX=${PUSH_MAX:-128K}), thread off / on
 #   --build DIR  Sluice build directory (default build): DIR/bin/mpicc and DIR/bin/sluicerun
 #   --idle-wait S  before each run, wait up to S seconds (default 120, 0 = no wait) for the
 #                  machine to be < 10 % busy over 1 s (a concurrent build halves the figures)
@@ -58,6 +60,10 @@ for ((r = 1; r <= runs; r++)); do
       case "$stack" in
         sluice-off | sluice-on)
           SLUICE_PROGRESS_THREAD="${stack#sluice-}" "$build/bin/sluicerun" -n "$n" --timeout 900 \
+            "$bin/mpi_nbc_overlap.sluice" --impl sluice --label "$stack" "${args[@]}" ;;
+        sluice-push-off | sluice-push-on)
+          SLUICE_SHM_PUSH_MAX="${PUSH_MAX:-128K}" SLUICE_PROGRESS_THREAD="${stack#sluice-push-}" \
+            "$build/bin/sluicerun" -n "$n" --timeout 900 \
             "$bin/mpi_nbc_overlap.sluice" --impl sluice --label "$stack" "${args[@]}" ;;
         openmpi)
           o=(--allow-run-as-root --mca pml ob1 --mca btl self,vader)

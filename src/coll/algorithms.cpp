@@ -879,6 +879,7 @@ Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t c
 
 Schedule* igather(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes, int root) {
   Builder b(g, "gather: binomial tree");
+  b.prefer_pipeline();
   const int P = g.size, r = g.rank;
   const B* mine = sendbuf ? rb(sendbuf) : rb(recvbuf) + static_cast<std::size_t>(r) * bytes;
   if (bytes == 0) return b.start();
@@ -901,6 +902,7 @@ Schedule* igatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void* r
                    std::span<const std::size_t> counts, std::span<const std::size_t> displs,
                    int root) {
   Builder b(g, "gatherv: linear");
+  b.prefer_pipeline();
   const B* mine = sendbuf ? rb(sendbuf) : rb(recvbuf) + (g.rank == root ? displs[root] : 0);
   gather_linear(b, mine, wb(recvbuf), counts, displs, sendbytes, root);
   return b.start();

@@ -56,6 +56,7 @@ void Schedule::reset() {
   temp_wanted_ = 0;
   reducer_ = Reducer{};
   keyed_ = false;
+  single_copy_ = true;
   group_ = nullptr;
   next_round_ = 0;
   state_ = State::idle;
@@ -92,7 +93,8 @@ void Schedule::start_round(detail::Engine& e) {
     switch (op.kind) {
       case OpKind::send:
         // An eager send the driver takes at once leaves nothing to wait for.
-        if (detail::RequestImpl* r = e.isend_or_inject({op.src, op.n}, op.peer, tag_, ctx_, err))
+        if (detail::RequestImpl* r =
+                e.isend_or_inject({op.src, op.n}, op.peer, tag_, ctx_, err, single_copy_))
           pending_.push_back(r);
         break;
       case OpKind::recv:

@@ -90,6 +90,9 @@ class Schedule {
   std::size_t next_round_ = 0;
   State state_ = State::idle;
   bool detached_ = false;
+  // Large sends may take the single-copy get (SLUICE_SHM_COLL_CMA_MAX): off where one rank
+  // receives from many (gather), which the get would leave doing every copy alone.
+  bool single_copy_ = true;
   Errc error_ = Errc::ok;
   const char* algorithm_ = "";
   void (*on_done_)(void*, Errc) = nullptr;
@@ -126,6 +129,8 @@ class Builder {
   int size() const { return size_; }
   void set_reducer(const Reducer& r) { s_->reducer_ = r; }
   void set_algorithm(const char* a) { s_->algorithm_ = a; }
+  // Sends keep the pipelined copy for large messages (the sender then shares the copying).
+  void prefer_pipeline() { s_->single_copy_ = false; }
   const Reducer& reducer() const { return s_->reducer_; }
 
   // Scratch memory owned by the schedule, 64-byte aligned, uninitialised.

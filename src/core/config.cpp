@@ -40,6 +40,14 @@ constexpr ConfigKey kTable[] = {
     {"SHM_CMA_MAX", T::size, "512K",
      "largest message SHM_RNDV=auto moves by CMA; larger ones take the pipeline (CMA pins "
      "the sender's pages per call; no upper bound when local ranks outnumber CPUs)"},
+    {"SHM_COLL_CMA_MAX", T::size, "4M",
+     "collective schedules' sends (SHM_RNDV=auto) move by CMA up to this size even above "
+     "SHM_CMA_MAX: every rank of a collective copies, so one copy per message beats the "
+     "two-copy pipeline there (docs/PERFORMANCE.md, issue 5)"},
+    {"SHM_PUSH_MAX", T::size, "0",
+     "largest message the sender pushes through the bulk slots right after its rendezvous "
+     "request, without waiting for the receiver (0: never); the receiver copies it out, or "
+     "stashes it until its receive is posted. Synchronous sends never push"},
     {"SHM_PIPE_CHUNK", T::size, "8K", "bytes per pipelined fragment / shared bulk slot"},
     {"SHM_PIPE_SLOTS", T::integer, "16", "bulk slots (count) per ordered pair of local ranks"},
     {"SPIN_TIME", T::duration, "50us",

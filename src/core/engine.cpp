@@ -86,6 +86,8 @@ Engine::Engine() {
   th.eager_limit = config_.get_size("EAGER_LIMIT");
   th.get_threshold = config_.get_size("SHM_CMA_THRESHOLD");
   th.get_max = config_.get_size("SHM_CMA_MAX");
+  th.push_max = config_.get_size("SHM_PUSH_MAX");
+  th.coll_get_max = config_.get_size("SHM_COLL_CMA_MAX");
   const std::string rndv = config_.get_string("SHM_RNDV");
   th.rndv = rndv == "cma"        ? proto::Thresholds::RndvMode::get
             : rndv == "pipeline" ? proto::Thresholds::RndvMode::pipeline
@@ -541,7 +543,7 @@ Errc Engine::check_tag(int tag, bool allow_any) {
 }
 
 RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
-                           bool sync, Errc& err) {
+                           bool sync, Errc& err, bool coll) {
   err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
   if (err != Errc::ok) return failed_request(err);
@@ -551,6 +553,7 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
   t.ctx = ctx;
   t.tag = tag;
   t.sync = sync;
+  t.coll = coll;
   t.buf = const_cast<std::byte*>(buf.data());  // sends only read it
   t.len = buf.size();
   ++active_sends_;
@@ -564,7 +567,7 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
 }
 
 RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, int tag,
-                                     uint32_t ctx, Errc& err) {
+                                     uint32_t ctx, Errc& err, bool coll) {
   err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
   if (err != Errc::ok) return failed_request(err);
@@ -581,7 +584,7 @@ RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, i
     note_work();
     return nullptr;
   }
-  return isend(buf, dest, tag, ctx, false, err);  // queued, rendezvous or a dead peer
+  return isend(buf, dest, tag, ctx, false, err, coll);  // queued, rendezvous or a dead peer
 }
 
 Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx) {
@@ -1005,13 +1008,15 @@ std::string Engine::stats_report() const {
       break;
   }
   for (proto::Protocol p :
-       {proto::Protocol::eager, proto::Protocol::rndv_get, proto::Protocol::rndv_pipeline}) {
+       {proto::Protocol::eager, proto::Protocol::rndv_get, proto::Protocol::rndv_pipeline,
+        proto::Protocol::rndv_push}) {
     int i = static_cast<int>(p);
     o << "  protocol " << proto::protocol_name(p) << ": sent " << ps.sent[i] << " msgs / "
       << ps.sent_bytes[i] << " B, received " << ps.received[i] << " msgs\n";
   }
   o << "  pipelined fragments sent: " << ps.fragments << ", bytes pulled by get: " << ps.get_bytes
-    << ", sends queued on a full driver: " << ps.driver_full << "\n";
+    << ", sends queued on a full driver: " << ps.driver_full
+    << ", pushed messages stashed (no receive yet): " << ps.pushed_unexpected << "\n";
   o << "  matching: " << stats_.expected << " expected, " << stats_.unexpected
     << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated " << ps.truncated
     << "\n";

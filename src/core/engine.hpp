@@ -74,13 +74,14 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
+  // coll: a collective schedule's send (may take the single-copy get up to coll_get_max).
   RequestImpl* isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx, bool sync,
-                     Errc& err);
+                     Errc& err, bool coll = false);
   // isend without a request when the message goes out at once (an eager send the driver
   // took): returns nullptr then; otherwise what isend returns. For callers that only need
-  // to know when their sends are done (collective schedules).
+  // to know when their sends are done (collective schedules). coll: as for isend.
   RequestImpl* isend_or_inject(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
-                               Errc& err);
+                               Errc& err, bool coll = false);
   // Blocking send of a message that may complete at once; no request unless it must wait.
   Errc send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx);
   RequestImpl* irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err);

@@ -17,6 +17,8 @@ const char* protocol_name(Protocol p) {
       return "rndv-get";
     case Protocol::rndv_pipeline:
       return "rndv-pipeline";
+    case Protocol::rndv_push:
+      return "rndv-push";
   }
   return "?";
 }
@@ -48,13 +50,26 @@ void PointToPoint::set_route(int peer, drivers::Driver* d) {
   if (static_cast<std::size_t>(peer) >= routes_.size()) {
     routes_.resize(static_cast<std::size_t>(peer) + 1, nullptr);
     queues_.resize(static_cast<std::size_t>(peer) + 1);
+    push_ok_.resize(static_cast<std::size_t>(peer) + 1, false);
   }
   routes_[static_cast<std::size_t>(peer)] = d;
+  // Pushing fills the receiver's shared bulk slots before it asked; on a socket driver the
+  // bytes would sit in kernel buffers instead, which the socket protocols do not expect.
+  push_ok_[static_cast<std::size_t>(peer)] = d && d->name() == "shm";
+}
+
+PointToPoint::~PointToPoint() {
+  for (PushRx* p : pushes_) delete p;
 }
 
 Protocol PointToPoint::choose(int peer, std::size_t size) const {
   const drivers::DriverCaps& caps = route(peer)->caps();
   if (size <= std::min(th_.eager_limit, caps.inline_payload)) return Protocol::eager;
+  if (size <= th_.push_max && push_ok_[static_cast<std::size_t>(peer)]) return Protocol::rndv_push;
+  return pull_protocol(caps, size);
+}
+
+Protocol PointToPoint::pull_protocol(const drivers::DriverCaps& caps, std::size_t size) const {
   if (!caps.rdma_get || th_.rndv == Thresholds::RndvMode::pipeline) return Protocol::rndv_pipeline;
   if (th_.rndv == Thresholds::RndvMode::get || (size >= th_.get_threshold && size <= th_.get_max))
     return Protocol::rndv_get;
@@ -85,7 +100,9 @@ IoStatus PointToPoint::send_first_packet(Transfer& t) {
   r.size = t.len;
   r.sender_req = id_of(t);
   r.sender_addr = reinterpret_cast<uint64_t>(t.buf);
-  r.path = t.protocol == Protocol::rndv_get ? RndvPath::get : RndvPath::pipeline;
+  r.path = t.protocol == Protocol::rndv_get    ? RndvPath::get
+           : t.protocol == Protocol::rndv_push ? RndvPath::push
+                                               : RndvPath::pipeline;
   r.sync = t.sync;
   r.fin_after_data = r.path == RndvPath::pipeline && d->caps().lends_payload;
   return d->send(t.peer, bytes_of(r), {});
@@ -94,6 +111,15 @@ IoStatus PointToPoint::send_first_packet(Transfer& t) {
 void PointToPoint::start_send(Transfer& t) {
   t.role = Transfer::Role::send;
   t.protocol = choose(t.peer, t.len);
+  // A pushed send completes when its bytes are out, before any match: Ssend pulls instead.
+  if (t.protocol == Protocol::rndv_push && t.sync)
+    t.protocol = pull_protocol(route(t.peer)->caps(), t.len);
+  // Collectives: every rank copies, so the pipeline's two copies cost twice the CPU of one
+  // get (the ping-pong reason for get_max, both cores copying in parallel, does not hold).
+  if (t.coll && t.protocol == Protocol::rndv_pipeline && t.len <= th_.coll_get_max &&
+      t.len >= th_.get_threshold && th_.rndv == Thresholds::RndvMode::automatic &&
+      route(t.peer)->caps().rdma_get)
+    t.protocol = Protocol::rndv_get;
   t.offset = 0;
   ++stats_.sent[static_cast<int>(t.protocol)];
   stats_.sent_bytes[static_cast<int>(t.protocol)] += t.len;
@@ -102,7 +128,7 @@ void PointToPoint::start_send(Transfer& t) {
   if (q.waiting.empty()) {
     IoStatus s = send_first_packet(t);
     if (s == IoStatus::done) {
-      if (t.protocol == Protocol::eager && !t.sync) up_.transfer_complete(t, Errc::ok);
+      first_packet_sent(t);
       return;
     }
     if (s == IoStatus::failed) {
@@ -144,6 +170,21 @@ void PointToPoint::send_control(int peer, const void* hdr, std::size_t len) {
   mark_active(peer);
 }
 
+void PointToPoint::first_packet_sent(Transfer& t) {
+  if (t.protocol == Protocol::eager) {
+    if (!t.sync) up_.transfer_complete(t, Errc::ok);
+    return;
+  }
+  if (t.protocol != Protocol::rndv_push) return;  // waits for the receiver's cts or fin
+  t.offset = 0;
+  t.length = t.len;
+  t.remote_id = id_of(t);  // push_data names the sender's transfer
+  PeerQueue& q = queues_[static_cast<std::size_t>(t.peer)];
+  if (q.streaming.empty() && push_fragments(t)) return;
+  q.streaming.push_back(&t);
+  mark_active(t.peer);
+}
+
 void PointToPoint::mark_active(int peer) {
   PeerQueue& q = queues_[static_cast<std::size_t>(peer)];
   if (!q.active) {
@@ -167,7 +208,10 @@ bool PointToPoint::push_fragments(Transfer& t) {
   while (t.offset < t.length) {
     const std::size_t ramp = std::max(kFirstFragment, t.offset);
     std::size_t n = std::min({chunk, ramp, t.length - t.offset});
-    DataHeader h{PacketType::data, {}, t.remote_id, t.offset};
+    DataHeader h{t.protocol == Protocol::rndv_push ? PacketType::push_data : PacketType::data,
+                 {},
+                 t.remote_id,
+                 t.offset};
     const std::span<const std::byte> part{t.buf + t.offset, n};
     IoStatus s =
         lend ? d->send_lent(t.peer, bytes_of(h), part) : d->send(t.peer, bytes_of(h), part);
@@ -207,8 +251,8 @@ bool PointToPoint::progress_outbound() {
       moved = true;
       if (s == IoStatus::failed)
         up_.transfer_complete(t, Errc::peer_dead);
-      else if (t.protocol == Protocol::eager && !t.sync)
-        up_.transfer_complete(t, Errc::ok);
+      else
+        first_packet_sent(t);
     }
     while (!q.streaming.empty()) {
       std::size_t before = q.streaming.front()->offset;
@@ -248,6 +292,27 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
       send_control(m.src, &f, sizeof f);
     }
     up_.transfer_complete(r, err);
+    return;
+  }
+  if (m.path == RndvPath::push) {
+    auto* p = reinterpret_cast<PushRx*>(m.sender_addr);
+    r.protocol = Protocol::rndv_push;
+    ++stats_.received[static_cast<int>(Protocol::rndv_push)];
+    r.offset = 0;
+    r.length = n;
+    r.remote_id = err != Errc::ok ? 1 : 0;  // remember the truncation for completion
+    if (p->stash) {  // arrived before this receive: the bytes so far wait in the stash
+      std::memcpy(r.buf, p->stash.get(), std::min(p->received, n));
+      give_back_stash(p);
+    }
+    p->target = &r;
+    if (p->received == p->size) {
+      finish_push(p);
+    } else if (p->failed) {
+      std::erase(pushes_, p);
+      delete p;
+      up_.transfer_complete(r, Errc::peer_dead);
+    }
     return;
   }
   if (m.path == RndvPath::get) {
@@ -309,7 +374,22 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       m.path = h.path;
       m.sync = h.sync;
       m.fin_after_data = h.fin_after_data != 0;
-      up_.on_incoming(m);
+      if (h.path != RndvPath::push) {
+        up_.on_incoming(m);
+        return;
+      }
+      auto* p = new PushRx;
+      p->src = src;
+      p->sender_id = h.sender_req;
+      p->size = h.size;
+      pushes_.push_back(p);
+      m.sender_addr = reinterpret_cast<uint64_t>(p);
+      up_.on_incoming(m);  // may deliver() into a posted receive at once
+      if (!p->target) {
+        // No receive yet: keep the fragments until one matches (the one extra copy).
+        take_stash(p);
+        ++stats_.pushed_unexpected;
+      }
       return;
     }
     case PacketType::cts: {
@@ -339,6 +419,11 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       }
       return;
     }
+    case PacketType::push_data: {
+      auto h = read_header<DataHeader>(header);
+      on_push_data(src, h.receiver_req, h.offset, payload);
+      return;
+    }
     case PacketType::fin:
     case PacketType::sync_ack: {
       auto h = read_header<FinHeader>(header);
@@ -346,6 +431,56 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       return;
     }
   }
+}
+
+void PointToPoint::on_push_data(int src, uint64_t sender_id, std::size_t offset,
+                                std::span<const std::byte> payload) {
+  // Fragments of one message come in order after its rts; the sender reuses an id only
+  // once every fragment of the earlier message is out, so one incomplete entry matches.
+  PushRx* p = nullptr;
+  for (PushRx* q : pushes_)
+    if (q->src == src && q->sender_id == sender_id && q->received < q->size) {
+      p = q;
+      break;
+    }
+  if (!p || offset > p->size || payload.size() > p->size - offset) return;  // not ours: drop
+  if (Transfer* r = p->target) {
+    if (offset < r->length)
+      std::memcpy(r->buf + offset, payload.data(), std::min(payload.size(), r->length - offset));
+  } else {
+    std::memcpy(p->stash.get() + offset, payload.data(), payload.size());
+  }
+  p->received += payload.size();
+  if (p->received == p->size && p->target) finish_push(p);
+}
+
+void PointToPoint::take_stash(PushRx* p) {
+  for (auto& [cap, buf] : spare_stash_)
+    if (cap >= p->size) {
+      p->stash_cap = cap;
+      p->stash = std::move(buf);
+      std::swap(buf, spare_stash_.back().second);
+      std::swap(cap, spare_stash_.back().first);
+      spare_stash_.pop_back();
+      return;
+    }
+  p->stash.reset(new std::byte[p->size]);
+  p->stash_cap = p->size;
+}
+
+void PointToPoint::give_back_stash(PushRx* p) {
+  constexpr std::size_t kMaxSpares = 8;
+  if (spare_stash_.size() < kMaxSpares)
+    spare_stash_.emplace_back(p->stash_cap, std::move(p->stash));
+  p->stash.reset();
+  p->stash_cap = 0;
+}
+
+void PointToPoint::finish_push(PushRx* p) {
+  Transfer& r = *p->target;
+  std::erase(pushes_, p);
+  delete p;
+  up_.transfer_complete(r, r.remote_id == 1 ? Errc::truncated : Errc::ok);
 }
 
 std::span<std::byte> PointToPoint::placement(int src, std::span<const std::byte> header,
@@ -370,6 +505,21 @@ void PointToPoint::fail_peer(int peer) {
     up_.transfer_complete(*t, Errc::peer_dead);
   }
   for (Transfer* t : streaming) up_.transfer_complete(*t, Errc::peer_dead);
+  // Pushed messages cut short: a matched receive fails with the peer (the core fails every
+  // request on it); an unmatched one stays matchable and fails when a receive takes it.
+  // Complete ones keep their data.
+  for (std::size_t i = 0; i < pushes_.size();) {
+    PushRx* p = pushes_[i];
+    if (p->src != peer || p->received == p->size) {
+      ++i;
+    } else if (p->target) {
+      pushes_.erase(pushes_.begin() + static_cast<std::ptrdiff_t>(i));
+      delete p;
+    } else {
+      p->failed = true;
+      ++i;
+    }
+  }
 }
 
 }  // namespace sluice::proto

@@ -1,7 +1,10 @@
 // Point-to-point protocols over any reliable, ordered driver: eager copy, rendezvous by
-// one-sided get (single copy, when the driver can read peer memory), and rendezvous by
-// pipelined fragments (when it cannot, or below the get threshold). The strategy that
-// picks one per message lives in choose(); its reasons are counted in ProtoStats.
+// one-sided get (single copy, when the driver can read peer memory), rendezvous by
+// pipelined fragments (when it cannot, or below the get threshold), and pushed rendezvous
+// (shm, up to push_max: the sender streams the fragments right after the rts, so it copies
+// in its own call while the receiver copies out in its own — nobody waits for the other
+// side to enter the library, which is what lets a nonblocking collective overlap). The strategy
+// that picks one per message lives in choose(); its reasons are counted in ProtoStats.
 //
 // The protocol layer knows nothing of tag matching: it hands every arriving match packet
 // (eager, rts) up through Upcalls::on_incoming, and the core calls deliver() once it has
@@ -10,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -18,7 +22,7 @@
 
 namespace sluice::proto {
 
-enum class Protocol : uint8_t { none, eager, rndv_get, rndv_pipeline };
+enum class Protocol : uint8_t { none, eager, rndv_get, rndv_pipeline, rndv_push };
 const char* protocol_name(Protocol p);
 
 // Protocol state of one message, embedded in the core's request.
@@ -28,6 +32,7 @@ struct Transfer {
   Protocol protocol = Protocol::none;
   bool sync = false;    // send completes only once matched (MPI_Ssend)
   bool queued = false;  // first packet still waiting for room in the driver
+  bool coll = false;    // a collective schedule's send (Thresholds::coll_get_max)
   int peer = -1;
   uint32_t ctx = 0;
   int32_t tag = 0;
@@ -48,19 +53,20 @@ struct Incoming {
   std::size_t size = 0;                // full message size
   std::span<const std::byte> payload;  // eager data (valid during on_incoming only)
   uint64_t sender_req = 0;             // rts
-  uint64_t sender_addr = 0;            // rts
+  uint64_t sender_addr = 0;            // rts (path push: the receiver's PushRx, for deliver)
   RndvPath path = RndvPath::pipeline;
   bool sync = false;
   bool fin_after_data = false;  // rts: answer the last data fragment with fin
 };
 
 struct ProtoStats {
-  uint64_t sent[4] = {};  // messages sent, by Protocol
-  uint64_t sent_bytes[4] = {};
-  uint64_t received[4] = {};  // messages delivered into a receive, by Protocol
-  uint64_t fragments = 0;     // pipelined data packets sent
-  uint64_t driver_full = 0;   // sends that found the driver full and queued
-  uint64_t get_bytes = 0;     // bytes pulled by one-sided get
+  uint64_t sent[5] = {};  // messages sent, by Protocol
+  uint64_t sent_bytes[5] = {};
+  uint64_t received[5] = {};       // messages delivered into a receive, by Protocol
+  uint64_t pushed_unexpected = 0;  // pushed messages that arrived before their receive (stashed)
+  uint64_t fragments = 0;          // pipelined data packets sent
+  uint64_t driver_full = 0;        // sends that found the driver full and queued
+  uint64_t get_bytes = 0;          // bytes pulled by one-sided get
   uint64_t truncated = 0;
 };
 
@@ -68,6 +74,8 @@ struct Thresholds {
   std::size_t eager_limit = 4096;
   std::size_t get_threshold = 32768;  // automatic: rendezvous at or above this uses get
   std::size_t get_max = SIZE_MAX;     // ... and up to this size (inclusive)
+  std::size_t push_max = 0;           // shm: non-sync rendezvous up to this size is pushed
+  std::size_t coll_get_max = 0;       // automatic: a collective's send uses get up to this
   enum class RndvMode : uint8_t { automatic, get, pipeline } rndv = RndvMode::automatic;
 };
 
@@ -86,6 +94,7 @@ class PointToPoint final : public drivers::PacketSink {
 
   // Routes: which driver serves each world rank.
   void set_route(int peer, drivers::Driver* d);
+  ~PointToPoint();
   drivers::Driver* route(int peer) const { return routes_[static_cast<std::size_t>(peer)]; }
 
   // Which protocol a message of `size` bytes to `peer` uses.
@@ -122,6 +131,19 @@ class PointToPoint final : public drivers::PacketSink {
     std::byte bytes[sizeof(CtsHeader)];
     uint8_t len;
   };
+  // A pushed message on the receiving side, from its rts until a receive has all of it.
+  // Heap-allocated: its address travels in Incoming::sender_addr through the core's
+  // unexpected queue back to deliver().
+  struct PushRx {
+    int src = -1;
+    uint64_t sender_id = 0;
+    std::size_t size = 0;                // message size
+    std::size_t received = 0;            // bytes arrived so far
+    Transfer* target = nullptr;          // the matched receive, or null while unexpected
+    std::unique_ptr<std::byte[]> stash;  // arrived bytes while unexpected
+    std::size_t stash_cap = 0;
+    bool failed = false;  // the sender died before the last fragment
+  };
   struct PeerQueue {
     std::deque<Control> control;
     std::deque<Transfer*> waiting;    // sends whose first packet is not out yet (in order)
@@ -130,15 +152,28 @@ class PointToPoint final : public drivers::PacketSink {
   };
 
   drivers::IoStatus send_first_packet(Transfer& t);
+  Protocol pull_protocol(const drivers::DriverCaps& caps, std::size_t size) const;
   void send_control(int peer, const void* hdr, std::size_t len);
   bool push_fragments(Transfer& t);  // true when every fragment is out
   void mark_active(int peer);
+  // After the first packet of t went out: pushed rendezvous streams its fragments now.
+  void first_packet_sent(Transfer& t);
+  void on_push_data(int src, uint64_t sender_id, std::size_t offset,
+                    std::span<const std::byte> payload);
+  void finish_push(PushRx* p);  // every byte arrived and a receive has it: complete, free
+  // Stash buffers are recycled: a fresh 64 KiB-1 MiB allocation per unexpected message
+  // costs page faults (the heap trims, large blocks are mmapped) each time.
+  void take_stash(PushRx* p);
+  void give_back_stash(PushRx* p);
 
   Upcalls& up_;
   Thresholds th_;
   std::vector<drivers::Driver*> routes_;
   std::vector<PeerQueue> queues_;
   std::vector<int> active_peers_;
+  std::vector<bool> push_ok_;    // by peer: its route is shm (pushed rendezvous allowed)
+  std::vector<PushRx*> pushes_;  // receiving side, owned; few (one per message in flight)
+  std::vector<std::pair<std::size_t, std::unique_ptr<std::byte[]>>> spare_stash_;
   ProtoStats stats_;
 };
 

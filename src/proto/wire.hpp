@@ -8,6 +8,9 @@
 //   data        DataHeader + fragment payload (pipelined copy)
 //   fin         FinHeader: receiver pulled the data itself (CMA get) — sender done;
 //               also after the last data fragment when the rts asked (fin_after_data)
+//   push_data   DataHeader (receiver_req = the *sender's* id) + fragment of a pushed
+//               rendezvous: the sender streams the message right after its rts
+//               (path push) without waiting for a cts; the receiver places or stashes it
 //   sync_ack    FinHeader: eager_sync matched — sender done
 //
 // Request ids are the sender's (or receiver's) own request addresses, echoed back
@@ -18,7 +21,7 @@
 
 namespace sluice::proto {
 
-enum class PacketType : uint8_t { eager = 1, eager_sync, rts, cts, data, fin, sync_ack };
+enum class PacketType : uint8_t { eager = 1, eager_sync, rts, cts, data, fin, sync_ack, push_data };
 
 struct MatchHeader {
   PacketType type;
@@ -30,7 +33,7 @@ struct MatchHeader {
 };
 static_assert(sizeof(MatchHeader) == 16);
 
-enum class RndvPath : uint8_t { pipeline = 0, get = 1 };
+enum class RndvPath : uint8_t { pipeline = 0, get = 1, push = 2 };
 
 struct RtsHeader {
   MatchHeader match;  // size32 unused
