@@ -49,38 +49,12 @@ fi
 BUILD="$build" "$repo/bench/peers/build.sh" >/dev/null
 [ -x "$build/bin/sluice-bench" ] || { echo "build Sluice first (make)" >&2; exit 1; }
 
-to_bytes() {  # 8, 64K, 1M -> bytes
-  local s=$1
-  case "$s" in
-    *K) echo $((${s%K} * 1024)) ;; *M) echo $((${s%M} * 1048576)) ;; *G) echo $((${s%G} << 30)) ;;
-    *) echo "$s" ;;
-  esac
-}
-port=$((20000 + RANDOM % 20000))
-
-# ucx_perftest TEST SIZE ITERS: prints the "Final:" line's figures (server core 0, client 1).
-ucx_run() {
-  port=$((port + 1))
-  UCX_TLS=tcp,self UCX_NET_DEVICES=lo taskset -c 0 ucx_perftest -p "$port" -t "$1" -s "$2" -n "$3" \
-    >/dev/null 2>&1 &
-  local srv=$!
-  sleep 0.3
-  UCX_TLS=tcp,self UCX_NET_DEVICES=lo taskset -c 1 timeout 120 ucx_perftest 127.0.0.1 -p "$port" \
-    -t "$1" -s "$2" -n "$3" 2>/dev/null | awk '$1 == "Final:"'
-  wait "$srv" || true
-}
-
-# fi_pingpong SIZE ITERS: prints "usec/xfer MB/sec".
-ofi_run() {
-  port=$((port + 1))
-  taskset -c 0 timeout 120 fi_pingpong -p "udp;ofi_rxd" -e rdm -S "$1" -I "$2" -B "$port" \
-    >/dev/null 2>&1 &
-  local srv=$!
-  sleep 0.3
-  taskset -c 1 timeout 120 fi_pingpong -p "udp;ofi_rxd" -e rdm -S "$1" -I "$2" -P "$port" \
-    127.0.0.1 2>/dev/null | awk 'NR == 2 {print $7, $6}'
-  wait "$srv" || true
-}
+on_server() { taskset -c 0 "$@"; }
+on_client() { taskset -c 1 "$@"; }
+# shellcheck disable=SC2034,SC2154  # read / set by net-peers.sh
+server_ip=127.0.0.1 ucx_dev=lo
+# shellcheck source=SCRIPTDIR/net-peers.sh
+source "$here/net-peers.sh"
 
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds" >&2
@@ -92,15 +66,10 @@ for ((r = 1; r <= rounds; r++)); do
     --impl mpich-ucx >>"$out/mpich-ucx.jsonl" 2>/dev/null
   for s in ${sizes//,/ }; do
     b=$(to_bytes "$s")
-    # Latency iterations and bandwidth messages: about 256 MiB / 1 GiB per size, as mpi_pingpong.
-    li=$((b > 0 ? 268435456 / b : 10000)); li=$((li > 10000 ? 10000 : li < 100 ? 100 : li))
-    bi=$((b > 0 ? 1073741824 / b : 100000)); bi=$((bi > 100000 ? 100000 : bi < 500 ? 500 : bi))
-    lat=$(ucx_run tag_lat "$b" "$li" | awk '{print $3}')
-    bw=$(ucx_run tag_bw "$b" "$bi" | awk '{printf "%.1f", $6 * 1.048576}')
-    echo "{\"bench\":\"pingpong\",\"impl\":\"ucx-tcp\",\"size\":$b,\"lat_us\":${lat:-null},\"bw_MBps\":${bw:-null}}" \
-      >>"$out/ucx-tcp.jsonl"
+    ucx_row "$b" "$out/ucx-tcp.jsonl"
+    # shellcheck disable=SC2154  # li: set by ucx_row (net-peers.sh)
     oi=$((li > 2000 ? 2000 : li))
-    read -r olat opp < <(ofi_run "$b" "$oi") || true
+    read -r olat opp < <(ofi_run "udp;ofi_rxd" rdm "$b" "$oi") || true
     echo "{\"bench\":\"pingpong\",\"impl\":\"ofi-rxd\",\"size\":$b,\"lat_us\":${olat:-null},\"bw_MBps\":null,\"ofi_MBps\":${opp:-null}}" \
       >>"$out/ofi-rxd.jsonl"
   done

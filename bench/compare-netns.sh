@@ -98,41 +98,16 @@ for ns in "$A" "$B"; do
 done
 echo "hosts $A ($ip_a) and $B (10.77.1.2), MTU $mtu, into $out" >&2
 
-to_bytes() {  # 8, 64K, 1M -> bytes
-  local s=$1
-  case "$s" in
-    *K) echo $((${s%K} * 1024)) ;; *M) echo $((${s%M} * 1048576)) ;; *G) echo $((${s%G} << 30)) ;;
-    *) echo "$s" ;;
-  esac
-}
-port=$((20000 + RANDOM % 20000))
 in_a() { ip netns exec "$A" "$@"; }
 in_b() { ip netns exec "$B" "$@"; }
 warn() { echo "compare-netns.sh: $* failed (recorded as null)" >&2; }
 
-# ucx_perftest TEST SIZE ITERS: prints the "Final:" line's figures.
-ucx_run() {
-  port=$((port + 1))
-  UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 in_a taskset -c 0 timeout 120 ucx_perftest -p "$port" \
-    -t "$1" -s "$2" -n "$3" >/dev/null 2>&1 &
-  local srv=$!
-  sleep 0.3
-  UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 in_b taskset -c 1 timeout 120 ucx_perftest "$ip_a" \
-    -p "$port" -t "$1" -s "$2" -n "$3" 2>/dev/null | awk '$1 == "Final:"'
-  wait "$srv" || true
-}
-
-# fi_pingpong PROVIDER EP SIZE ITERS: prints "usec/xfer MB/sec".
-ofi_run() {
-  port=$((port + 1))
-  in_a taskset -c 0 timeout 120 fi_pingpong -p "$1" -e "$2" -S "$3" -I "$4" -B "$port" \
-    >/dev/null 2>&1 &
-  local srv=$!
-  sleep 0.3
-  in_b taskset -c 1 timeout 120 fi_pingpong -p "$1" -e "$2" -S "$3" -I "$4" -P "$port" \
-    "$ip_a" 2>/dev/null | awk 'NR == 2 {print $7, $6}'
-  wait "$srv" || true
-}
+on_server() { in_a taskset -c 0 "$@"; }
+on_client() { in_b taskset -c 1 "$@"; }
+# shellcheck disable=SC2034,SC2154  # read / set by net-peers.sh
+server_ip=$ip_a ucx_dev=eth0
+# shellcheck source=SCRIPTDIR/net-peers.sh
+source "$here/net-peers.sh"
 
 # raw_pingpong tcp|udp: ponger in A, pinger (prints the JSON) in B.
 raw_run() {
@@ -159,13 +134,8 @@ for ((r = 1; r <= rounds; r++)); do
     --impl mpich-ucx 2>/dev/null | grep '^{' >>"$out/mpich-ucx.jsonl" || warn mpich-ucx
   for s in ${sizes//,/ }; do
     b=$(to_bytes "$s")
-    # Latency iterations and bandwidth messages: about 256 MiB / 1 GiB per size, as mpi_pingpong.
-    li=$((b > 0 ? 268435456 / b : 10000)); li=$((li > 10000 ? 10000 : li < 100 ? 100 : li))
-    bi=$((b > 0 ? 1073741824 / b : 100000)); bi=$((bi > 100000 ? 100000 : bi < 500 ? 500 : bi))
-    lat=$(ucx_run tag_lat "$b" "$li" | awk '{print $3}')
-    bw=$(ucx_run tag_bw "$b" "$bi" | awk '{printf "%.1f", $6 * 1.048576}')
-    echo "{\"bench\":\"pingpong\",\"impl\":\"ucx-tcp\",\"size\":$b,\"lat_us\":${lat:-null},\"bw_MBps\":${bw:-null}}" \
-      >>"$out/ucx-tcp.jsonl"
+    ucx_row "$b" "$out/ucx-tcp.jsonl"
+    # shellcheck disable=SC2154  # li: set by ucx_row (net-peers.sh)
     oi=$((li > 2000 ? 2000 : li))
     for p in ofi-rxd ofi-tcp; do
       olat="" opp=""
