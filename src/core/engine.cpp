@@ -1007,9 +1007,8 @@ std::string Engine::stats_report() const {
         o << "up to " << th.get_max << " B (SLUICE_SHM_CMA_MAX), pipelined copy above\n";
       break;
   }
-  for (proto::Protocol p :
-       {proto::Protocol::eager, proto::Protocol::rndv_get, proto::Protocol::rndv_pipeline,
-        proto::Protocol::rndv_push}) {
+  for (proto::Protocol p : {proto::Protocol::eager, proto::Protocol::rndv_get,
+                            proto::Protocol::rndv_pipeline, proto::Protocol::rndv_push}) {
     int i = static_cast<int>(p);
     o << "  protocol " << proto::protocol_name(p) << ": sent " << ps.sent[i] << " msgs / "
       << ps.sent_bytes[i] << " B, received " << ps.received[i] << " msgs\n";
