@@ -159,6 +159,7 @@ class TcpDriver final : public Driver {
   bool need_reap_ = false;
   uint64_t timer_polls_ = 0;
   uint64_t epoll_polls_ = 0;
+  bool epoll_owed_ = false;  // the periodic epoll_wait is due
   TcpStats stats_;
 };
 
