@@ -41,20 +41,14 @@ table() {
 }
 if [ -n "${TABLE_ONLY:-}" ]; then table; exit 0; fi
 
-if ! command -v ucx_perftest >/dev/null || ! command -v fi_pingpong >/dev/null; then
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y ucx-utils libfabric-bin >&2
-fi
-BUILD="$build" "$repo/bench/peers/build.sh" >/dev/null
-[ -x "$build/bin/sluice-bench" ] || { echo "build Sluice first (make)" >&2; exit 1; }
+# shellcheck source=SCRIPTDIR/net-peers.sh
+source "$here/net-peers.sh"
+prepare_peers
 
 on_server() { taskset -c 0 "$@"; }
 on_client() { taskset -c 1 "$@"; }
 # shellcheck disable=SC2034,SC2154  # read / set by net-peers.sh
 server_ip=127.0.0.1 ucx_dev=lo
-# shellcheck source=SCRIPTDIR/net-peers.sh
-source "$here/net-peers.sh"
 
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds" >&2

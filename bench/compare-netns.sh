@@ -57,13 +57,9 @@ if [ "$inside" = 0 ]; then
   mkdir -p "$out"
   out="$(cd "$out" && pwd)"
   if [ -n "${TABLE_ONLY:-}" ]; then table "$out"; exit 0; fi
-  if ! command -v ucx_perftest >/dev/null || ! command -v fi_pingpong >/dev/null; then
-    sudo_cmd=""
-    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y ucx-utils libfabric-bin >&2
-  fi
-  BUILD="$build" "$repo/bench/peers/build.sh" >/dev/null
-  [ -x "$build/bin/sluice-bench" ] || { echo "build Sluice first (make)" >&2; exit 1; }
+  # shellcheck source=SCRIPTDIR/net-peers.sh
+  source "$here/net-peers.sh"
+  prepare_peers
   status=0
   OUT="$out" BUILD="$build" "$repo/tests/netns/netns.sh" run --hosts 2 --mtu "$mtu" -- \
     "$here/compare-netns.sh" --inside "$rounds" "$sizes" || status=$?

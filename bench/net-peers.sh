@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2154  # on_server, on_client, server_ip, ucx_dev: the caller's
+# shellcheck shell=bash disable=SC2154  # on_server, on_client, server_ip, ucx_dev, build, repo: the caller's
 # Shared by bench/compare-net.sh (both sides on loopback) and bench/compare-netns.sh (one side
 # in each of two namespace hosts): sizes, iteration counts and the client/server peers.
 # Sourced; the caller defines
@@ -6,6 +6,18 @@
 #   on_client CMD...   run CMD where the clients live (pinned to core 1)
 #   server_ip          the address clients connect to
 #   ucx_dev            UCX_NET_DEVICES for ucx_perftest
+
+# prepare_peers: ucx_perftest and fi_pingpong installed (Debian), the MPI peers built for
+# $build, and Sluice built there.
+prepare_peers() {
+  if ! command -v ucx_perftest >/dev/null || ! command -v fi_pingpong >/dev/null; then
+    local sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y ucx-utils libfabric-bin >&2
+  fi
+  BUILD="$build" "$repo/bench/peers/build.sh" >/dev/null
+  [ -x "$build/bin/sluice-bench" ] || { echo "build Sluice first (make)" >&2; exit 1; }
+}
 
 to_bytes() {  # 8, 64K, 1M -> bytes
   local s=$1
