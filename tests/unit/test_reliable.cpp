@@ -207,6 +207,18 @@ RunResult exchange(P& pair, std::uint32_t count, std::uint64_t step_ns = 5'000,
 
 // ---- wire format ----------------------------------------------------------------------
 
+// The injector's four independent fault rates, for the tests that set all of them.
+FaultConfig faults(std::uint64_t seed, double drop, double reorder, double duplicate,
+                   double corrupt) {
+  FaultConfig f;
+  f.seed = seed;
+  f.drop = drop;
+  f.reorder = reorder;
+  f.duplicate = duplicate;
+  f.corrupt = corrupt;
+  return f;
+}
+
 TEST(ReliableWire, HeaderLayoutIsDocumented) {
   EXPECT_EQ(sizeof(RelHeader), 48u);
   EXPECT_TRUE(seq_before(0xFFFFFFF0u, 5u));
@@ -393,12 +405,7 @@ INSTANTIATE_TEST_SUITE_P(Faults, ReliableUnderFaults,
 // The same exchange on the real clock: timings vary with the machine's load, the outcome
 // must not.
 TEST(Reliable, LossyExchangeOnRealClock) {
-  FaultConfig f;
-  f.seed = 4242;
-  f.drop = 0.05;
-  f.reorder = 0.05;
-  f.duplicate = 0.02;
-  f.corrupt = 0.02;
+  const FaultConfig f = faults(4242, 0.05, 0.05, 0.02, 0.02);
   Pair pair(f, test_config(), {}, /*real_clock=*/true);
   const RunResult r = exchange(pair, 2000);
   ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text() << "\n" << pair.ch[1]->stats_text();
@@ -505,12 +512,7 @@ class EchoChecker final : public PacketSink {
 };
 
 TEST(Reliable, EchoFromInsideTheSinkUnderFaults) {
-  FaultConfig f;
-  f.seed = 77;
-  f.drop = 0.1;
-  f.reorder = 0.1;
-  f.duplicate = 0.05;
-  f.corrupt = 0.05;
+  const FaultConfig f = faults(77, 0.1, 0.1, 0.05, 0.05);
   Pair pair(f, test_config());
   const std::size_t max_header = 64, max_payload = pair.ch[0]->caps().max_packet;
   EchoSink echo(*pair.ch[1]);
@@ -582,12 +584,7 @@ class AnsweringChecker final : public PacketSink {
 };
 
 TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndReleasedByTheAnswer) {
-  FaultConfig f;
-  f.seed = 91;
-  f.drop = 0.2;
-  f.reorder = 0.1;
-  f.duplicate = 0.05;
-  f.corrupt = 0.05;
+  const FaultConfig f = faults(91, 0.2, 0.1, 0.05, 0.05);
   Pair pair(f, test_config());
   ASSERT_TRUE(pair.ch[0]->caps().lends_payload);
   const std::size_t max_header = 64, max_payload = pair.ch[0]->caps().max_packet;
@@ -624,12 +621,7 @@ TEST(Reliable, ThreeRanksAllToAllUnderFaults) {
   LoopbackWire wire(kRanks);
   std::unique_ptr<ReliableChannel> ch[kRanks];
   for (int r = 0; r < kRanks; ++r) {
-    FaultConfig f;
-    f.seed = 500 + static_cast<std::uint64_t>(r);
-    f.drop = 0.1;
-    f.reorder = 0.1;
-    f.duplicate = 0.02;
-    f.corrupt = 0.02;
+    const FaultConfig f = faults(500 + static_cast<std::uint64_t>(r), 0.1, 0.1, 0.02, 0.02);
     ReliableConfig c = test_config();
     c.window = 16;
     c.clock = [&clock] { return clock; };
