@@ -73,6 +73,12 @@ constexpr ConfigKey kTable[] = {
     {"UDP_RX_BUFFERS", T::integer, "64",
      "udp receive pool: datagram buffers filled per recvmmsg call (count)"},
     {"UDP_SEND_SOCKETS", T::integer, "4", "udp send sockets used round-robin (count)"},
+    {"UDP_GSO", T::boolean, "1",
+     "udp segmentation offload: a run of full-size datagrams to one peer goes out in one "
+     "sendmsg (UDP_SEGMENT); off by itself where the kernel or route refuses it"},
+    {"UDP_GRO", T::boolean, "1",
+     "udp receive offload (UDP_GRO): coalesced reads, split here; receive buffers are then "
+     "64 KiB each (pool: UDP_RX_BUFFERS x 64 KiB)"},
     {"UDP_SOCKET_BUFFER", T::size, "8M",
      "udp SO_RCVBUF (and SO_SNDBUF, split over the send sockets); forced beyond rmem_max when "
      "permitted"},
@@ -82,8 +88,9 @@ constexpr ConfigKey kTable[] = {
     {"UDP_FAULT", T::string, "",
      "test only: damage udp packets below the reliability layer with the seeded injector, e.g. "
      "\"drop=0.2,duplicate=0.01,reorder=0.05,corrupt=0.01,seed=7\" (seed defaults to rank+1)"},
-    {"REL_WINDOW", T::integer, "64",
-     "reliability layer (udp): unacknowledged packets per peer (1..128)"},
+    {"REL_WINDOW", T::integer, "0",
+     "reliability layer (udp): unacknowledged packets per peer (1..4096); 0: "
+     "REL_WINDOW_BYTES / datagram payload, 64..1024"},
     {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer (udp): unacknowledged bytes per peer"},
     {"REL_MIN_RTO", T::duration, "2ms", "reliability layer (udp): smallest retransmission timeout"},
     {"REL_DELAYED_ACK", T::duration, "50us",

@@ -268,6 +268,8 @@ void Engine::open_network(bool need_tcp, bool need_udp) {
       up.send_sockets =
           static_cast<std::size_t>(std::max<int64_t>(1, config_.get_int("UDP_SEND_SOCKETS")));
       up.socket_buffer = config_.get_size("UDP_SOCKET_BUFFER");
+      up.gso = config_.get_bool("UDP_GSO");
+      up.gro = config_.get_bool("UDP_GRO");
       udp_owned_ = std::make_unique<drivers::UdpDriver>(up);
       udp_ = udp_owned_.get();
       job_key64_ = drivers::net::fold_job_key(key);
@@ -342,8 +344,13 @@ void Engine::connect_network(const std::vector<std::string>& kind, const std::ve
     }
     proto::reliable::ReliableConfig rc;
     rc.job_key = job_key64_;
-    rc.window = static_cast<uint32_t>(std::clamp<int64_t>(config_.get_int("REL_WINDOW"), 1, 128));
     rc.window_bytes = config_.get_size("REL_WINDOW_BYTES");
+    // Auto: the byte window bounds memory, so the packet window follows the datagram size
+    // (1472 B datagrams: 1024 packets; 64 KiB ones: 64).
+    const int64_t window = config_.get_int("REL_WINDOW");
+    rc.window = static_cast<uint32_t>(
+        window > 0 ? std::min<int64_t>(window, proto::reliable::kMaxWindow)
+                   : std::clamp<uint64_t>(rc.window_bytes / udp_->caps().max_packet, 64, 1024));
     rc.min_rto_ns =
         std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("REL_MIN_RTO") * 1e9));
     rc.max_rto_ns = std::max(rc.max_rto_ns, rc.min_rto_ns);

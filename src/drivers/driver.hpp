@@ -37,6 +37,12 @@ enum class IoStatus {
   failed,  // the peer is unreachable
 };
 
+// One packet of a send_batch().
+struct PacketRef {
+  std::span<const std::byte> header;
+  std::span<const std::byte> payload;
+};
+
 // Receives the packets a driver polls in.
 class PacketSink {
  public:
@@ -70,6 +76,16 @@ class Driver {
   virtual IoStatus send_lent(int peer, std::span<const std::byte> header,
                              std::span<const std::byte> payload) {
     return send(peer, header, payload);
+  }
+  // Sends `packets` to `peer` in order, each as send() would (the buffers may be reused on
+  // return); `sent` tells how many went out, a prefix. Returns done when all did, else the
+  // status of the first that did not. A driver may coalesce them (udp: one GSO sendmsg).
+  virtual IoStatus send_batch(int peer, std::span<const PacketRef> packets, std::size_t& sent) {
+    for (sent = 0; sent < packets.size(); ++sent) {
+      const IoStatus s = send(peer, packets[sent].header, packets[sent].payload);
+      if (s != IoStatus::done) return s;
+    }
+    return IoStatus::done;
   }
   // Deliver up to `budget` arrived packets to `sink`; returns how many.
   virtual int poll(PacketSink& sink, int budget) = 0;

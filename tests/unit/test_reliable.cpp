@@ -325,7 +325,7 @@ TEST(Reliable, RejectsBadConfiguration) {
   ReliableConfig c;
   c.window = 0;
   EXPECT_THROW(ReliableChannel(wire.endpoint(0), c), std::invalid_argument);
-  c.window = 129;
+  c.window = kMaxWindow + 1;
   EXPECT_THROW(ReliableChannel(wire.endpoint(0), c), std::invalid_argument);
   LoopbackWireOptions tiny;
   tiny.max_header = 48;

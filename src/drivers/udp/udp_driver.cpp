@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sys/uio.h>
 
@@ -14,7 +15,14 @@ namespace sluice::drivers {
 
 namespace {
 
-constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(uint32_t));
+// SO_RXQ_OVFL's drop counter and UDP_GRO's segment size.
+constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(int));
+// The kernel's limits for one UDP_SEGMENT send: UDP_MAX_SEGMENTS (64 before Linux 6.9,
+// 128 since) and one IPv4 datagram's worth of UDP payload.
+constexpr std::size_t kGsoMaxSegments = 64;
+constexpr std::size_t kGsoMaxBytes = 65507;
+// A GRO read holds at most one IPv4 datagram's worth of segments.
+constexpr std::size_t kGroBuffer = 65535;
 // Datagrams at least this large are worth a peek (one more syscall) to be read in place.
 constexpr std::size_t kPlaceMin = 16 * 1024;
 
@@ -59,6 +67,9 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   rcvbuf_ = set_buffer(rx_.get(), SO_RCVBUF, SO_RCVBUFFORCE, params_.socket_buffer);
   int one = 1;
   setsockopt(rx_.get(), SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
+  // Coalesced reads need buffers that hold a whole super-packet (else it is truncated).
+  gro_ = params_.gro && setsockopt(rx_.get(), SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+  if (gro_) params_.rx_datagram = std::max(params_.rx_datagram, kGroBuffer);
 
   for (std::size_t i = 0; i < params_.send_sockets; ++i) {
     net::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -67,6 +78,9 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
     tx_.push_back(std::move(fd));
   }
   tx_peer_.assign(tx_.size(), -1);
+  // A kernel without UDP_SEGMENT (< 4.18) refuses the option: no GSO then.
+  int no_gso = 0;
+  gso_ = params_.gso && setsockopt(tx_[0].get(), SOL_UDP, UDP_SEGMENT, &no_gso, sizeof no_gso) == 0;
 
   peek_.resize(sizeof(udp::UdpHeader) + params_.max_header);
   place_control_.resize(kControlSpace);
@@ -113,7 +127,7 @@ std::size_t UdpDriver::path_mtu(const sockaddr_in& addr) {
 
 void UdpDriver::set_datagram(std::size_t bytes) {
   const std::size_t lo = sizeof(udp::UdpHeader) + params_.max_header + 64;
-  params_.datagram = std::clamp(bytes, lo, params_.rx_datagram);
+  params_.datagram = std::clamp(bytes, lo, std::min<std::size_t>(params_.rx_datagram, 65507));
   caps_.max_packet = params_.datagram - sizeof(udp::UdpHeader) - params_.max_header;
   caps_.inline_payload = caps_.max_packet;
 }
@@ -164,6 +178,120 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
   return IoStatus::done;
 }
 
+bool UdpDriver::valid_packet(int peer, const PacketRef& p) const {
+  return reaches(peer) && !p.header.empty() && p.header.size() <= caps_.max_header &&
+         p.payload.size() <= caps_.max_packet;
+}
+
+IoStatus UdpDriver::send_batch(int peer, std::span<const PacketRef> packets, std::size_t& sent) {
+  auto datagram = [](const PacketRef& p) {
+    return sizeof(udp::UdpHeader) + p.header.size() + p.payload.size();
+  };
+  sent = 0;
+  while (sent < packets.size()) {
+    // A run for one UDP_SEGMENT send: datagrams of the first one's size, the last may be
+    // shorter (the kernel cuts the buffer at gso_size).
+    const std::size_t seg = datagram(packets[sent]);
+    std::size_t n = 1, total = seg;
+    if (gso_ && valid_packet(peer, packets[sent])) {
+      while (sent + n < packets.size() && n < kGsoMaxSegments) {
+        const PacketRef& q = packets[sent + n];
+        const std::size_t b = datagram(q);
+        if (b > seg || total + b > kGsoMaxBytes || !valid_packet(peer, q)) break;
+        total += b;
+        ++n;
+        if (b < seg) break;
+      }
+    }
+    if (n == 1) {
+      const IoStatus s = send(peer, packets[sent].header, packets[sent].payload);
+      if (s != IoStatus::done) return s;
+      ++sent;
+      continue;
+    }
+    gso_hdr_.resize(n);
+    gso_iov_.resize(3 * n);
+    std::size_t payload_bytes = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const PacketRef& q = packets[sent + i];
+      gso_hdr_[i] = udp::UdpHeader{};
+      gso_hdr_[i].src = params_.rank;
+      gso_hdr_[i].header_len = static_cast<uint16_t>(q.header.size());
+      gso_iov_[3 * i] = {&gso_hdr_[i], sizeof(udp::UdpHeader)};
+      gso_iov_[3 * i + 1] = {const_cast<std::byte*>(q.header.data()), q.header.size()};
+      gso_iov_[3 * i + 2] = {const_cast<std::byte*>(q.payload.data()), q.payload.size()};
+      payload_bytes += q.payload.size();
+    }
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))] = {};
+    msghdr mh{};
+    mh.msg_iov = gso_iov_.data();
+    mh.msg_iovlen = 3 * n;
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    const uint16_t gso_size = static_cast<uint16_t>(seg);
+    std::memcpy(CMSG_DATA(c), &gso_size, sizeof gso_size);
+    const std::size_t k = next_tx_;
+    next_tx_ = next_tx_ + 1 == tx_.size() ? 0 : next_tx_ + 1;
+    const int fd = tx_[k].get();
+    const sockaddr_in& to = peers_[static_cast<std::size_t>(peer)];
+    if (tx_peer_[k] < 0 && connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0)
+      tx_peer_[k] = peer;
+    const bool connected = tx_peer_[k] == peer;
+    if (!connected) {
+      mh.msg_name = const_cast<sockaddr_in*>(&to);
+      mh.msg_namelen = sizeof(sockaddr_in);
+    }
+    if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR) {
+        ++stats_.send_again;
+        return IoStatus::again;
+      }
+      if (errno == EIO || errno == EINVAL || errno == EMSGSIZE || errno == ENOPROTOOPT ||
+          errno == EOPNOTSUPP) {
+        // No checksum offload on the route, or a kernel / path that refuses this size:
+        // segmentation offload is off from now on; the run goes out datagram by datagram.
+        gso_ = false;
+        continue;
+      }
+      ++stats_.send_errors;
+      return IoStatus::again;
+    }
+    sent += n;
+    stats_.sent += n;
+    stats_.sent_connected += connected ? n : 0;
+    stats_.sent_bytes += payload_bytes;
+    ++stats_.gso_sends;
+    stats_.gso_segments += n;
+  }
+  return IoStatus::done;
+}
+
+std::size_t UdpDriver::gro_segment(msghdr& mh) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int size = 0;
+      std::memcpy(&size, CMSG_DATA(c), sizeof size);
+      return size > 0 ? static_cast<std::size_t>(size) : 0;
+    }
+  return 0;
+}
+
+bool UdpDriver::deliver(std::span<const std::byte> bytes, PacketSink& sink) {
+  udp::Datagram d;
+  if (!udp::parse_datagram(bytes, params_.size, caps_.max_header, d) || d.src == params_.rank) {
+    ++stats_.malformed;
+    return false;
+  }
+  ++stats_.received;
+  stats_.received_bytes += d.payload.size();
+  sink.on_packet(d.src, d.header, d.payload);
+  return true;
+}
+
 int UdpDriver::receive_batch(int max) {
   // The pool's headers are set up once (constructor); the kernel only rewrites the
   // control length, flags and lengths of the entries it fills, restored by reset_pool().
@@ -204,12 +332,14 @@ UdpDriver::Placed UdpDriver::receive_placed(PacketSink& sink) {
   msghdr ph{};
   ph.msg_iov = &piov;
   ph.msg_iovlen = 1;
+  ph.msg_control = place_control_.data();
+  ph.msg_controllen = place_control_.size();
   // MSG_TRUNC: the datagram's full length, though only its headers are copied.
   const ssize_t len = recvmsg(rx_.get(), &ph, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
   if (len < 0) return Placed::nothing;
   const std::size_t full = static_cast<std::size_t>(len);
-  if (full < kPlaceMin) {  // the stream is over: back to the batched pool
-    placing_ = false;
+  if (full < kPlaceMin || (gro_ && gro_segment(ph) != 0)) {
+    placing_ = false;  // the stream is over (or coalesced small datagrams): the pool reads
     return Placed::fallback;
   }
   udp::Datagram d;
@@ -272,20 +402,24 @@ int UdpDriver::poll(PacketSink& sink, int budget) {
   if (delivered >= budget) return delivered;
   const int got = receive_batch(budget - delivered);
   for (int i = 0; i < got; ++i) {
-    const mmsghdr& m = msgs_[static_cast<std::size_t>(i)];
-    udp::Datagram d;
+    mmsghdr& m = msgs_[static_cast<std::size_t>(i)];
     const std::span<const std::byte> bytes{
         pool_.data() + static_cast<std::size_t>(i) * params_.rx_datagram, m.msg_len};
-    if ((m.msg_hdr.msg_flags & MSG_TRUNC) ||
-        !udp::parse_datagram(bytes, params_.size, caps_.max_header, d) || d.src == params_.rank) {
+    if (m.msg_hdr.msg_flags & MSG_TRUNC) {
       ++stats_.malformed;
       continue;
     }
-    ++stats_.received;
-    stats_.received_bytes += d.payload.size();
-    ++delivered;
+    const std::size_t stride = gro_ ? gro_segment(m.msg_hdr) : 0;
+    if (stride != 0 && stride < bytes.size()) {  // coalesced: one datagram per stride
+      ++stats_.gro_reads;
+      for (std::size_t off = 0; off < bytes.size(); off += stride) {
+        ++stats_.gro_segments;
+        delivered += deliver(bytes.subspan(off, std::min(stride, bytes.size() - off)), sink);
+      }
+      continue;
+    }
     if (m.msg_len >= kPlaceMin) placing_ = true;  // a stream: peek at the next ones
-    sink.on_packet(d.src, d.header, d.payload);
+    delivered += deliver(bytes, sink);
   }
   return delivered;
 }
@@ -299,17 +433,21 @@ bool UdpDriver::block(uint64_t timeout_ns) {
 }
 
 std::string UdpDriver::stats_text() const {
-  char buf[512];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "udp: sent=%llu (%llu B) received=%llu (%llu B) batches=%llu send_again=%llu "
                 "send_errors=%llu malformed=%llu kernel_drops=%llu datagram=%zu rcvbuf=%zu "
-                "send_sockets=%zu sent_connected=%llu placed=%llu",
+                "send_sockets=%zu sent_connected=%llu placed=%llu gso=%d gso_sends=%llu "
+                "gso_segments=%llu gro=%d gro_reads=%llu gro_segments=%llu",
                 (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
                 (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
                 (unsigned long long)stats_.batches, (unsigned long long)stats_.send_again,
                 (unsigned long long)stats_.send_errors, (unsigned long long)stats_.malformed,
                 (unsigned long long)stats_.kernel_drops, params_.datagram, rcvbuf_, tx_.size(),
-                (unsigned long long)stats_.sent_connected, (unsigned long long)stats_.placed);
+                (unsigned long long)stats_.sent_connected, (unsigned long long)stats_.placed,
+                gso_ ? 1 : 0, (unsigned long long)stats_.gso_sends,
+                (unsigned long long)stats_.gso_segments, gro_ ? 1 : 0,
+                (unsigned long long)stats_.gro_reads, (unsigned long long)stats_.gro_segments);
   return buf;
 }
 

@@ -15,7 +15,20 @@
 // call per datagram instead of a second one that only finds the socket empty.
 // Datagram size is configurable: up to ~64 KiB on loopback, the path MTU otherwise (see
 // path_mtu()); larger messages are fragmented by the protocol layer (caps().max_packet).
-// All socket I/O is in send() and receive_batch(), the places an io_uring path
+// Segmentation offload (gso, on by default): send_batch() sends a run of packets to one
+// peer as one sendmsg with a UDP_SEGMENT cmsg (every segment gso_size bytes but the last,
+// <= 64 segments and 65507 bytes in all); the wire is unchanged, each segment is an
+// ordinary datagram. On veth / bridge / loopback the super-packet travels whole, as TCP's
+// TSO does, which divides the per-datagram stack cost at MTU 1500. A kernel or route that
+// refuses it (EIO: no checksum offload, EINVAL, EMSGSIZE) turns gso off for good and the
+// batch goes out one datagram at a time.
+// Receive offload (gro, on by default): UDP_GRO on the receive socket; a read then may
+// hold several datagrams of one sender (cmsg UDP_GRO: the segment size), split here at
+// that stride and delivered one by one. The pool's buffers are then 64 KiB each (pool
+// memory: rx_buffers x 64 KiB), and one coalesced read is delivered whole, so a poll may
+// deliver more packets than its budget. Receive-in-place (placing_) takes only single
+// datagrams.
+// All socket I/O is in send(), send_batch() and receive_batch(), the places an io_uring path
 // (provided-buffer ring for receives, SEND_ZC for sends) would replace.
 #pragma once
 
@@ -41,6 +54,8 @@ struct UdpParams {
   std::size_t rx_buffers = 64;           // receive pool (datagrams)
   std::size_t send_sockets = 4;          // K
   std::size_t socket_buffer = 8u << 20;  // SO_RCVBUF / SO_SNDBUF wanted (forced if allowed)
+  bool gso = true;                       // send_batch() as UDP_SEGMENT sends
+  bool gro = true;                       // UDP_GRO on the receive socket (64 KiB buffers)
 };
 
 struct UdpStats {
@@ -48,6 +63,10 @@ struct UdpStats {
   uint64_t send_again = 0, send_errors = 0, batches = 0, malformed = 0, kernel_drops = 0;
   uint64_t sent_connected = 0;  // of `sent`: over a send socket connected to the peer
   uint64_t placed = 0;          // of `received`: payload read straight into its placement
+  uint64_t gso_sends = 0;       // sendmsg calls carrying several datagrams (UDP_SEGMENT)
+  uint64_t gso_segments = 0;    // of `sent`: datagrams that went out in those
+  uint64_t gro_reads = 0;       // reads that returned several coalesced datagrams
+  uint64_t gro_segments = 0;    // of `received`: datagrams that came in those
 };
 
 class UdpDriver final : public Driver {
@@ -71,11 +90,14 @@ class UdpDriver final : public Driver {
   bool reaches(int peer) const override;
   IoStatus send(int peer, std::span<const std::byte> header,
                 std::span<const std::byte> payload) override;
+  IoStatus send_batch(int peer, std::span<const PacketRef> packets, std::size_t& sent) override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
   std::string stats_text() const override;
   const UdpStats& stats() const { return stats_; }
   std::size_t receive_buffer_bytes() const { return rcvbuf_; }
+  bool gso() const { return gso_; }
+  bool gro() const { return gro_; }
 
  private:
   int receive_batch(int max);
@@ -83,6 +105,10 @@ class UdpDriver final : public Driver {
   enum class Placed : uint8_t { nothing, done, fallback };
   Placed receive_placed(PacketSink& sink);
   void note_drops(msghdr& mh);
+  static std::size_t gro_segment(msghdr& mh);  // the UDP_GRO stride of a read, 0: none
+  bool valid_packet(int peer, const PacketRef& p) const;
+  // One datagram of a read (a whole read, or one segment of a coalesced one) to the sink.
+  bool deliver(std::span<const std::byte> bytes, PacketSink& sink);
 
   UdpParams params_;
   DriverCaps caps_;
@@ -107,6 +133,10 @@ class UdpDriver final : public Driver {
   bool placing_ = false;
   std::vector<std::byte> peek_;  // UdpHeader + max_header
   std::vector<std::byte> place_control_;
+  bool gso_ = false;
+  bool gro_ = false;
+  std::vector<iovec> gso_iov_;  // send_batch's iovecs and driver headers (one per segment)
+  std::vector<udp::UdpHeader> gso_hdr_;
   UdpStats stats_;
 };
 

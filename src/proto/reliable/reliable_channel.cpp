@@ -78,8 +78,9 @@ ReliableChannel::ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> r
     throw std::invalid_argument("ReliableChannel: need 1..4 inner drivers");
   for (const auto& r : rails_)
     if (!r) throw std::invalid_argument("ReliableChannel: no inner driver");
-  if (cfg_.window < 1 || cfg_.window > kSackBits)
-    throw std::invalid_argument("ReliableChannel: window must be 1..128 packets");
+  if (cfg_.window < 1 || cfg_.window > kMaxWindow)
+    throw std::invalid_argument("ReliableChannel: window must be 1.." + std::to_string(kMaxWindow) +
+                                " packets");
   if (cfg_.min_rto_ns == 0 || cfg_.min_rto_ns > cfg_.max_rto_ns)
     throw std::invalid_argument("ReliableChannel: need 0 < min_rto <= max_rto");
   if (cfg_.peer_timeout_ns == 0) throw std::invalid_argument("ReliableChannel: peer timeout 0");
@@ -106,6 +107,9 @@ ReliableChannel::ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> r
   if (rails_.size() > 1) name_ += "*" + std::to_string(rails_.size());
   name_ += "+rel";
   ring_size_ = std::bit_ceil(2 * cfg_.window);
+  // A corked run is one GSO send's worth of full-size datagrams (65507 bytes, <= 64).
+  const std::size_t datagram = rails_[0]->caps().max_header + rails_[0]->caps().max_packet + 16;
+  cork_limit_ = static_cast<std::uint32_t>(std::clamp<std::size_t>(65507 / datagram, 1, 64));
 }
 
 ReliableChannel::~ReliableChannel() = default;
@@ -219,7 +223,7 @@ void ReliableChannel::fill_ack(Peer& p, RelHeader& h) const {
   std::uint32_t cum = p.next_deliver;
   h.sack[0] = h.sack[1] = 0;
   if (p.buffered > 0) {
-    const std::uint32_t mask = ring_size_ - 1;
+    const std::uint32_t mask = static_cast<std::uint32_t>(p.ring.size()) - 1;
     auto has = [&](std::uint32_t seq) {
       const RxSlot& s = p.ring[seq & mask];
       return s.full && s.seq == seq;
@@ -281,7 +285,7 @@ void ReliableChannel::rail_acked(Peer& p, int rail) {
   }
 }
 
-IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail) {
+void ReliableChannel::seal(Peer& p, TxPacket& pkt, std::uint8_t flags) {
   RelHeader h = load_rel(pkt.header);
   h.flags = flags | (h.flags & rel_flags::split_crc);
   fill_ack(p, h);
@@ -291,20 +295,53 @@ IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, i
   // split_crc: the payload's CRC sits in the header (computed once); resends re-sum 100 B.
   h.crc = (h.flags & rel_flags::split_crc) ? packet_crc(h, tail, {}) : packet_crc(h, tail, body);
   store_rel(pkt.header, h);
+}
+
+void ReliableChannel::went_out(Peer& p, TxPacket& pkt, int rail) {
+  if (p.ack_pending) ++stats_.acks_piggybacked;
+  acked_out(p);
+  ++pkt.transmissions;
+  pkt.last_sent = now_;
+  pkt.xmit_order = ++p.xmit_counter;
+  if (pkt.transmissions == 1) pkt.first_order = pkt.xmit_order;
+  pkt.rail = static_cast<std::uint8_t>(rail);
+  pkt.loss_noted = false;
+  ++stats_.rail_packets[rail];
+}
+
+IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail) {
+  seal(p, pkt, flags);
   const int rail = pick_rail(p, avoid_rail);
-  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, body);
-  if (s == IoStatus::done) {
-    if (p.ack_pending) ++stats_.acks_piggybacked;
-    acked_out(p);
-    ++pkt.transmissions;
-    pkt.last_sent = now_;
-    pkt.xmit_order = ++p.xmit_counter;
-    if (pkt.transmissions == 1) pkt.first_order = pkt.xmit_order;
-    pkt.rail = static_cast<std::uint8_t>(rail);
-    pkt.loss_noted = false;
-    ++stats_.rail_packets[rail];
-  }
+  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, pkt.body());
+  if (s == IoStatus::done) went_out(p, pkt, rail);
   return s;
+}
+
+void ReliableChannel::flush_corked() {
+  Peer* pp = corked_ >= 0 ? find_peer(corked_) : nullptr;
+  if (!pp || pp->state != PeerState::alive || pp->unsent == 0) {
+    corked_ = -1;
+    return;
+  }
+  Peer& p = *pp;
+  const std::size_t first = p.flight.size() - p.unsent;
+  batch_.clear();
+  for (std::size_t i = first; i < p.flight.size(); ++i) {
+    TxPacket& t = p.flight[i];
+    seal(p, t, 0);
+    batch_.push_back({t.header, t.body()});
+  }
+  const int rail = pick_rail(p, -1);
+  std::size_t sent = 0;
+  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send_batch(p.rank, batch_, sent);
+  for (std::size_t i = 0; i < sent; ++i) went_out(p, p.flight[first + i], rail);
+  p.unsent -= static_cast<std::uint32_t>(sent);
+  if (sent > 0) ++stats_.batches;
+  if (s == IoStatus::failed) {
+    declare_dead(p);
+    return;
+  }
+  if (p.unsent == 0) corked_ = -1;  // else the rail was full: the rest goes at the next poll
 }
 
 bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
@@ -387,6 +424,12 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   if (p.state == PeerState::dead) return IoStatus::failed;
   if (header.size() > caps_.max_header || payload.size() > caps_.max_packet)
     return IoStatus::failed;
+  // A full-size packet (a bulk stream's fragment) is corked; any packet to the corked peer
+  // joins its run (a shorter one ends it, as the last GSO segment); another peer's first
+  // sends the run.
+  const bool full = cfg_.cork && !payload.empty() && payload.size() == caps_.max_packet;
+  if (corked_ >= 0 && corked_ != rank) flush_corked();
+  const bool corked = full || corked_ == rank;
   const std::size_t bytes = sizeof(RelHeader) + header.size() + payload.size();
   if (p.flight.size() >= cfg_.window ||
       (!p.flight.empty() && p.flight_bytes + bytes > cfg_.window_bytes)) {
@@ -417,7 +460,7 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   else
     pkt.payload = take_buffer(payload);
 
-  const IoStatus s = transmit(p, pkt, 0);
+  const IoStatus s = corked ? IoStatus::done : transmit(p, pkt, 0);
   if (s != IoStatus::done) {  // nothing was consumed: the caller retries
     give_buffer(std::move(pkt.header));
     give_buffer(std::move(pkt.payload));
@@ -438,6 +481,12 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   ++stats_.data_sent;
   stats_.bytes_sent += header.size() + payload.size();
   arm(p, peer_deadline(p));
+  if (corked) {
+    ++p.unsent;
+    corked_ = rank;
+    if (!full || p.unsent >= cork_limit_) flush_corked();
+    if (p.state == PeerState::dead) return IoStatus::failed;
+  }
   return IoStatus::done;
 }
 
@@ -445,6 +494,7 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
 
 int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
   now_ = now();
+  if (corked_ >= 0) flush_corked();
   int delivered = 0;
   if (!ready_list_.empty()) {
     std::vector<int> ready;
@@ -594,7 +644,8 @@ void ReliableChannel::rtt_sample(Peer& p, std::uint64_t r) {
 
 void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
   const std::uint32_t cum = h.ack;
-  if (seq_after(cum, p.next_seq)) return;  // acknowledges what we never sent: ignore
+  // Acknowledges what we never sent (corked packets included): ignore.
+  if (seq_after(cum, p.next_seq - p.unsent)) return;
 
   bool progress = false;
   std::uint64_t newest_xmit = 0;  // latest transmission known to have arrived
@@ -630,7 +681,7 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
     for (std::size_t i = 0; i < p.flight.size(); ++i) {
       TxPacket& t = p.flight[i];
       const std::uint32_t bit = t.seq - cum - 1;
-      if (seq_after(t.seq, cum) && bit >= kSackBits) break;
+      if (t.transmissions == 0 || (seq_after(t.seq, cum) && bit >= kSackBits)) break;
       if (bit >= kSackBits) continue;  // at or before a stale cumulative point
       if (t.sacked || !((h.sack[bit / 64] >> (bit % 64)) & 1u)) continue;
       newly_acked(t);
@@ -656,6 +707,9 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
   // so this one is presumed lost (paper 001: re-request optimistically, don't wait).
   for (std::size_t i = 0; i < p.flight.size(); ++i) {
     TxPacket& t = p.flight[i];
+    // First transmissions go in seq order: from here on every packet (resent or not, or
+    // still corked) went out after the newest arrival. Keeps a large window O(losses).
+    if (t.transmissions == 0 || t.first_order >= newest_xmit) break;
     if (t.sacked || t.xmit_order >= newest_xmit) continue;
     retransmit(p, t, Resend::fast);
     if (p.state == PeerState::dead) return;
@@ -686,8 +740,9 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
     ++stats_.beyond_window;
     return;
   }
-  if (p.ring.empty()) p.ring.resize(ring_size_);
-  RxSlot& slot = p.ring[seq & (ring_size_ - 1)];
+  if (offset >= p.ring.size()) grow_ring(p, offset);
+  const std::uint32_t mask = static_cast<std::uint32_t>(p.ring.size()) - 1;
+  RxSlot& slot = p.ring[seq & mask];
   if (slot.full) {  // same seq: the ring spans the whole acceptance range
     on_duplicate(p, seq);
     return;
@@ -724,7 +779,7 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
 
   // In sequence: nothing missing before it, only undelivered (the caller's budget is
   // spent, or poll drained the driver before timers): not a gap, no nack.
-  const RxSlot& prev = p.ring[(seq - 1) & (ring_size_ - 1)];
+  const RxSlot& prev = p.ring[(seq - 1) & mask];
   const bool in_seq = offset == 0 || (prev.full && prev.seq == seq - 1 && prev.in_seq);
   slot.full = true;
   slot.in_seq = in_seq;
@@ -764,13 +819,24 @@ std::span<std::byte> ReliableChannel::placement_for(int src, std::span<const std
   if (packet_crc(h, tail, {}) != h.crc || h.job_key != cfg_.job_key) return {};
   const Peer* p = find_peer(src);
   if (!p || p->state != PeerState::alive || h.seq != p->next_deliver) return {};
-  if (!p->ring.empty() && p->ring[h.seq & (ring_size_ - 1)].full) return {};  // a deferred copy
+  if (!p->ring.empty() && p->ring[h.seq & (p->ring.size() - 1)].full) return {};  // deferred
   return sink.placement(src, tail.first(h.upper_header_len), payload_size);
+}
+
+void ReliableChannel::grow_ring(Peer& p, std::uint32_t offset) {
+  // Small first (a peer that exchanges a message or two costs little), doubling up to
+  // ring_size_; buffered packets move to their slot under the new mask.
+  const std::size_t size = std::min<std::size_t>(
+      ring_size_, std::max<std::size_t>(16, std::bit_ceil(std::size_t{offset} + 1)));
+  std::vector<RxSlot> bigger(size);
+  for (RxSlot& s : p.ring)
+    if (s.full) bigger[s.seq & (size - 1)] = std::move(s);
+  p.ring.swap(bigger);
 }
 
 int ReliableChannel::drain(Peer& p, drivers::PacketSink& sink, int budget) {
   int n = 0;
-  const std::uint32_t mask = ring_size_ - 1;
+  const std::uint32_t mask = static_cast<std::uint32_t>(p.ring.size()) - 1;
   while (p.state == PeerState::alive && p.buffered > 0 && n < budget) {
     RxSlot& s = p.ring[p.next_deliver & mask];
     if (!s.full || s.seq != p.next_deliver) break;
@@ -865,7 +931,7 @@ void ReliableChannel::run_timers() {
     // about one RTT later, instead of a full RTO.
     if (!p.flight.empty() && !p.probe_sent && p.probe_deadline && now_ >= p.probe_deadline &&
         (p.rto_deadline == 0 || p.probe_deadline < p.rto_deadline)) {
-      std::size_t last = p.flight.size();
+      std::size_t last = p.flight.size() - p.unsent;  // corked packets are not out yet
       while (last > 0 && p.flight[last - 1].sacked) --last;
       p.probe_sent = true;
       p.probe_deadline = 0;
@@ -874,11 +940,12 @@ void ReliableChannel::run_timers() {
     }
 
     if (!p.flight.empty() && p.rto_deadline && now_ >= p.rto_deadline) {
+      const std::size_t out = p.flight.size() - p.unsent;
       std::size_t first = 0;
-      while (first < p.flight.size() && p.flight[first].sacked) ++first;
-      if (first < p.flight.size())
+      while (first < out && p.flight[first].sacked) ++first;
+      if (first < out)
         retransmit(p, p.flight[first], Resend::timeout);
-      else  // everything is buffered at the peer; only its cumulative ack is missing
+      else if (p.unsent == 0)  // everything is buffered at the peer; only its ack is missing
         send_control(p, RelType::probe, rel_flags::ack_request);
       if (p.state != PeerState::alive) continue;
       if (p.backoff < kMaxBackoff) ++p.backoff;
@@ -907,6 +974,8 @@ void ReliableChannel::declare_dead(Peer& p) {
   p.state = PeerState::dead;
   p.flight.clear();
   p.flight_bytes = 0;
+  p.unsent = 0;
+  if (corked_ == p.rank) corked_ = -1;
   p.ring.clear();
   p.buffered = 0;
   p.dup_pending = false;
@@ -921,7 +990,7 @@ void ReliableChannel::mark_dead(int peer) {
 }
 
 std::uint64_t ReliableChannel::next_timer_ns() const {
-  if (!ack_list_.empty() || !ready_list_.empty()) return 0;
+  if (corked_ >= 0 || !ack_list_.empty() || !ready_list_.empty()) return 0;
   if (next_deadline_ == kNever) return kNever;
   const std::uint64_t t = now();
   return next_deadline_ > t ? next_deadline_ - t : 0;
@@ -951,7 +1020,7 @@ std::string ReliableChannel::stats_text() const {
       "rel: sent=%llu delivered=%llu rtx_timeout=%llu rtx_fast=%llu dup=%llu corrupt=%llu "
       "bad_key=%llu malformed=%llu beyond_window=%llu ooo=%llu acks_piggybacked=%llu "
       "acks_standalone=%llu nacks=%llu probes=%llu tail_probes=%llu spurious=%llu drained=%llu "
-      "window_full=%llu dead=%llu srtt_us=%.1f",
+      "window_full=%llu batches=%llu dead=%llu srtt_us=%.1f",
       static_cast<unsigned long long>(stats_.data_sent),
       static_cast<unsigned long long>(stats_.delivered),
       static_cast<unsigned long long>(stats_.retransmit_timeout),
@@ -970,6 +1039,7 @@ std::string ReliableChannel::stats_text() const {
       static_cast<unsigned long long>(stats_.spurious),
       static_cast<unsigned long long>(stats_.drained),
       static_cast<unsigned long long>(stats_.window_full),
+      static_cast<unsigned long long>(stats_.batches),
       static_cast<unsigned long long>(stats_.peers_dead),
       n ? static_cast<double>(srtt_sum) / static_cast<double>(n) / 1000.0 : 0.0);
   std::string out = buf;

@@ -46,7 +46,8 @@ namespace sluice::proto::reliable {
 
 struct ReliableConfig {
   std::uint64_t job_key = 0;                       // per-job secret carried by every packet
-  std::uint32_t window = 64;                       // unacknowledged packets per peer (1..128)
+  std::uint32_t window = 64;                       // unacknowledged packets per peer
+                                                   // (1..kMaxWindow)
   std::size_t window_bytes = 4u << 20;             // unacknowledged bytes per peer (headers +
                                                    // payloads; one packet always fits)
   std::uint64_t delayed_ack_ns = 50'000;           // ack delay when nothing rides back
@@ -59,6 +60,10 @@ struct ReliableConfig {
   std::uint32_t initial_seq = 0;                   // first sequence number (both sides agree)
   std::uint32_t rail_fail_after = 8;               // losses in a row that take a rail out
   std::uint64_t rail_retry_ns = 100'000'000;       // then try it again after this long
+  // Full-size data packets to one peer are held back (corked) and handed to the rail in one
+  // send_batch() (udp: one GSO sendmsg) when the run is long enough, a smaller packet or
+  // another peer's comes, or at the next poll / timer query; false: one send() each.
+  bool cork = true;
   // Monotonic nanoseconds; empty means std::chrono::steady_clock. Tests pass a fake clock.
   std::function<std::uint64_t()> clock;
   // Called once per peer when it is declared dead (from inside poll or send).
@@ -66,6 +71,8 @@ struct ReliableConfig {
 };
 
 inline constexpr std::size_t kMaxRails = 4;
+// Packets beyond the 128 that selective acks cover are acknowledged cumulatively only.
+inline constexpr std::uint32_t kMaxWindow = 4096;
 
 struct ReliableStats {
   std::uint64_t data_sent = 0;           // data packets, first transmissions
@@ -89,6 +96,7 @@ struct ReliableStats {
   std::uint64_t nacks_sent = 0;          // ack packets flagged nack (gap re-requests)
   std::uint64_t probes_sent = 0;         // keepalive probes
   std::uint64_t window_full = 0;         // send() answered again: window full
+  std::uint64_t batches = 0;             // corked runs handed to a rail in one send_batch
   std::uint64_t rtt_samples = 0;
   std::uint64_t peers_dead = 0;
   std::uint64_t rail_failovers = 0;            // a rail taken out of a peer's rotation
@@ -231,9 +239,11 @@ class ReliableChannel final : public drivers::Driver {
     bool probe_sent = false;           // one probe per ack progress
     std::uint64_t rto_deadline = 0;    // 0: disarmed
     std::uint64_t waiting_since = 0;   // last ack progress (or start of the flight)
+    std::uint32_t unsent = 0;          // newest packets of the flight not yet transmitted
     // receive side
     std::uint32_t next_deliver = 0;  // next seq the sink gets
-    std::vector<RxSlot> ring;        // out-of-order (and budget-deferred) arrivals
+    std::vector<RxSlot> ring;        // out-of-order (and budget-deferred) arrivals; grows
+                                     // on demand (power of two) up to ring_size_
     std::uint32_t buffered = 0;
     bool ack_pending = false;
     bool ack_now = false;  // send at the end of this poll
@@ -267,6 +277,10 @@ class ReliableChannel final : public drivers::Driver {
   void fill_ack(Peer& p, RelHeader& h) const;
   void acked_out(Peer& p);  // an ack went out to p: disarm its delayed ack
   drivers::IoStatus transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail = -1);
+  void seal(Peer& p, TxPacket& pkt, std::uint8_t flags);  // ack fields + CRC into the header
+  void went_out(Peer& p, TxPacket& pkt, int rail);        // bookkeeping of a transmission
+  void flush_corked();                                    // hands the corked run (if any) to a rail
+  void grow_ring(Peer& p, std::uint32_t offset);
   drivers::IoStatus send_data(int peer, std::span<const std::byte> header,
                               std::span<const std::byte> payload, bool lend);
   int pick_rail(Peer& p, int avoid);
@@ -303,7 +317,10 @@ class ReliableChannel final : public drivers::Driver {
   ReliableConfig cfg_;
   std::string name_;
   drivers::DriverCaps caps_;
-  std::uint32_t ring_size_ = 0;  // power of two >= 2 * window
+  std::uint32_t ring_size_ = 0;   // power of two >= 2 * window: a receive ring's largest size
+  int corked_ = -1;               // the peer whose flight ends in unsent packets, -1: none
+  std::uint32_t cork_limit_ = 1;  // packets per corked run (one GSO send's worth)
+  std::vector<drivers::PacketRef> batch_;
   std::unordered_map<int, Peer> peers_;
   Peer* last_peer_ = nullptr;    // peer() cache
   std::vector<int> ack_list_;    // peers with ack_now set
