@@ -89,8 +89,8 @@ constexpr ConfigKey kTable[] = {
      "test only: damage udp packets below the reliability layer with the seeded injector, e.g. "
      "\"drop=0.2,duplicate=0.01,reorder=0.05,corrupt=0.01,seed=7\" (seed defaults to rank+1)"},
     {"REL_WINDOW", T::integer, "0",
-     "reliability layer (udp): unacknowledged packets per peer (1..4096); 0: "
-     "REL_WINDOW_BYTES / datagram payload, 64..1024"},
+     "reliability layer (udp): unacknowledged packets per peer (1..128); 0: "
+     "REL_WINDOW_BYTES / datagram payload, 64..128"},
     {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer (udp): unacknowledged bytes per peer"},
     {"REL_MIN_RTO", T::duration, "2ms", "reliability layer (udp): smallest retransmission timeout"},
     {"REL_DELAYED_ACK", T::duration, "50us",

@@ -262,4 +262,113 @@ TEST(Udp, StrangersDatagramsAreDroppedAndCounted) {
   EXPECT_EQ(p.ch[1]->stats().peers_dead, 0u);
 }
 
+// A bulk stream at MTU-1500 datagram size (1472 B), lent like the rendezvous fragments:
+// the reliability layer corks full-size fragments and the udp driver sends each run as
+// one UDP_SEGMENT sendmsg; a receiver with UDP_GRO reads the super-packets whole and
+// splits them. Every combination of GSO / GRO on either side (a GRO-less receiver gets
+// the kernel's segmented datagrams) and the in-library fault injector under the layer
+// (batches then go out one send at a time) deliver every byte once, in order, intact.
+struct StreamCase {
+  bool gso, gro, faults;
+};
+
+void stream_at_mtu_datagrams(const StreamCase& sc) {
+  SCOPED_TRACE(std::string("gso=") + (sc.gso ? "1" : "0") + " gro=" + (sc.gro ? "1" : "0") +
+               " faults=" + (sc.faults ? "1" : "0"));
+  std::unique_ptr<UdpDriver> u[2];
+  UdpDriver* udp[2];
+  for (int r = 0; r < 2; ++r) {
+    UdpParams up;
+    up.rank = r;
+    up.size = 2;
+    up.datagram = up.rx_datagram = 1472;
+    up.rx_buffers = 16;
+    up.send_sockets = 2;
+    up.gso = sc.gso;
+    up.gro = sc.gro;
+    u[r] = std::make_unique<UdpDriver>(up);
+    udp[r] = u[r].get();
+  }
+  for (int r = 0; r < 2; ++r) u[r]->set_peer_address(1 - r, loopback(u[1 - r]->port()));
+  if (sc.gso && !udp[0]->gso()) GTEST_SKIP() << "the kernel has no UDP_SEGMENT";
+  if (sc.gro && !udp[1]->gro()) GTEST_SKIP() << "the kernel has no UDP_GRO";
+  std::unique_ptr<ReliableChannel> ch[2];
+  for (int r = 0; r < 2; ++r) {
+    ReliableConfig rc;
+    rc.job_key = kKey;
+    rc.min_rto_ns = 1'000'000;
+    rc.window = 128;
+    rc.window_bytes = 2u << 20;
+    std::unique_ptr<drivers::Driver> wire = std::move(u[r]);
+    if (sc.faults) {
+      drivers::FaultConfig fc;
+      fc.seed = 11 + static_cast<uint64_t>(r);
+      fc.drop = 0.05;
+      fc.duplicate = 0.01;
+      fc.reorder = 0.02;
+      fc.corrupt = 0.01;
+      wire = std::make_unique<drivers::FaultDriver>(std::move(wire), fc);
+    }
+    ch[r] = std::make_unique<ReliableChannel>(std::move(wire), rc);
+  }
+  const std::size_t frag = ch[0]->caps().max_packet;
+  ASSERT_LT(frag, 1472u);
+  // Not a multiple of the fragment: the last one is short (a shorter last GSO segment).
+  std::vector<std::byte> src((2u << 20) + 777), dst(src.size(), std::byte{0xEE});
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = pattern(5, i);
+  Sink in, unused;
+  std::size_t got = 0;
+  uint64_t off = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (got < src.size() && std::chrono::steady_clock::now() < end) {
+    while (off < src.size()) {
+      const std::size_t n = std::min(frag, src.size() - off);
+      const IoStatus s = ch[0]->send_lent(1, {reinterpret_cast<const std::byte*>(&off), sizeof off},
+                                          std::span<const std::byte>(src).subspan(off, n));
+      ASSERT_NE(s, IoStatus::failed);
+      if (s == IoStatus::again) break;
+      off += n;
+    }
+    ch[1]->poll(in, 64);
+    for (const Got& g : in.got) {
+      uint64_t at;
+      ASSERT_EQ(g.header.size(), sizeof at);
+      std::memcpy(&at, g.header.data(), sizeof at);
+      ASSERT_EQ(at, got) << "out of order, lost or duplicated";
+      ASSERT_LE(g.payload.size(), src.size() - got);
+      std::memcpy(dst.data() + got, g.payload.data(), g.payload.size());
+      got += g.payload.size();
+    }
+    in.got.clear();
+    ch[0]->poll(unused, 64);
+  }
+  ASSERT_EQ(got, src.size()) << ch[0]->stats_text() << "\n" << ch[1]->stats_text();
+  ASSERT_TRUE(dst == src);
+  EXPECT_TRUE(unused.got.empty());
+  const auto& tx = udp[0]->stats();
+  const auto& rx = udp[1]->stats();
+  EXPECT_GT(ch[0]->stats().batches, 0u);  // the layer corked runs of fragments
+  if (sc.gso && !sc.faults) {
+    EXPECT_GT(tx.gso_sends, 0u);
+    EXPECT_GT(tx.gso_segments, 2 * tx.gso_sends);  // several datagrams per sendmsg
+  } else {
+    EXPECT_EQ(tx.gso_sends, 0u);
+  }
+  // Loopback hands a GSO super-packet to a GRO socket whole: one read, many datagrams.
+  if (sc.gso && sc.gro && !sc.faults) {
+    EXPECT_GT(rx.gro_reads, 0u);
+    EXPECT_GT(rx.gro_segments, 2 * rx.gro_reads);
+  }
+  if (!sc.gro) EXPECT_EQ(rx.gro_reads, 0u);
+  EXPECT_EQ(rx.malformed, 0u);
+}
+
+TEST(Udp, GsoBatchesAndGroReadsCarryAStreamAtMtuDatagrams) {
+  for (const StreamCase sc : {StreamCase{true, true, false}, StreamCase{true, false, false},
+                              StreamCase{false, true, false}, StreamCase{true, true, true}}) {
+    stream_at_mtu_datagrams(sc);
+    if (HasFatalFailure() || IsSkipped()) return;
+  }
+}
+
 }  // namespace

@@ -317,13 +317,20 @@ IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, i
   return s;
 }
 
-void ReliableChannel::flush_corked() {
-  Peer* pp = corked_ >= 0 ? find_peer(corked_) : nullptr;
-  if (!pp || pp->state != PeerState::alive || pp->unsent == 0) {
-    corked_ = -1;
-    return;
+void ReliableChannel::flush_corked(int except) {
+  // A run the rail had no room for stays listed, for the next poll: none is ever orphaned.
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < corked_.size(); ++i) {
+    Peer* p = find_peer(corked_[i]);
+    if (!p || p->state != PeerState::alive || p->unsent == 0) continue;
+    if (corked_[i] != except) flush_peer(*p);
+    if (p->state == PeerState::alive && p->unsent > 0) corked_[keep++] = corked_[i];
   }
-  Peer& p = *pp;
+  corked_.resize(keep);
+}
+
+void ReliableChannel::flush_peer(Peer& p) {
+  if (p.state != PeerState::alive || p.unsent == 0) return;
   const std::size_t first = p.flight.size() - p.unsent;
   batch_.clear();
   for (std::size_t i = first; i < p.flight.size(); ++i) {
@@ -337,11 +344,7 @@ void ReliableChannel::flush_corked() {
   for (std::size_t i = 0; i < sent; ++i) went_out(p, p.flight[first + i], rail);
   p.unsent -= static_cast<std::uint32_t>(sent);
   if (sent > 0) ++stats_.batches;
-  if (s == IoStatus::failed) {
-    declare_dead(p);
-    return;
-  }
-  if (p.unsent == 0) corked_ = -1;  // else the rail was full: the rest goes at the next poll
+  if (s == IoStatus::failed) declare_dead(p);
 }
 
 bool ReliableChannel::send_control(Peer& p, RelType type, std::uint8_t flags) {
@@ -428,8 +431,8 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   // joins its run (a shorter one ends it, as the last GSO segment); another peer's first
   // sends the run.
   const bool full = cfg_.cork && !payload.empty() && payload.size() == caps_.max_packet;
-  if (corked_ >= 0 && corked_ != rank) flush_corked();
-  const bool corked = full || corked_ == rank;
+  if (!corked_.empty() && (corked_.size() > 1 || corked_[0] != rank)) flush_corked(rank);
+  const bool corked = full || p.unsent > 0;
   const std::size_t bytes = sizeof(RelHeader) + header.size() + payload.size();
   if (p.flight.size() >= cfg_.window ||
       (!p.flight.empty() && p.flight_bytes + bytes > cfg_.window_bytes)) {
@@ -482,9 +485,9 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   stats_.bytes_sent += header.size() + payload.size();
   arm(p, peer_deadline(p));
   if (corked) {
-    ++p.unsent;
-    corked_ = rank;
-    if (!full || p.unsent >= cork_limit_) flush_corked();
+    if (++p.unsent == 1 && std::find(corked_.begin(), corked_.end(), rank) == corked_.end())
+      corked_.push_back(rank);
+    if (!full || p.unsent >= cork_limit_) flush_peer(p);
     if (p.state == PeerState::dead) return IoStatus::failed;
   }
   return IoStatus::done;
@@ -494,7 +497,7 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
 
 int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
   now_ = now();
-  if (corked_ >= 0) flush_corked();
+  if (!corked_.empty()) flush_corked();
   int delivered = 0;
   if (!ready_list_.empty()) {
     std::vector<int> ready;
@@ -975,7 +978,6 @@ void ReliableChannel::declare_dead(Peer& p) {
   p.flight.clear();
   p.flight_bytes = 0;
   p.unsent = 0;
-  if (corked_ == p.rank) corked_ = -1;
   p.ring.clear();
   p.buffered = 0;
   p.dup_pending = false;
@@ -990,7 +992,7 @@ void ReliableChannel::mark_dead(int peer) {
 }
 
 std::uint64_t ReliableChannel::next_timer_ns() const {
-  if (corked_ >= 0 || !ack_list_.empty() || !ready_list_.empty()) return 0;
+  if (!corked_.empty() || !ack_list_.empty() || !ready_list_.empty()) return 0;
   if (next_deadline_ == kNever) return kNever;
   const std::uint64_t t = now();
   return next_deadline_ > t ? next_deadline_ - t : 0;

@@ -71,8 +71,10 @@ struct ReliableConfig {
 };
 
 inline constexpr std::size_t kMaxRails = 4;
-// Packets beyond the 128 that selective acks cover are acknowledged cumulatively only.
-inline constexpr std::uint32_t kMaxWindow = 4096;
+// The selective acks cover 128 seqs. Windows beyond them (1024 tried, packets past the
+// sack range acked cumulatively only) gave no more bandwidth at MTU 1500 with GSO and made
+// a 6-rank netns stress run stall now and then (not root-caused): capped here.
+inline constexpr std::uint32_t kMaxWindow = kSackBits;
 
 struct ReliableStats {
   std::uint64_t data_sent = 0;           // data packets, first transmissions
@@ -279,7 +281,8 @@ class ReliableChannel final : public drivers::Driver {
   drivers::IoStatus transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail = -1);
   void seal(Peer& p, TxPacket& pkt, std::uint8_t flags);  // ack fields + CRC into the header
   void went_out(Peer& p, TxPacket& pkt, int rail);        // bookkeeping of a transmission
-  void flush_corked();                                    // hands the corked run (if any) to a rail
+  void flush_corked(int except = -1);  // hands every corked run (but `except`'s) to a rail
+  void flush_peer(Peer& p);            // hands p's corked run to a rail
   void grow_ring(Peer& p, std::uint32_t offset);
   drivers::IoStatus send_data(int peer, std::span<const std::byte> header,
                               std::span<const std::byte> payload, bool lend);
@@ -318,7 +321,7 @@ class ReliableChannel final : public drivers::Driver {
   std::string name_;
   drivers::DriverCaps caps_;
   std::uint32_t ring_size_ = 0;   // power of two >= 2 * window: a receive ring's largest size
-  int corked_ = -1;               // the peer whose flight ends in unsent packets, -1: none
+  std::vector<int> corked_;       // peers whose flight may end in unsent packets
   std::uint32_t cork_limit_ = 1;  // packets per corked run (one GSO send's worth)
   std::vector<drivers::PacketRef> batch_;
   std::unordered_map<int, Peer> peers_;
