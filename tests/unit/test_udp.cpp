@@ -293,4 +293,27 @@ TEST(Udp, KernelDropsAreCounted) {
             std::string::npos);
 }
 
+TEST(Udp, OversizedDatagramIsMalformed) {
+  // Longer than the receive buffer: cut by the kernel, so counted and dropped, never parsed.
+  UdpParams up;
+  up.rank = 1;
+  up.size = 2;
+  UdpDriver udp(up);
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  const sockaddr_in to = loopback(udp.port());
+  drivers::udp::UdpHeader uh;
+  uh.src = 0;
+  uh.header_len = 60;
+  std::vector<std::byte> d(up.rx_datagram + 1, std::byte{0x11});
+  std::memcpy(d.data(), &uh, sizeof uh);
+  ASSERT_EQ(sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to),
+            static_cast<ssize_t>(d.size()));
+  close(fd);
+  Sink sink;
+  for (int i = 0; i < 1000 && udp.stats().malformed == 0; ++i) udp.poll(sink, 1);
+  EXPECT_EQ(udp.stats().malformed, 1u);
+  EXPECT_EQ(udp.stats().received, 0u);
+  EXPECT_TRUE(sink.got.empty());
+}
+
 }  // namespace
