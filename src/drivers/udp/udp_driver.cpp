@@ -17,6 +17,8 @@ namespace {
 
 // Datagrams at least this large are worth a peek (one more syscall) to be read in place.
 constexpr std::size_t kPlaceMin = 16 * 1024;
+// Datagrams up to this size are sent from one contiguous copy (send's fast path).
+constexpr std::size_t kFlatMax = 512;
 
 std::size_t set_buffer(int fd, int opt, int force_opt, std::size_t want) {
   int v = static_cast<int>(want);
@@ -142,7 +144,22 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
     mh.msg_name = const_cast<sockaddr_in*>(&to);
     mh.msg_namelen = sizeof(sockaddr_in);
   }
-  if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+  ssize_t sent;
+  const std::size_t total = sizeof h + header.size() + payload.size();
+  if (total <= kFlatMax) {
+    // A small packet is copied into one buffer and sent with sendto: no msghdr and iovec
+    // copy-in (~100 ns per call, as recv saves on the receive side).
+    std::byte flat[kFlatMax];
+    std::memcpy(flat, &h, sizeof h);
+    std::memcpy(flat + sizeof h, header.data(), header.size());
+    if (!payload.empty())
+      std::memcpy(flat + sizeof h + header.size(), payload.data(), payload.size());
+    sent = sendto(fd, flat, total, MSG_DONTWAIT | MSG_NOSIGNAL,
+                  static_cast<const sockaddr*>(mh.msg_name), mh.msg_namelen);
+  } else {
+    sent = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+  if (sent < 0) {
     // Transient conditions only: an unreachable host shows up as silence, which the
     // reliability layer's peer timeout turns into a dead peer.
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR) {
