@@ -69,6 +69,8 @@ Engine::Engine() {
   std::string err;
   boot_ = BootClient::from_environment(err);
   if (!boot_) fail("cannot join the job: " + err);
+  boot_->set_failure_poll_interval(
+      static_cast<uint64_t>(config_.get_seconds("PMIX_FAILURE_POLL") * 1e9));
   rank_ = boot_->rank();
   size_ = boot_->size();
   util::log_state().rank = rank_;
