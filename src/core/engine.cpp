@@ -451,6 +451,17 @@ void Engine::fail_peer(int peer) {
   });
 }
 
+void Engine::drain_drivers() {
+  // A failure notice can overtake the dead rank's last messages: they may still wait in a
+  // socket or ring here. They were sent before it died, so they are delivered (in order)
+  // before its receives start to fail. Bounded, since live peers may keep sending.
+  for (int pass = 0; pass < 4096; ++pass) {
+    int got = 0;
+    for (std::size_t i = 1; i < drivers_.size(); ++i) got += drivers_[i]->poll(*p2p_, 64);
+    if (got == 0) break;
+  }
+}
+
 bool Engine::context_has(uint32_t ctx, int peer) const {
   auto it = contexts_.find(ctx);
   if (it == contexts_.end() || it->second.members.empty()) return true;
@@ -873,6 +884,7 @@ bool Engine::progress() {
   if (!self_->idle()) n += self_->poll(*p2p_, 64);
   for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(*p2p_, 64);
   if (!dead_pending_.empty()) {
+    drain_drivers();
     std::vector<int> dead;
     dead.swap(dead_pending_);
     for (int peer : dead) fail_peer(peer);
