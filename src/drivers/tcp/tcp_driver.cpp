@@ -15,59 +15,6 @@
 
 #include "util/log.hpp"
 
-#ifdef SLUICE_TCP_PROBE
-// Measurement only (-DSLUICE_TCP_PROBE): TSC stamps along the small-message turnaround and
-// the spin loop, printed as percentiles (ns) when the driver is destroyed.
-#include <x86intrin.h>
-#include <time.h>
-#include <unistd.h>
-namespace sluice::drivers {
-namespace {
-struct Probe {
-  enum Seg { recv_empty, loop, recv_hit, parse_to_sink, sink, sink_to_poll_ret, poll_ret_to_send,
-             send_to_sendmsg, sendmsg_call, nseg };
-  static constexpr const char* names[nseg] = {
-      "recv syscall (empty)", "spin period (recv entry to next recv entry, both empty)",
-      "recv syscall (data)", "recv return -> on_packet", "on_packet (p2p+match+complete)",
-      "on_packet return -> poll return", "poll return -> TcpDriver::send (engine+app)",
-      "send entry -> sendmsg", "sendmsg syscall"};
-  std::vector<uint32_t> v[nseg];
-  uint64_t t_recv_in = 0, t_prev_recv_in = 0, t_recv_out = 0, t_sink_out = 0, t_poll_ret = 0;
-  bool prev_empty = false, hit = false;
-  int rank = -1;
-  timespec ts0{};
-  uint64_t tsc0 = 0;
-  Probe() {
-    for (auto& x : v) x.reserve(1 << 21);
-    clock_gettime(CLOCK_MONOTONIC, &ts0);
-    tsc0 = __rdtsc();
-  }
-  void add(Seg s, uint64_t d) {
-    if (v[s].size() < (1u << 21)) v[s].push_back(static_cast<uint32_t>(std::min<uint64_t>(d, UINT32_MAX)));
-  }
-  ~Probe() {
-    timespec ts1;
-    clock_gettime(CLOCK_MONOTONIC, &ts1);
-    const double ns = (ts1.tv_sec - ts0.tv_sec) * 1e9 + (ts1.tv_nsec - ts0.tv_nsec);
-    const double per = ns / static_cast<double>(__rdtsc() - tsc0);
-    for (int i = 0; i < nseg; ++i) {
-      auto& x = v[i];
-      if (x.empty()) continue;
-      std::sort(x.begin(), x.end());
-      auto q = [&](double f) { return x[static_cast<std::size_t>(f * (x.size() - 1))] * per; };
-      std::fprintf(stderr, "probe rank %d %-58s n=%8zu p10 %7.0f p50 %7.0f p90 %7.0f ns\n",
-                   rank, names[i], x.size(), q(0.1), q(0.5), q(0.9));
-    }
-  }
-};
-Probe probe;
-}  // namespace
-}  // namespace sluice::drivers
-#define PROBE(...) __VA_ARGS__
-#else
-#define PROBE(...)
-#endif
-
 namespace sluice::drivers {
 
 namespace {
@@ -106,7 +53,6 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
   caps_.inline_payload = params_.max_packet;
   caps_.reliable = caps_.ordered = true;
   peers_.resize(static_cast<std::size_t>(params_.size));
-  PROBE(probe.rank = params_.rank;)
 
   listen_fd_ = net::UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!listen_fd_) throw std::runtime_error(std::string("tcp: socket: ") + std::strerror(errno));
@@ -327,17 +273,7 @@ bool TcpDriver::read_in(Conn& c) {
   // staged here and copied again, but received in place (start_direct).
   if (c.streaming && c.in_len == 0)
     want = std::min(want, sizeof(tcp::FrameHeader) + caps_.max_header);
-  PROBE(const uint64_t t_in = __rdtsc();)
   const ssize_t n = ::recv(c.fd.get(), c.in.data() + c.in_len, want, 0);
-  PROBE({
-    const uint64_t t_out = __rdtsc();
-    probe.add(n > 0 ? Probe::recv_hit : Probe::recv_empty, t_out - t_in);
-    if (n <= 0 && probe.prev_empty) probe.add(Probe::loop, t_in - probe.t_prev_recv_in);
-    probe.prev_empty = n <= 0;
-    probe.t_prev_recv_in = t_in;
-    probe.hit = n > 0 && n < 256;
-    probe.t_recv_out = t_out;
-  })
   ++stats_.reads;
   if (n > 0) {
     c.in_len += static_cast<std::size_t>(n);
@@ -397,10 +333,7 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
       stats_.received_bytes += f.payload.size();
       ++delivered;
       c.streaming = false;
-      PROBE(const uint64_t t_s = __rdtsc();
-            if (probe.hit) probe.add(Probe::parse_to_sink, t_s - probe.t_recv_out);)
       sink.on_packet(c.peer, f.header, f.payload);
-      PROBE(probe.t_sink_out = __rdtsc(); if (probe.hit) probe.add(Probe::sink, probe.t_sink_out - t_s);)
     } else if (!on_control(c, f)) {
       conn_failed(c, false);
       return;
@@ -480,8 +413,6 @@ void TcpDriver::enqueue(Peer& p, std::span<const std::byte> a, std::span<const s
 
 IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) {
-  PROBE(const uint64_t t_e = __rdtsc(); const bool timed = probe.hit && payload.size() < 64;
-        if (timed) probe.add(Probe::poll_ret_to_send, t_e - probe.t_poll_ret); probe.hit = false;)
   if (!reaches(peer)) return IoStatus::failed;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (p.state == PeerState::dead || p.state == PeerState::closed) return IoStatus::failed;
@@ -493,42 +424,29 @@ IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
   const std::span<const std::byte> fb{reinterpret_cast<const std::byte*>(&fh), sizeof fh};
   const std::size_t total = sizeof fh + header.size() + payload.size();
 
-  if (p.state == PeerState::up && p.out_off == p.out.size() && total <= kSmallFrame) {
-    // A small frame: one contiguous send (no iovec import for a few dozen bytes).
-    std::array<std::byte, kSmallFrame> buf;
-    std::memcpy(buf.data(), &fh, sizeof fh);
-    std::memcpy(buf.data() + sizeof fh, header.data(), header.size());
-    if (!payload.empty())
-      std::memcpy(buf.data() + sizeof fh + header.size(), payload.data(), payload.size());
-    PROBE(const uint64_t t_m = __rdtsc(); if (timed) probe.add(Probe::send_to_sendmsg, t_m - t_e);)
-    ssize_t n = ::send(p.conn->fd.get(), buf.data(), total, MSG_NOSIGNAL | MSG_DONTWAIT);
-    PROBE(if (timed) probe.add(Probe::sendmsg_call, __rdtsc() - t_m);)
-    ++stats_.writes;
-    if (n < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        conn_failed(*p.conn, false);
-        return IoStatus::failed;
-      }
-      n = 0;
-    }
-    ++stats_.sent;
-    stats_.sent_bytes += payload.size();
-    if (static_cast<std::size_t>(n) == total) return IoStatus::done;
-    enqueue(p, {buf.data(), total}, {}, {}, static_cast<std::size_t>(n));
-    set_want_out(*p.conn, true);
-    return IoStatus::done;
-  }
   if (p.state == PeerState::up && p.out_off == p.out.size()) {
-    // Idle connection: straight to the kernel, header and payload as they are.
-    iovec iov[3] = {{const_cast<std::byte*>(fb.data()), fb.size()},
-                    {const_cast<std::byte*>(header.data()), header.size()},
-                    {const_cast<std::byte*>(payload.data()), payload.size()}};
-    msghdr mh{};
-    mh.msg_iov = iov;
-    mh.msg_iovlen = payload.empty() ? 2 : 3;
-    PROBE(const uint64_t t_m = __rdtsc(); if (timed) probe.add(Probe::send_to_sendmsg, t_m - t_e);)
-    ssize_t n = sendmsg(p.conn->fd.get(), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-    PROBE(if (timed) probe.add(Probe::sendmsg_call, __rdtsc() - t_m);)
+    // Idle connection: straight to the kernel. A small frame is copied into one buffer and
+    // leaves in one send(): a sendmsg with three iovecs costs ~0.2-0.35 µs more in the kernel
+    // (measured in situ between namespace hosts, docs/PERFORMANCE.md); larger frames go out
+    // as they are, header and payload as three iovecs.
+    const bool small = total <= kSmallFrame;
+    std::array<std::byte, kSmallFrame> copy;
+    ssize_t n;
+    if (small) {
+      std::memcpy(copy.data(), &fh, sizeof fh);
+      std::memcpy(copy.data() + sizeof fh, header.data(), header.size());
+      if (!payload.empty())
+        std::memcpy(copy.data() + sizeof fh + header.size(), payload.data(), payload.size());
+      n = ::send(p.conn->fd.get(), copy.data(), total, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      iovec iov[3] = {{const_cast<std::byte*>(fb.data()), fb.size()},
+                      {const_cast<std::byte*>(header.data()), header.size()},
+                      {const_cast<std::byte*>(payload.data()), payload.size()}};
+      msghdr mh{};
+      mh.msg_iov = iov;
+      mh.msg_iovlen = payload.empty() ? 2 : 3;
+      n = sendmsg(p.conn->fd.get(), &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     ++stats_.writes;
     if (n < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -540,7 +458,10 @@ IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
     ++stats_.sent;
     stats_.sent_bytes += payload.size();
     if (static_cast<std::size_t>(n) == total) return IoStatus::done;
-    enqueue(p, fb, header, payload, static_cast<std::size_t>(n));
+    if (small)
+      enqueue(p, {copy.data(), total}, {}, {}, static_cast<std::size_t>(n));
+    else
+      enqueue(p, fb, header, payload, static_cast<std::size_t>(n));
     set_want_out(*p.conn, true);
     return IoStatus::done;
   }
@@ -719,10 +640,6 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
     if ((++timer_polls_ & 63) == 0) check_timers();
   }
   if (need_reap_) reap();
-  PROBE(if (delivered && probe.hit) {
-    probe.t_poll_ret = __rdtsc();
-    probe.add(Probe::sink_to_poll_ret, probe.t_poll_ret - probe.t_sink_out);
-  })
   return delivered;
 }
 
