@@ -8,6 +8,7 @@
 // them as unknown (see is_launcher_variable()).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,6 +51,8 @@ class BootClient {
   // Appends the ranks the launcher reported dead since the last call (sluicerun
   // --enable-recovery sends such notices). Never blocks; launchers without notices add none.
   virtual void take_failed_ranks(std::vector<int>& out) { (void)out; }
+  // Launchers that must be asked (PMIx's proc-table query) are asked at most this often.
+  virtual void set_failure_poll_interval(std::uint64_t ns) { (void)ns; }
 };
 
 // Who this process is in the job: fixed once its client has joined.

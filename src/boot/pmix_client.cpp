@@ -14,8 +14,8 @@
 // ranks PMIx knows to have failed, from two sources. (1) The standard events
 // (PMIX_ERR_PROC_ABORTED, _ABORTED_BY_SIG, _TERM_WO_SYNC), through an event handler.
 // (2) A proc-table query (PMIX_QUERY_PROC_TABLE: every rank's state), sent at most every
-// kFailurePollNs from take_failed_ranks() and answered on PMIx's thread; a rank in an error
-// state (PMIX_PROC_STATE_ERROR and above: aborted, killed by a signal, exited without
+// SLUICE_PMIX_FAILURE_POLL (200 ms) from take_failed_ranks() and answered on PMIx's thread; a rank
+// in an error state (PMIX_PROC_STATE_ERROR and above: aborted, killed by a signal, exited without
 // PMIx_Finalize, ...) is failed. The query is what works with Debian's Open MPI 4.1 mpirun
 // (`--enable-recovery` keeps the job going): its ORTE does send PMIX_ERR_PROC_ABORTED, but
 // with a custom target range under PMIX_RANGE_SESSION, which the PMIx 4.2 server library
@@ -94,8 +94,8 @@ bool value_as_uint(const pmix_value_t* v, std::uint64_t& out) {
   }
 }
 
-// How often take_failed_ranks() may ask for the proc table: a round trip to the launcher
-// per rank, so not on every call (the engine asks every 10 ms).
+// How often take_failed_ranks() may ask for the proc table by default: a round trip to the
+// launcher per rank, so not on every call (the engine asks every 10 ms). SLUICE_PMIX_FAILURE_POLL.
 constexpr std::uint64_t kFailurePollNs = 200'000'000;
 
 std::uint64_t monotonic_ns() {
@@ -179,10 +179,13 @@ class PmixClient final : public IdentifiedBootClient {
     return true;
   }
 
+  void set_failure_poll_interval(std::uint64_t ns) override { failure_poll_ns_ = ns; }
+
   void take_failed_ranks(std::vector<int>& out) override {
     if (id_.size <= 1 || finalized_) return;
     const std::uint64_t now = monotonic_ns();
-    if (now - last_query_ns_ >= kFailurePollNs && !query_pending_.load(std::memory_order_acquire)) {
+    if (now - last_query_ns_ >= failure_poll_ns_ &&
+        !query_pending_.load(std::memory_order_acquire)) {
       last_query_ns_ = now;
       query_proc_table();
     }
@@ -425,6 +428,7 @@ class PmixClient final : public IdentifiedBootClient {
   char* query_keys_[2] = {nullptr, nullptr};
   pmix_info_t query_qualifier_{};
   std::uint64_t last_query_ns_ = 0;
+  std::uint64_t failure_poll_ns_ = kFailurePollNs;
   std::mutex failed_mutex_;  // PMIx's thread adds, the engine takes
   std::atomic<bool> have_failed_{false};
   std::vector<int> failed_;

@@ -68,6 +68,9 @@ constexpr ConfigKey kTable[] = {
     {"TCP_SOCKET_BUFFER", T::size, "0", "SO_SNDBUF/SO_RCVBUF of tcp sockets; 0: kernel autotuning"},
     {"TCP_CONNECT_TIMEOUT", T::duration, "30s",
      "how long tcp keeps trying to connect to a peer before declaring it dead"},
+    {"PMIX_FAILURE_POLL", T::duration, "200ms",
+     "under a PMIx launcher, how often (at most) a rank asks for the job's process table to "
+     "learn of failed ranks (a round trip to the launcher per rank)"},
     {"UDP_DATAGRAM", T::size, "0",
      "bytes per udp datagram; 0: from the path MTU (65507 on loopback, 1472 on a 1500 MTU link)"},
     {"UDP_RX_BUFFERS", T::integer, "64",

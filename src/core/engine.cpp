@@ -69,6 +69,8 @@ Engine::Engine() {
   std::string err;
   boot_ = BootClient::from_environment(err);
   if (!boot_) fail("cannot join the job: " + err);
+  boot_->set_failure_poll_interval(
+      static_cast<uint64_t>(config_.get_seconds("PMIX_FAILURE_POLL") * 1e9));
   rank_ = boot_->rank();
   size_ = boot_->size();
   util::log_state().rank = rank_;
@@ -455,6 +457,17 @@ void Engine::fail_peer(int peer) {
     if (r->xfer.peer == peer && r->xfer.protocol != proto::Protocol::none)
       complete_request(r, Errc::peer_dead);
   });
+}
+
+void Engine::drain_drivers() {
+  // A failure notice can overtake the dead rank's last messages: they may still wait in a
+  // socket or ring here. They were sent before it died, so they are delivered (in order)
+  // before its receives start to fail. Bounded, since live peers may keep sending.
+  for (int pass = 0; pass < 4096; ++pass) {
+    int got = 0;
+    for (std::size_t i = 1; i < drivers_.size(); ++i) got += drivers_[i]->poll(*p2p_, 64);
+    if (got == 0) break;
+  }
 }
 
 bool Engine::context_has(uint32_t ctx, int peer) const {
@@ -879,6 +892,7 @@ bool Engine::progress() {
   if (!self_->idle()) n += self_->poll(*p2p_, 64);
   for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(*p2p_, 64);
   if (!dead_pending_.empty()) {
+    drain_drivers();
     std::vector<int> dead;
     dead.swap(dead_pending_);
     for (int peer : dead) fail_peer(peer);

@@ -228,6 +228,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   void quiesce_network();
   // A driver declared `peer` dead: fail every request that waits on it.
   void fail_peer(int peer);
+  // Before failing peers: poll the drivers until they have nothing more to deliver.
+  void drain_drivers();
   // Inline: every send and receive asks. Nothing failed is one load and a branch.
   bool peer_failed(int peer) const {
     return !failed_order_.empty() && peer_failed_[static_cast<std::size_t>(peer)];

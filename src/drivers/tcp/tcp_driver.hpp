@@ -14,14 +14,16 @@
 // closes the connection and is counted (bad_key, malformed). Wire format: tcp_wire.hpp.
 //
 // I/O. Nonblocking sockets with TCP_NODELAY, one epoll set (listener + connections) that
-// block() sleeps in. A packet to an idle connection goes out in one sendmsg (frame header,
-// header, payload as three iovecs); whatever the kernel does not take is copied into the
-// peer's output queue; while it is not empty, small packets append to it (a backlog leaves
-// in one send per flush: several packets per syscall) and large ones get IoStatus::again,
-// so a payload is copied at most once per full socket, not for every fragment. Input is read into
-// one buffer per connection, as much as is there, and frames are delivered straight from it. All
-// socket I/O goes through write_out() and read_in(), the two places a later io_uring path (SEND_ZC
-// from registered buffers, READ_FIXED into them) replaces.
+// block() sleeps in. A packet to an idle connection goes out in one syscall: a small frame (up
+// to 256 B) copied into one buffer and sent with send() (cheaper in the kernel than a sendmsg), a
+// larger one with sendmsg (frame header, header, payload as three iovecs); whatever the kernel
+// does not take is copied into the peer's output queue; while it is not empty, small packets
+// append to it (a backlog leaves in one send per flush: several packets per syscall) and large
+// ones get IoStatus::again, so a payload is copied at most once per full socket, not for every
+// fragment. Input is read into one buffer per connection, as much as is there, and frames are
+// delivered straight from it. All socket I/O goes through write_out() and read_in(), the two
+// places a later io_uring path (SEND_ZC from registered buffers, READ_FIXED into them)
+// replaces.
 //
 // Failure. EOF, reset or a write error on an established connection (without a prior bye)
 // declares the peer dead: send() then returns IoStatus::failed, queued packets are

@@ -2,7 +2,9 @@
 //
 // Receiving: one socket per process, bound to INADDR_ANY, with a fixed pool of receive
 // buffers (rx_buffers datagrams) filled by one recvmmsg per poll; the kernel's drops
-// (socket buffer overflow, reported by SO_RXQ_OVFL) and malformed datagrams are counted.
+// (socket buffer overflow: the socket's drop counter, read with SO_MEMINFO when the
+// statistics are asked for, not carried per datagram as SO_RXQ_OVFL would: that control
+// message costs ~60 ns per receive) and malformed datagrams are counted.
 // Sending: K unbound send sockets used round-robin (paper 002's send queues), one
 // sendmsg per packet with the driver header, packet header and payload as separate
 // iovecs (no copy). A full socket (EAGAIN / ENOBUFS) answers IoStatus::again. Each send
@@ -25,9 +27,10 @@
 // Receive offload (gro, on by default): UDP_GRO on the receive socket; a read then may
 // hold several datagrams of one sender (cmsg UDP_GRO: the segment size), split here at
 // that stride and delivered one by one. The pool's buffers are then 64 KiB each (pool
-// memory: rx_buffers x 64 KiB), and one coalesced read is delivered whole, so a poll may
-// deliver more packets than its budget. Receive-in-place (placing_) takes only single
-// datagrams.
+// memory: rx_buffers x 64 KiB), every read carries control space for that cmsg (the
+// one-datagram path then uses recvmsg, not recv), and one coalesced read is delivered
+// whole, so a poll may deliver more packets than its budget. Receive-in-place (placing_)
+// takes only single datagrams.
 // All socket I/O is in send(), send_batch() and receive_batch(), the places an io_uring path
 // (provided-buffer ring for receives, SEND_ZC for sends) would replace.
 #pragma once
@@ -94,7 +97,7 @@ class UdpDriver final : public Driver {
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
   std::string stats_text() const override;
-  const UdpStats& stats() const { return stats_; }
+  const UdpStats& stats() const;  // refreshes kernel_drops
   std::size_t receive_buffer_bytes() const { return rcvbuf_; }
   bool gso() const { return gso_; }
   bool gro() const { return gro_; }
@@ -104,7 +107,6 @@ class UdpDriver final : public Driver {
   void reset_pool();
   enum class Placed : uint8_t { nothing, done, fallback };
   Placed receive_placed(PacketSink& sink);
-  void note_drops(msghdr& mh);
   static std::size_t gro_segment(msghdr& mh);  // the UDP_GRO stride of a read, 0: none
   bool valid_packet(int peer, const PacketRef& p) const;
   // One datagram of a read (a whole read, or one segment of a coalesced one) to the sink.
@@ -119,25 +121,23 @@ class UdpDriver final : public Driver {
   uint16_t port_ = 0;
   std::size_t rcvbuf_ = 0;
   std::vector<sockaddr_in> peers_;
-  // The receive pool: rx_buffers datagram buffers, their iovecs, headers and control space.
+  // The receive pool: rx_buffers datagram buffers, their iovecs and headers.
   std::vector<std::byte> pool_;
   std::vector<iovec> iov_;
   std::vector<mmsghdr> msgs_;
-  std::vector<std::byte> control_;
-  std::size_t dirty_count_ = 0;  // pool entries the last recvmmsg filled
-  std::size_t batch_ = 1;        // datagrams to ask the next recvmmsg for
-  uint32_t last_drop_count_ = 0;
+  std::vector<std::byte> control_;  // gro: UDP_GRO cmsg space per pool entry
+  std::size_t dirty_count_ = 0;     // pool entries the last recvmmsg filled
+  std::size_t batch_ = 1;           // datagrams to ask the next recvmmsg for
   // Large datagrams (a rendezvous stream) are peeked at first, so that the payload of one
   // whose destination the sink knows is read straight there (no copy out of the pool).
   // Entered on a large datagram, left on a small one: small-message latency never peeks.
   bool placing_ = false;
   std::vector<std::byte> peek_;  // UdpHeader + max_header
-  std::vector<std::byte> place_control_;
   bool gso_ = false;
   bool gro_ = false;
   std::vector<iovec> gso_iov_;  // send_batch's iovecs and driver headers (one per segment)
   std::vector<udp::UdpHeader> gso_hdr_;
-  UdpStats stats_;
+  mutable UdpStats stats_;  // mutable: kernel_drops is read from the socket on demand
 };
 
 }  // namespace sluice::drivers
