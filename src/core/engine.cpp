@@ -435,7 +435,7 @@ void Engine::fail_peer(int peer) {
   // answer, receives mid-pipeline.
   p2p_->fail_peer(peer);
   if (rel_) rel_->mark_dead(peer);  // no retransmissions to it, nor a wait for its acks
-  pool_.for_each([&](RequestImpl* r) {
+  auto fail = [&](RequestImpl* r) {
     if (r->state != RequestState::active) return;
     if (r->posted) {
       if (r->match.src != peer && (r->match.src != any_source || !context_has(r->match.ctx, peer)))
@@ -448,7 +448,9 @@ void Engine::fail_peer(int peer) {
     }
     if (r->xfer.peer == peer && r->xfer.protocol != proto::Protocol::none)
       complete_request(r, Errc::peer_dead);
-  });
+  };
+  pool_.for_each(fail);
+  if (blocking_recv_) fail(blocking_recv_);
 }
 
 void Engine::drain_drivers() {
@@ -606,7 +608,17 @@ Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ct
   if (err != Errc::ok) return err;
   if (peer_failed(dest)) [[unlikely]]
     return Errc::peer_dead;
-  // A request on the stack: an eager send that finds room completes inside start_send.
+  // An eager message the driver takes at once needs no request at all.
+  {
+    proto::Transfer t;
+    t.peer = dest;
+    t.ctx = ctx;
+    t.tag = tag;
+    t.buf = const_cast<std::byte*>(buf.data());
+    t.len = buf.size();
+    if (p2p_->try_inject(t) == drivers::IoStatus::done) return Errc::ok;
+  }
+  // Else a request on the stack (the driver is full, a rendezvous, a failed peer).
   RequestImpl local;
   local.state = RequestState::active;
   proto::Transfer& t = local.xfer;
@@ -637,6 +649,36 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
   if (err == Errc::ok) err = check_tag(tag, true);
   if (err != Errc::ok) return failed_request(err);
   RequestImpl* r = pool_.get();
+  start_recv(r, buf, src, tag, ctx);
+  return r;
+}
+
+Errc Engine::recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Status* st) {
+  Errc err = check_peer(src, true);
+  if (err == Errc::ok) err = check_tag(tag, true);
+  if (err != Errc::ok) return err;
+  // A request on the stack instead of the pool's; fail_peer() sees it through blocking_recv_
+  // (one at a time: the caller holds the engine for the whole call).
+  RequestImpl local;
+  local.state = RequestState::active;
+  start_recv(&local, buf, src, tag, ctx);
+  if (local.state != RequestState::complete) {
+    blocking_recv_ = &local;
+    auto bo = make_backoff();
+    while (local.state != RequestState::complete) {
+      if (progress())
+        bo.reset();
+      else
+        bo.pause();
+    }
+    blocking_recv_ = nullptr;
+  }
+  if (st) *st = local.status;
+  drop_needless_ring();
+  return local.status.error;
+}
+
+void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx) {
   proto::Transfer& t = r->xfer;
   t.role = proto::Transfer::Role::recv;
   t.buf = buf.data();
@@ -651,7 +693,7 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       r->status.size = u->info.size;
       p2p_->deliver(t, u->info);
       recycle(u);
-      return r;
+      return;
     }
   }
   if (!failed_order_.empty()) [[unlikely]] {
@@ -661,7 +703,7 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
     if (dead >= 0) {
       r->status.source = dead;
       complete_request(r, Errc::peer_dead);
-      return r;
+      return;
     }
   }
   r->match.ctx = ctx;
@@ -670,7 +712,6 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
   r->match.owner = r;
   r->posted = true;
   posted_.push(r->match);
-  return r;
 }
 
 void Engine::on_incoming(const proto::Incoming& msg) {
