@@ -440,7 +440,10 @@ void Engine::fail_peer(int peer) {
     if (r->posted) {
       if (r->match.src != peer && (r->match.src != any_source || !context_has(r->match.ctx, peer)))
         return;
-      posted_.remove(r->match);
+      if (r == recv_slot_)
+        recv_slot_ = nullptr;
+      else
+        posted_.remove(r->match);
       r->posted = false;
       r->status.source = peer;
       complete_request(r, Errc::peer_dead);
@@ -661,7 +664,7 @@ Errc Engine::recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Stat
   // (one at a time: the caller holds the engine for the whole call).
   RequestImpl local;
   local.state = RequestState::active;
-  start_recv(&local, buf, src, tag, ctx);
+  start_recv(&local, buf, src, tag, ctx, true);
   if (local.state != RequestState::complete) {
     blocking_recv_ = &local;
     auto bo = make_backoff();
@@ -678,7 +681,8 @@ Errc Engine::recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Stat
   return local.status.error;
 }
 
-void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx) {
+void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx,
+                        bool blocking) {
   proto::Transfer& t = r->xfer;
   t.role = proto::Transfer::Role::recv;
   t.buf = buf.data();
@@ -711,10 +715,30 @@ void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int t
   r->match.tag = tag;
   r->match.owner = r;
   r->posted = true;
+  // With no other receive posted, a blocking one waits in the slot: the oldest posted
+  // receive (anything posted meanwhile is younger), matched without the queue's hashing.
+  if (blocking && posted_.empty() && !recv_slot_) {
+    recv_slot_ = r;
+    return;
+  }
   posted_.push(r->match);
 }
 
 void Engine::on_incoming(const proto::Incoming& msg) {
+  if (RequestImpl* r = recv_slot_) {
+    const MatchEntry& m = r->match;
+    if (m.ctx == msg.ctx && (m.src == msg.src || m.src == any_source) &&
+        (m.tag == msg.tag || m.tag == any_tag)) {
+      recv_slot_ = nullptr;
+      ++stats_.expected;
+      r->posted = false;
+      r->status.source = msg.src;
+      r->status.tag = msg.tag;
+      r->status.size = msg.size;
+      p2p_->deliver(r->xfer, msg);
+      return;
+    }
+  }
   if (!posted_.empty()) {
     if (MatchEntry* e = posted_.take(msg.ctx, msg.src, msg.tag)) {
       ++stats_.expected;
