@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "drivers/fault/fault_driver.hpp"
@@ -260,6 +261,59 @@ TEST(Udp, StrangersDatagramsAreDroppedAndCounted) {
   }));
   EXPECT_EQ(p.sink[1].got[0].payload, std::vector<std::byte>(x, x + 16));
   EXPECT_EQ(p.ch[1]->stats().peers_dead, 0u);
+}
+
+TEST(Udp, KernelDropsAreCounted) {
+  // A receive buffer far smaller than what arrives while nobody reads: the kernel drops the
+  // overflow, and the statistics show exactly what the socket lost.
+  UdpParams up;
+  up.rank = 1;
+  up.size = 2;
+  up.socket_buffer = 4096;
+  UdpDriver udp(up);
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  const sockaddr_in to = loopback(udp.port());
+  drivers::udp::UdpHeader uh;
+  uh.src = 0;
+  uh.header_len = 60;
+  std::vector<std::byte> d(1400, std::byte{0x11});
+  std::memcpy(d.data(), &uh, sizeof uh);
+  constexpr int kSent = 200;
+  for (int i = 0; i < kSent; ++i)
+    ASSERT_EQ(sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to),
+              static_cast<ssize_t>(d.size()));
+  close(fd);
+  Sink sink;
+  while (udp.poll(sink, 64) > 0) {
+  }
+  EXPECT_GT(udp.stats().kernel_drops, 0u);
+  EXPECT_EQ(udp.stats().received + udp.stats().kernel_drops, static_cast<uint64_t>(kSent));
+  EXPECT_EQ(sink.got.size(), udp.stats().received);
+  EXPECT_NE(udp.stats_text().find("kernel_drops=" + std::to_string(udp.stats().kernel_drops)),
+            std::string::npos);
+}
+
+TEST(Udp, OversizedDatagramIsMalformed) {
+  // Longer than the receive buffer: cut by the kernel, so counted and dropped, never parsed.
+  UdpParams up;
+  up.rank = 1;
+  up.size = 2;
+  UdpDriver udp(up);
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  const sockaddr_in to = loopback(udp.port());
+  drivers::udp::UdpHeader uh;
+  uh.src = 0;
+  uh.header_len = 60;
+  std::vector<std::byte> d(up.rx_datagram + 1, std::byte{0x11});
+  std::memcpy(d.data(), &uh, sizeof uh);
+  ASSERT_EQ(sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to),
+            static_cast<ssize_t>(d.size()));
+  close(fd);
+  Sink sink;
+  for (int i = 0; i < 1000 && udp.stats().malformed == 0; ++i) udp.poll(sink, 1);
+  EXPECT_EQ(udp.stats().malformed, 1u);
+  EXPECT_EQ(udp.stats().received, 0u);
+  EXPECT_TRUE(sink.got.empty());
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 //
 // Receiving: one socket per process, bound to INADDR_ANY, with a fixed pool of receive
 // buffers (rx_buffers datagrams) filled by one recvmmsg per poll; the kernel's drops
-// (socket buffer overflow, reported by SO_RXQ_OVFL) and malformed datagrams are counted.
+// (socket buffer overflow: the socket's drop counter, read with SO_MEMINFO when the
+// statistics are asked for, not carried per datagram as SO_RXQ_OVFL would: that control
+// message costs ~60 ns per receive) and malformed datagrams are counted.
 // Sending: K unbound send sockets used round-robin (paper 002's send queues), one
 // sendmsg per packet with the driver header, packet header and payload as separate
 // iovecs (no copy). A full socket (EAGAIN / ENOBUFS) answers IoStatus::again. Each send
@@ -74,7 +76,7 @@ class UdpDriver final : public Driver {
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
   std::string stats_text() const override;
-  const UdpStats& stats() const { return stats_; }
+  const UdpStats& stats() const;  // refreshes kernel_drops
   std::size_t receive_buffer_bytes() const { return rcvbuf_; }
 
  private:
@@ -82,7 +84,6 @@ class UdpDriver final : public Driver {
   void reset_pool();
   enum class Placed : uint8_t { nothing, done, fallback };
   Placed receive_placed(PacketSink& sink);
-  void note_drops(msghdr& mh);
 
   UdpParams params_;
   DriverCaps caps_;
@@ -93,21 +94,18 @@ class UdpDriver final : public Driver {
   uint16_t port_ = 0;
   std::size_t rcvbuf_ = 0;
   std::vector<sockaddr_in> peers_;
-  // The receive pool: rx_buffers datagram buffers, their iovecs, headers and control space.
+  // The receive pool: rx_buffers datagram buffers, their iovecs and headers.
   std::vector<std::byte> pool_;
   std::vector<iovec> iov_;
   std::vector<mmsghdr> msgs_;
-  std::vector<std::byte> control_;
   std::size_t dirty_count_ = 0;  // pool entries the last recvmmsg filled
   std::size_t batch_ = 1;        // datagrams to ask the next recvmmsg for
-  uint32_t last_drop_count_ = 0;
   // Large datagrams (a rendezvous stream) are peeked at first, so that the payload of one
   // whose destination the sink knows is read straight there (no copy out of the pool).
   // Entered on a large datagram, left on a small one: small-message latency never peeks.
   bool placing_ = false;
   std::vector<std::byte> peek_;  // UdpHeader + max_header
-  std::vector<std::byte> place_control_;
-  UdpStats stats_;
+  mutable UdpStats stats_;       // mutable: kernel_drops is read from the socket on demand
 };
 
 }  // namespace sluice::drivers

@@ -461,11 +461,13 @@ int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
       }
     }
   }
-  for (std::size_t k = 0; k < rails_.size() && delivered < budget; ++k) {
+  const std::size_t nrails = rails_.size();
+  for (std::size_t k = 0; k < nrails && delivered < budget; ++k) {
     Intake intake(*this, sink, delivered, budget);
-    rails_[(poll_start_ + k) % rails_.size()]->poll(intake, budget - delivered);
+    const std::size_t r = poll_start_ + k;  // no division on the polling path (~15 ns each)
+    rails_[r < nrails ? r : r - nrails]->poll(intake, budget - delivered);
   }
-  poll_start_ = (poll_start_ + 1) % rails_.size();
+  if (++poll_start_ >= nrails) poll_start_ = 0;
   if (now_ >= next_deadline_) {
     // Acks may be waiting in the socket (this process was descheduled, or the budget
     // ran out): read them before judging what has timed out.
