@@ -443,12 +443,15 @@ void Engine::fail_peer(int peer) {
   // answer, receives mid-pipeline.
   p2p_->fail_peer(peer);
   if (rel_) rel_->mark_dead(peer);  // no retransmissions to it, nor a wait for its acks
-  pool_.for_each([&](RequestImpl* r) {
+  auto fail = [&](RequestImpl* r) {
     if (r->state != RequestState::active) return;
     if (r->posted) {
       if (r->match.src != peer && (r->match.src != any_source || !context_has(r->match.ctx, peer)))
         return;
-      posted_.remove(r->match);
+      if (r == recv_slot_)
+        recv_slot_ = nullptr;
+      else
+        posted_.remove(r->match);
       r->posted = false;
       r->status.source = peer;
       complete_request(r, Errc::peer_dead);
@@ -456,7 +459,9 @@ void Engine::fail_peer(int peer) {
     }
     if (r->xfer.peer == peer && r->xfer.protocol != proto::Protocol::none)
       complete_request(r, Errc::peer_dead);
-  });
+  };
+  pool_.for_each(fail);
+  if (blocking_recv_) fail(blocking_recv_);
 }
 
 void Engine::drain_drivers() {
@@ -614,7 +619,17 @@ Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ct
   if (err != Errc::ok) return err;
   if (peer_failed(dest)) [[unlikely]]
     return Errc::peer_dead;
-  // A request on the stack: an eager send that finds room completes inside start_send.
+  // An eager message the driver takes at once needs no request at all.
+  {
+    proto::Transfer t;
+    t.peer = dest;
+    t.ctx = ctx;
+    t.tag = tag;
+    t.buf = const_cast<std::byte*>(buf.data());
+    t.len = buf.size();
+    if (p2p_->try_inject(t) == drivers::IoStatus::done) return Errc::ok;
+  }
+  // Else a request on the stack (the driver is full, a rendezvous, a failed peer).
   RequestImpl local;
   local.state = RequestState::active;
   proto::Transfer& t = local.xfer;
@@ -645,6 +660,37 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
   if (err == Errc::ok) err = check_tag(tag, true);
   if (err != Errc::ok) return failed_request(err);
   RequestImpl* r = pool_.get();
+  start_recv(r, buf, src, tag, ctx);
+  return r;
+}
+
+Errc Engine::recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Status* st) {
+  Errc err = check_peer(src, true);
+  if (err == Errc::ok) err = check_tag(tag, true);
+  if (err != Errc::ok) return err;
+  // A request on the stack instead of the pool's; fail_peer() sees it through blocking_recv_
+  // (one at a time: the caller holds the engine for the whole call).
+  RequestImpl local;
+  local.state = RequestState::active;
+  start_recv(&local, buf, src, tag, ctx, true);
+  if (local.state != RequestState::complete) {
+    blocking_recv_ = &local;
+    auto bo = make_backoff();
+    while (local.state != RequestState::complete) {
+      if (progress())
+        bo.reset();
+      else
+        bo.pause();
+    }
+    blocking_recv_ = nullptr;
+  }
+  if (st) *st = local.status;
+  drop_needless_ring();
+  return local.status.error;
+}
+
+void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx,
+                        bool blocking) {
   proto::Transfer& t = r->xfer;
   t.role = proto::Transfer::Role::recv;
   t.buf = buf.data();
@@ -659,7 +705,7 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
       r->status.size = u->info.size;
       p2p_->deliver(t, u->info);
       recycle(u);
-      return r;
+      return;
     }
   }
   if (!failed_order_.empty()) [[unlikely]] {
@@ -669,7 +715,7 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
     if (dead >= 0) {
       r->status.source = dead;
       complete_request(r, Errc::peer_dead);
-      return r;
+      return;
     }
   }
   r->match.ctx = ctx;
@@ -677,11 +723,30 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
   r->match.tag = tag;
   r->match.owner = r;
   r->posted = true;
+  // With no other receive posted, a blocking one waits in the slot: the oldest posted
+  // receive (anything posted meanwhile is younger), matched without the queue's hashing.
+  if (blocking && posted_.empty() && !recv_slot_) {
+    recv_slot_ = r;
+    return;
+  }
   posted_.push(r->match);
-  return r;
 }
 
 void Engine::on_incoming(const proto::Incoming& msg) {
+  if (RequestImpl* r = recv_slot_) {
+    const MatchEntry& m = r->match;
+    if (m.ctx == msg.ctx && (m.src == msg.src || m.src == any_source) &&
+        (m.tag == msg.tag || m.tag == any_tag)) {
+      recv_slot_ = nullptr;
+      ++stats_.expected;
+      r->posted = false;
+      r->status.source = msg.src;
+      r->status.tag = msg.tag;
+      r->status.size = msg.size;
+      p2p_->deliver(r->xfer, msg);
+      return;
+    }
+  }
   if (!posted_.empty()) {
     if (MatchEntry* e = posted_.take(msg.ctx, msg.src, msg.tag)) {
       ++stats_.expected;

@@ -85,6 +85,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // Blocking send of a message that may complete at once; no request unless it must wait.
   Errc send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx);
   RequestImpl* irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err);
+  // Blocking receive without a pooled request.
+  Errc recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Status* st);
   bool iprobe(int src, int tag, uint32_t ctx, Status* st);
   // Matched probe (MPI_Mprobe): removes the earliest matching unexpected message from
   // matching and returns it (nullptr if none); only mrecv() may then receive it.
@@ -169,6 +171,14 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
 
  private:
   void finalize();
+  // Matches or posts the receive `r` (irecv's and recv's common part).
+  // blocking: recv()'s, which may take recv_slot_.
+  void start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx,
+                  bool blocking = false);
+  RequestImpl* blocking_recv_ = nullptr;  // recv()'s request on its stack while it waits
+  // recv()'s request when it was posted into an empty posted_ (then the oldest posted
+  // receive: on_incoming() matches it first); nullptr otherwise.
+  RequestImpl* recv_slot_ = nullptr;
   Errc check_peer(int peer, bool allow_any) const;
   static Errc check_tag(int tag, bool allow_any);
   void complete_request(RequestImpl* r, Errc err);

@@ -76,10 +76,7 @@ Errc Session::send(std::span<const std::byte> buf, int dest, int tag, ContextId 
 
 Errc Session::recv(std::span<std::byte> buf, int source, int tag, Status* status, ContextId ctx) {
   detail::EngineGuard guard;
-  Errc err;
-  detail::RequestImpl* r = engine_->irecv(buf, source, tag, ctx, err);
-  if (!r) return err;
-  return engine_->wait(r, status);
+  return engine_->recv(buf, source, tag, ctx, status);
 }
 
 bool Session::iprobe(int source, int tag, Status* status, ContextId ctx) {
