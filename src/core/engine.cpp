@@ -362,8 +362,12 @@ void Engine::connect_network(const std::vector<std::string>& kind, const std::ve
     rc.peer_timeout_ns = std::max<uint64_t>(
         1000000, static_cast<uint64_t>(config_.get_seconds("REL_PEER_TIMEOUT") * 1e9));
     rc.on_peer_dead = [this](int peer) { dead_pending_.push_back(peer); };
-    std::unique_ptr<drivers::Driver> wire = std::move(udp_owned_);
     const std::string fault = config_.get_string("UDP_FAULT");
+    // Corking only pays when a run leaves in one GSO send: without it (or under the fault
+    // driver, which sends packet by packet) held packets only wait.
+    rc.cork = udp_->gso() && fault.empty();
+    for (auto& rail : udp_rails_owned_) rc.cork = rc.cork && rail->gso();
+    std::unique_ptr<drivers::Driver> wire = std::move(udp_owned_);
     if (!fault.empty()) {
       // Seeded in-library faults under the reliability layer (tests of the whole stack).
       drivers::FaultConfig fc;
