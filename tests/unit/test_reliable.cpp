@@ -802,6 +802,55 @@ TEST(Reliable, WindowBoundsPacketsInFlight) {
   EXPECT_EQ(pair.ch[0]->send(1, hdr, {}), IoStatus::done);
 }
 
+// A receiver that lags behind (its caller's poll budget spent while poll drains the socket
+// before a timer) buffers in-order packets it has not delivered. Its cumulative ack may
+// cover them, but only so far that the sender's next window still fits in the receive
+// ring: before, the ack covered all of them, the sender ran past the ring and the
+// receiver dropped its own arrivals as beyond_window (with windows above 128, runs longer
+// than the selective acks cover, repaired one timeout at a time: the issue-4 stall).
+TEST(Reliable, LaggingReceiverAcksNoFurtherThanItsRingHolds) {
+  constexpr std::uint32_t kCount = 1000;
+  std::uint64_t clock = 1'000'000;
+  LoopbackWire wire(3);
+  std::unique_ptr<ReliableChannel> ch[3];
+  for (int r = 0; r < 3; ++r) {
+    ReliableConfig c = test_config();
+    c.window = 128;
+    c.max_rto_ns = 2'000'000;
+    c.clock = [&clock] { return clock; };
+    ch[r] = std::make_unique<ReliableChannel>(
+        std::make_unique<FaultDriver>(wire.endpoint(r), FaultConfig{}), c);
+  }
+  // Rank 1 keeps a packet to rank 2 unacknowledged (the link is down), so each of its
+  // polls after a clock jump finds a resend due and drains its socket into the ring.
+  wire.set_link(1, 2, false);
+  const std::byte hdr[4] = {};
+  ASSERT_EQ(ch[1]->send(2, hdr, {}), IoStatus::done);
+
+  Checker checker(64, 200);
+  CountingSink acks;
+  std::uint32_t sent = 0;
+  for (int round = 0; round < 200 && checker.next < kCount; ++round) {
+    while (sent < kCount) {
+      const Message m = make_message(0, sent, 64, 200);
+      const IoStatus s = ch[0]->send(1, m.header, m.payload);
+      ASSERT_NE(s, IoStatus::failed);
+      if (s != IoStatus::done) break;
+      ++sent;
+    }
+    clock += 10'000'000;
+    // The first rounds rank 1 delivers nothing (budget 0), then catches up.
+    ch[1]->poll(checker, round < 6 ? 0 : 64);
+    if (HasFatalFailure()) return;
+    ch[0]->poll(acks, 64);
+    EXPECT_EQ(ch[1]->stats().beyond_window, 0u) << "round " << round;
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(checker.next, kCount) << ch[1]->stats_text();
+  EXPECT_EQ(ch[1]->stats().beyond_window, 0u);
+  EXPECT_TRUE(ch[0]->dead_peers().empty());
+}
+
 TEST(Reliable, WindowBoundsBytesInFlight) {
   ReliableConfig c = test_config();
   c.window = 128;

@@ -228,7 +228,12 @@ void ReliableChannel::fill_ack(Peer& p, RelHeader& h) const {
       const RxSlot& s = p.ring[seq & mask];
       return s.full && s.seq == seq;
     };
-    while (has(cum)) ++cum;  // budget-deferred packets are received, just not delivered
+    // Budget-deferred packets are received, just not delivered: acknowledged, but only so
+    // far that a full window past the ack still fits in the ring. Acking them all let the
+    // sender run ring_size_ + window past next_deliver, and a receiver that lagged then
+    // dropped its own arrivals (beyond_window) in long runs, which only timeouts repaired.
+    const std::uint32_t limit = p.next_deliver + (ring_size_ - cfg_.window);
+    while (cum != limit && has(cum)) ++cum;
     for (std::uint32_t i = 0; i < kSackBits; ++i)
       if (has(cum + 1 + i)) h.sack[i / 64] |= std::uint64_t{1} << (i % 64);
   }

@@ -73,7 +73,9 @@ struct ReliableConfig {
 inline constexpr std::size_t kMaxRails = 4;
 // The selective acks cover 128 seqs. Windows beyond them (1024 tried, packets past the
 // sack range acked cumulatively only) gave no more bandwidth at MTU 1500 with GSO and made
-// a 6-rank netns stress run stall now and then (not root-caused): capped here.
+// a 6-rank netns stress run crawl: a run of more than 128 lost packets is repaired one
+// timeout at a time, since nothing past the sack range can prove a hole lost (fast
+// retransmission needs that evidence). Capped here until the sender can repair such runs.
 inline constexpr std::uint32_t kMaxWindow = kSackBits;
 
 struct ReliableStats {

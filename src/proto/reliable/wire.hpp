@@ -40,7 +40,10 @@
 //                              compared by serial-number arithmetic); ack/probe: the
 //                              sender's next unsent seq (informational)
 //   28   4   ack               cumulative ack: every seq before `ack` has been received
-//                              from the packet's destination (it is the next seq expected)
+//                              from the packet's destination (it is the next seq expected;
+//                              received but undelivered packets count only up to the next
+//                              seq to deliver + ring - window, so the sender's next window
+//                              always fits in the receive ring: flow control)
 //   32  16   sack[2]           selective acks: bit i (sack[i / 64] bit i % 64) set means
 //                              seq ack + 1 + i has been received and is buffered. Covers
 //                              128 seqs, so the window is at most 128 packets.
