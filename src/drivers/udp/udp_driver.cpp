@@ -139,6 +139,21 @@ bool UdpDriver::reaches(int peer) const {
          peers_[static_cast<std::size_t>(peer)].sin_port != 0;
 }
 
+int UdpDriver::pick_socket(int peer, msghdr& mh, bool& connected) {
+  const std::size_t k = next_tx_;
+  next_tx_ = next_tx_ + 1 == tx_.size() ? 0 : next_tx_ + 1;
+  const int fd = tx_[k].get();
+  const sockaddr_in& to = peers_[static_cast<std::size_t>(peer)];
+  if (tx_peer_[k] < 0 && connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0)
+    tx_peer_[k] = peer;
+  connected = tx_peer_[k] == peer;
+  if (!connected) {  // a connected UDP socket still sends to any address it is given
+    mh.msg_name = const_cast<sockaddr_in*>(&to);
+    mh.msg_namelen = sizeof(sockaddr_in);
+  }
+  return fd;
+}
+
 IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) {
   if (!reaches(peer) || header.empty() || header.size() > caps_.max_header ||
@@ -153,17 +168,8 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
   msghdr mh{};
   mh.msg_iov = iov;
   mh.msg_iovlen = payload.empty() ? 2 : 3;
-  const std::size_t k = next_tx_;
-  next_tx_ = next_tx_ + 1 == tx_.size() ? 0 : next_tx_ + 1;
-  const int fd = tx_[k].get();
-  const sockaddr_in& to = peers_[static_cast<std::size_t>(peer)];
-  if (tx_peer_[k] < 0 && connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0)
-    tx_peer_[k] = peer;
-  const bool connected = tx_peer_[k] == peer;
-  if (!connected) {  // a connected UDP socket still sends to any address it is given
-    mh.msg_name = const_cast<sockaddr_in*>(&to);
-    mh.msg_namelen = sizeof(sockaddr_in);
-  }
+  bool connected;
+  const int fd = pick_socket(peer, mh, connected);
   ssize_t sent;
   const std::size_t total = sizeof h + header.size() + payload.size();
   if (total <= kFlatMax) {
@@ -251,17 +257,8 @@ IoStatus UdpDriver::send_batch(int peer, std::span<const PacketRef> packets, std
     c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
     const uint16_t gso_size = static_cast<uint16_t>(seg);
     std::memcpy(CMSG_DATA(c), &gso_size, sizeof gso_size);
-    const std::size_t k = next_tx_;
-    next_tx_ = next_tx_ + 1 == tx_.size() ? 0 : next_tx_ + 1;
-    const int fd = tx_[k].get();
-    const sockaddr_in& to = peers_[static_cast<std::size_t>(peer)];
-    if (tx_peer_[k] < 0 && connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0)
-      tx_peer_[k] = peer;
-    const bool connected = tx_peer_[k] == peer;
-    if (!connected) {
-      mh.msg_name = const_cast<sockaddr_in*>(&to);
-      mh.msg_namelen = sizeof(sockaddr_in);
-    }
+    bool connected;
+    const int fd = pick_socket(peer, mh, connected);
     if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR) {
         ++stats_.send_again;

@@ -104,6 +104,9 @@ class UdpDriver final : public Driver {
 
  private:
   int receive_batch(int max);
+  // The next send socket round-robin (connected to `peer` if it is free); sets mh's address
+  // unless the socket is connected to `peer`.
+  int pick_socket(int peer, msghdr& mh, bool& connected);
   void reset_pool();
   enum class Placed : uint8_t { nothing, done, fallback };
   Placed receive_placed(PacketSink& sink);
