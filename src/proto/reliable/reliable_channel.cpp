@@ -336,7 +336,10 @@ void ReliableChannel::flush_corked(int except) {
 
 void ReliableChannel::flush_peer(Peer& p) {
   if (p.state != PeerState::alive || p.unsent == 0) return;
-  now_ = now();  // send_data did not read the clock for the packets that joined the run
+  if (now_stale_) {  // send_data did not read the clock for packets that joined a run
+    now_ = now();
+    now_stale_ = false;
+  }
   const std::size_t first = p.flight.size() - p.unsent;
   batch_.clear();
   for (std::size_t i = first; i < p.flight.size(); ++i) {
@@ -435,7 +438,12 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   // A packet joining a corked run leaves with the run, and flush_peer reads the clock for
   // it: one clock read per GSO send instead of one per packet (~3 % of a 1 MiB sender).
   const bool joins_run = last_peer_ && last_peer_->rank == rank && last_peer_->unsent > 0;
-  if (!joins_run) now_ = now();
+  if (joins_run) {
+    now_stale_ = true;
+  } else {
+    now_ = now();
+    now_stale_ = false;
+  }
   Peer& p = peer(rank);
   if (p.state == PeerState::dead) return IoStatus::failed;
   if (header.size() > caps_.max_header || payload.size() > caps_.max_packet)
@@ -510,6 +518,7 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
 
 int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
   now_ = now();
+  now_stale_ = false;
   if (!corked_.empty()) flush_corked();
   int delivered = 0;
   if (!ready_list_.empty()) {

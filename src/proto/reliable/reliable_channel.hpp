@@ -336,6 +336,8 @@ class ReliableChannel final : public drivers::Driver {
   std::uint32_t raw_seen_ = 0;                // packets the inner drivers handed us (wraps)
   std::uint64_t next_deadline_ = UINT64_MAX;  // earliest armed timer (may be early, never late)
   ReliableStats stats_;
+  // send_data skipped the clock (its packet joined a corked run): flush_peer reads it.
+  bool now_stale_ = false;
   std::vector<std::byte> scratch_;  // header assembly for control packets
   // Packet buffers recycled between sends and arrivals, so the steady state allocates
   // nothing; bounded by kSpareBytes of capacity.
