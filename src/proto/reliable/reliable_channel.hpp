@@ -76,6 +76,8 @@ inline constexpr std::size_t kMaxRails = 4;
 // a 6-rank netns stress run crawl: a run of more than 128 lost packets is repaired one
 // timeout at a time, since nothing past the sack range can prove a hole lost (fast
 // retransmission needs that evidence). Capped here until the sender can repair such runs.
+// Re-measured after the lagging-receiver ack fix (f26d336), MTU 1500: 256 a few % more,
+// 512 / 1024 less or no more; the sender is CPU-bound there, not window-bound (PERFORMANCE.md).
 inline constexpr std::uint32_t kMaxWindow = kSackBits;
 
 struct ReliableStats {
