@@ -369,11 +369,15 @@ int UdpDriver::receive_batch(int max) {
 
 const UdpStats& UdpDriver::stats() const {
   // The socket's drop counter (what SO_RXQ_OVFL would report per datagram), cumulative.
-  uint32_t mem[SK_MEMINFO_VARS] = {};
-  socklen_t len = sizeof mem;
-  if (getsockopt(rx_.get(), SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
-      len > SK_MEMINFO_DROPS * sizeof(uint32_t))
-    stats_.kernel_drops = mem[SK_MEMINFO_DROPS];
+  auto drops = [](int fd) -> uint64_t {
+    uint32_t mem[SK_MEMINFO_VARS] = {};
+    socklen_t len = sizeof mem;
+    if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) != 0 ||
+        len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+      return 0;
+    return mem[SK_MEMINFO_DROPS];
+  };
+  stats_.kernel_drops = drops(rx_.get()) + drops(stray_.get());
   return stats_;
 }
 
@@ -468,7 +472,8 @@ void UdpDriver::reset_pool() {
 int UdpDriver::poll(PacketSink& sink, int budget) {
   if (dirty_count_) reset_pool();
   int delivered = 0;
-  if (stray_ && (stray_hot_ > 0 || ++stray_tick_ >= kStrayEvery)) {
+  // Before the connect both sockets share the port's traffic (reuseport): read both.
+  if (stray_ && (pair_peer_ < 0 || stray_hot_ > 0 || ++stray_tick_ >= kStrayEvery)) {
     stray_tick_ = 0;
     if (stray_hot_ > 0) --stray_hot_;
     delivered = receive_stray(sink, budget);
