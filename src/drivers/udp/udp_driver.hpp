@@ -35,7 +35,7 @@
 // the receive socket is connect()ed to the peer's receive address and every packet to the
 // peer leaves through it (no send sockets used), as a raw connected UDP ping-pong does: the
 // kernel's early demux then finds the socket and its cached route for each arriving
-// datagram instead of a full input route lookup per packet (0.4-0.6 us less per 8 B
+// datagram instead of a full input route lookup per packet (0.25-0.4 us less per 8 B
 // message between two namespace hosts, docs/PERFORMANCE.md). A connected socket takes only
 // the peer's datagrams, so a second, unconnected socket shares the port (SO_REUSEPORT; the
 // kernel prefers the connected one for the peer's address) and catches the rest: strangers
