@@ -27,13 +27,13 @@ std::uint64_t steady_ns() {
                                         .count());
 }
 
-RelHeader load_rel(const std::vector<std::byte>& h) {
+RelHeader load_rel(std::span<const std::byte> h) {
   RelHeader r;
   std::memcpy(&r, h.data(), sizeof r);
   return r;
 }
 
-void store_rel(std::vector<std::byte>& h, const RelHeader& r) {
+void store_rel(std::span<std::byte> h, const RelHeader& r) {
   std::memcpy(h.data(), &r, sizeof r);
 }
 
@@ -299,7 +299,7 @@ void ReliableChannel::seal(Peer& p, TxPacket& pkt, std::uint8_t flags) {
   const std::span<const std::byte> body = pkt.body();
   // split_crc: the payload's CRC sits in the header (computed once); resends re-sum 100 B.
   h.crc = (h.flags & rel_flags::split_crc) ? packet_crc(h, tail, {}) : packet_crc(h, tail, body);
-  store_rel(pkt.header, h);
+  store_rel({pkt.header.data(), pkt.header.size()}, h);
 }
 
 void ReliableChannel::went_out(Peer& p, TxPacket& pkt, int rail) {
@@ -463,7 +463,6 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
 
   TxPacket pkt;
   pkt.seq = p.next_seq;
-  pkt.header = take_buffer({});
   pkt.header.resize(sizeof(RelHeader) + header.size() + (lend ? kPayloadCrcBytes : 0));
   RelHeader h;
   h.type = RelType::data;
@@ -476,7 +475,7 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   h.payload_len = static_cast<std::uint32_t>(payload.size());
   h.job_key = cfg_.job_key;
   h.seq = pkt.seq;
-  store_rel(pkt.header, h);
+  store_rel({pkt.header.data(), pkt.header.size()}, h);
   if (!header.empty())
     std::memcpy(pkt.header.data() + sizeof(RelHeader), header.data(), header.size());
   if (lend)
@@ -486,7 +485,6 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
 
   const IoStatus s = corked ? IoStatus::done : transmit(p, pkt, 0);
   if (s != IoStatus::done) {  // nothing was consumed: the caller retries
-    give_buffer(std::move(pkt.header));
     give_buffer(std::move(pkt.payload));
     if (s == IoStatus::failed) declare_dead(p);
     return s;
@@ -698,7 +696,6 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
     progress = true;
     if (!t.sacked) newly_acked(t);
     p.flight_bytes -= t.bytes();
-    give_buffer(std::move(t.header));
     give_buffer(std::move(t.payload));
     p.flight.pop_front();
   }

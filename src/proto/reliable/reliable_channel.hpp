@@ -160,9 +160,43 @@ class ReliableChannel final : public drivers::Driver {
   bool rail_up(int peer, std::size_t rail) const;
 
  private:
+  // A data packet's header bytes: inline up to kInline (every header over the udp driver's
+  // default 112 B limit fits), on the heap beyond. No allocation, pool trip or zero fill
+  // per packet on the sender's path. The inline bytes are left uninitialised on purpose.
+  class HeaderBuf {
+   public:
+    static constexpr std::size_t kInline = 128;
+    HeaderBuf() {}  // NOLINT: not = default, so the inline array is not zeroed
+    HeaderBuf(HeaderBuf&& o) noexcept { *this = std::move(o); }
+    HeaderBuf& operator=(HeaderBuf&& o) noexcept {
+      if (this == &o) return *this;
+      size_ = o.size_;
+      if (size_ <= kInline) {
+        std::copy_n(o.inline_.data(), size_, inline_.data());
+      } else {
+        heap_ = std::move(o.heap_);
+      }
+      o.size_ = 0;
+      return *this;
+    }
+    // Sets the size; the contents are unspecified until written.
+    void resize(std::size_t n) {
+      size_ = n;
+      if (n > kInline) heap_.resize(n);
+    }
+    std::byte* data() { return size_ <= kInline ? inline_.data() : heap_.data(); }
+    const std::byte* data() const { return size_ <= kInline ? inline_.data() : heap_.data(); }
+    std::size_t size() const { return size_; }
+    operator std::span<const std::byte>() const { return {data(), size_}; }
+
+   private:
+    std::size_t size_ = 0;
+    std::array<std::byte, kInline> inline_;
+    std::vector<std::byte> heap_;
+  };
   struct TxPacket {
     std::uint32_t seq = 0;
-    std::vector<std::byte> header;    // RelHeader + upper header, rewritten on each send
+    HeaderBuf header;                 // RelHeader + upper header, rewritten on each send
     std::vector<std::byte> payload;   // freed once selectively acknowledged
     std::span<const std::byte> lent;  // send_lent: the caller's payload, instead of a copy
     std::uint64_t first_sent = 0;
