@@ -259,29 +259,23 @@ IoStatus UdpDriver::send_batch(int peer, std::span<const PacketRef> packets, std
       ++sent;
       continue;
     }
-    // Two iovecs per segment, not three: the driver header and the packet header are
-    // copied into one contiguous block (~100 B each), which saves the kernel an iovec per
-    // segment in its copy loop and in the iovec import.
-    const std::size_t stride = sizeof(udp::UdpHeader) + caps_.max_header;
-    gso_hdr_.resize(n * stride);
-    gso_iov_.resize(2 * n);
+    gso_hdr_.resize(n);
+    gso_iov_.resize(3 * n);
     std::size_t payload_bytes = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const PacketRef& q = packets[sent + i];
-      udp::UdpHeader h;
-      h.src = params_.rank;
-      h.header_len = static_cast<uint16_t>(q.header.size());
-      std::byte* block = gso_hdr_.data() + i * stride;
-      std::memcpy(block, &h, sizeof h);
-      std::memcpy(block + sizeof h, q.header.data(), q.header.size());
-      gso_iov_[2 * i] = {block, sizeof h + q.header.size()};
-      gso_iov_[2 * i + 1] = {const_cast<std::byte*>(q.payload.data()), q.payload.size()};
+      gso_hdr_[i] = udp::UdpHeader{};
+      gso_hdr_[i].src = params_.rank;
+      gso_hdr_[i].header_len = static_cast<uint16_t>(q.header.size());
+      gso_iov_[3 * i] = {&gso_hdr_[i], sizeof(udp::UdpHeader)};
+      gso_iov_[3 * i + 1] = {const_cast<std::byte*>(q.header.data()), q.header.size()};
+      gso_iov_[3 * i + 2] = {const_cast<std::byte*>(q.payload.data()), q.payload.size()};
       payload_bytes += q.payload.size();
     }
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))] = {};
     msghdr mh{};
     mh.msg_iov = gso_iov_.data();
-    mh.msg_iovlen = 2 * n;
+    mh.msg_iovlen = 3 * n;
     mh.msg_control = control;
     mh.msg_controllen = sizeof control;
     cmsghdr* c = CMSG_FIRSTHDR(&mh);

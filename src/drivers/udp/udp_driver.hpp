@@ -157,9 +157,9 @@ class UdpDriver final : public Driver {
   std::vector<std::byte> peek_;  // UdpHeader + max_header
   bool gso_ = false;
   bool gro_ = false;
-  std::vector<iovec> gso_iov_;      // send_batch's iovecs (two per segment)
-  std::vector<std::byte> gso_hdr_;  // per segment: UdpHeader + packet header, contiguous
-  mutable UdpStats stats_;          // mutable: kernel_drops is read from the socket on demand
+  std::vector<iovec> gso_iov_;  // send_batch's iovecs and driver headers (one per segment)
+  std::vector<udp::UdpHeader> gso_hdr_;
+  mutable UdpStats stats_;  // mutable: kernel_drops is read from the socket on demand
 };
 
 }  // namespace sluice::drivers
