@@ -14,6 +14,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 sluicerun="${SLUICERUN:-$repo/build/bin/sluicerun}"
 iters="${ITERS:-30000}"
+size="${SIZE:-8}"  # e.g. SIZE=1M ITERS=300: one size; the bandwidth column is then printed too
 raw="$repo/build-peers/raw_pingpong"
 
 if [ "${1:-}" = --netns ]; then
@@ -36,12 +37,16 @@ one() {  # BIN: one Sluice run, prints "name median best"
     port=$((port + 1))
     out=$(SLUICE_DRIVERS=udp ip netns exec "$A" timeout 120 "$sluicerun" --hosts "$A,$B" \
       --launch 'ip netns exec {host}' --launch-keeps-env --boot-addr "10.77.1.1:$port" \
-      --bind core "$1" pingpong --sizes 8 --iters "$iters" --no-progress)
+      --bind core "$1" pingpong --sizes "$size" --iters "$iters" --no-progress)
   else
-    out=$(SLUICE_DRIVERS=udp timeout 120 "$sluicerun" -n 2 --bind core "$1" pingpong --sizes 8 \
+    out=$(SLUICE_DRIVERS=udp timeout 120 "$sluicerun" -n 2 --bind core "$1" pingpong --sizes "$size" \
       --iters "$iters" --no-progress)
   fi
-  awk -v n="$(basename "$1")" '$1 == 8 { print n, $3, $4 }' <<<"$out"
+  if [ "$size" = 8 ]; then
+    awk -v n="$(basename "$1")" '$1 == 8 { print n, $3, $4 }' <<<"$out"
+  else  # the one size's row: latency median, best, windowed bandwidth median (MB/s)
+    awk -v n="$(basename "$1")" '$1 ~ /^[0-9]/ { print n, $3, $4, $7 }' <<<"$out"
+  fi
 }
 
 floor() {  # raw_pingpong udp, "raw median best"
@@ -62,5 +67,5 @@ floor() {  # raw_pingpong udp, "raw median best"
 
 for ((r = 1; r <= pairs; r++)); do
   for bin in "$@"; do one "$bin"; done
-  floor
+  if [ "$size" = 8 ]; then floor; fi
 done

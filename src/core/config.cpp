@@ -82,6 +82,10 @@ constexpr ConfigKey kTable[] = {
     {"UDP_GRO", T::boolean, "1",
      "udp receive offload (UDP_GRO): coalesced reads, split here; receive buffers are then "
      "64 KiB each (pool: UDP_RX_BUFFERS x 64 KiB)"},
+    {"UDP_CONNECT", T::boolean, "1",
+     "udp in a 2-process job: receive and send through one socket connected to the peer (the "
+     "kernel's early demux, as a raw connected socket); an unconnected one shares the port for "
+     "anything else"},
     {"UDP_SOCKET_BUFFER", T::size, "8M",
      "udp SO_RCVBUF (and SO_SNDBUF, split over the send sockets); forced beyond rmem_max when "
      "permitted"},

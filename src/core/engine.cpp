@@ -272,6 +272,7 @@ void Engine::open_network(bool need_tcp, bool need_udp) {
       up.socket_buffer = config_.get_size("UDP_SOCKET_BUFFER");
       up.gso = config_.get_bool("UDP_GSO");
       up.gro = config_.get_bool("UDP_GRO");
+      up.connect_pair = config_.get_bool("UDP_CONNECT");
       udp_owned_ = std::make_unique<drivers::UdpDriver>(up);
       udp_ = udp_owned_.get();
       job_key64_ = drivers::net::fold_job_key(key);

@@ -99,6 +99,25 @@ constexpr std::uint64_t fold_constant(unsigned exponent) {
 }
 static_assert(fold_constant(544) == 0x740eef02u && fold_constant(480) == 0x9e4addf8u);
 
+// Below kLongBlock * 3 (a 1500-MTU packet's ~1.4 KB payload above all) the buffer is cut
+// into three equal streams of 8 * k bytes whatever its length, so nothing but a < 24-byte
+// tail runs through one serial crc32 chain. The streams are merged with a carry-less
+// multiply instead of a ZeroShift table per length: clmul(crc, x^(64k - 33) mod P) fed
+// through crc32 with a zero register is crc * x^(64k) mod P, i.e. crc shifted over k
+// 8-byte words. kStreamShift[k] holds x^(64k - 33) mod P (reflected), k = 1..kLongBlock / 8.
+struct StreamShift {
+  std::array<std::uint64_t, kLongBlock / 8 + 1> k{};
+  constexpr StreamShift() {
+    std::uint32_t r = 0x80000000u;  // x^0
+    for (unsigned i = 0; i < 31; ++i) r = (r >> 1) ^ ((r & 1u) ? kPoly : 0u);
+    for (std::size_t w = 1; w < k.size(); ++w) {
+      k[w] = r;  // x^(64w - 33)
+      for (unsigned i = 0; i < 64; ++i) r = (r >> 1) ^ ((r & 1u) ? kPoly : 0u);
+    }
+  }
+};
+constexpr StreamShift kStreamShift;
+
 // Hybrid block: on Intel cores `crc32` and `pclmulqdq` issue on different ports, so one loop
 // feeds both: the first kFold bytes are folded in 4 x 128-bit lanes while three `crc32`
 // streams cover the 3 * kStream bytes after them. On this VM the fold alone reaches ~12 GB/s
@@ -202,6 +221,37 @@ __attribute__((target("sse4.2"))) std::uint64_t hw_blocks(std::uint64_t c, const
   return c;
 }
 
+// Headers (~100 B) stay on one chain: below this the merge costs more than it saves.
+constexpr std::size_t kThreeStreamsMin = 3 * 64;
+
+// n in [kThreeStreamsMin, 3 * kLongBlock): three streams of equal length, merged by clmul.
+__attribute__((target("sse4.2,pclmul"))) std::uint64_t three_streams(std::uint64_t c,
+                                                                     const unsigned char*& p,
+                                                                     std::size_t& n) {
+  const std::size_t words = n / 24;  // 8-byte words per stream
+  const std::size_t len = words * 8;
+  std::uint64_t c1 = 0, c2 = 0;
+  for (std::size_t i = 0; i < len; i += 8) {
+    std::uint64_t v0, v1, v2;
+    std::memcpy(&v0, p + i, 8);
+    std::memcpy(&v1, p + len + i, 8);
+    std::memcpy(&v2, p + 2 * len + i, 8);
+    c = _mm_crc32_u64(c, v0);
+    c1 = _mm_crc32_u64(c1, v1);
+    c2 = _mm_crc32_u64(c2, v2);
+  }
+  const __m128i k = _mm_cvtsi64_si128(static_cast<long long>(kStreamShift.k[words]));
+  auto shift = [&](std::uint64_t crc) __attribute__((target("sse4.2,pclmul"))) {
+    const __m128i prod = _mm_clmulepi64_si128(_mm_cvtsi64_si128(static_cast<long long>(crc)), k, 0);
+    return _mm_crc32_u64(0, static_cast<std::uint64_t>(_mm_cvtsi128_si64(prod)));
+  };
+  c = shift(c) ^ c1;
+  c = shift(c) ^ c2;
+  p += 3 * len;
+  n -= 3 * len;
+  return c;
+}
+
 __attribute__((target("sse4.2"))) std::uint32_t hw_extend(std::uint32_t crc, const void* data,
                                                           std::size_t n, bool fold) {
   auto p = static_cast<const unsigned char*>(data);
@@ -211,10 +261,11 @@ __attribute__((target("sse4.2"))) std::uint32_t hw_extend(std::uint32_t crc, con
     c = hybrid_blocks<128>(c, p, n);
     c = hybrid_blocks<16>(c, p, n);
   }
-  if (n >= 3 * kShortBlock) {  // small packets skip the interleaved path entirely
-    c = hw_blocks(c, p, n, kLongBlock, kLongShift);
+  if (n >= 3 * kLongBlock) c = hw_blocks(c, p, n, kLongBlock, kLongShift);
+  if (fold && n >= kThreeStreamsMin)  // fold: the CPU has PCLMULQDQ
+    c = three_streams(c, p, n);
+  else if (n >= 3 * kShortBlock)
     c = hw_blocks(c, p, n, kShortBlock, kShortShift);
-  }
   while (n >= 8) {
     std::uint64_t v;
     std::memcpy(&v, p, 8);

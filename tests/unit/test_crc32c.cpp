@@ -195,3 +195,23 @@ TEST(Crc32c, DISABLED_Throughput) {
 }
 
 }  // namespace
+
+// Packet-sized buffers (a 1500-MTU payload, ~1.4 KB) take three equal streams merged by
+// carry-less multiplication: every length up to 2 KiB, and lengths up to past the
+// 3 x 8 KiB long-block tier (no PCLMULQDQ: the 256-byte tier), at every register value.
+TEST(Crc32c, PacketLengthsThreeStreamsAgree) {
+  std::uint64_t seed = 4321;
+  std::vector<unsigned char> data(3 * 8192 + 256);
+  for (auto& b : data) b = static_cast<unsigned char>(splitmix(seed));
+  std::vector<std::size_t> lens;
+  for (std::size_t len = 0; len <= 2048; ++len) lens.push_back(len);
+  for (int i = 0; i < 400; ++i) lens.push_back(splitmix(seed) % (3 * 8192 + 128));
+  for (std::size_t len : lens) {
+    const std::size_t offset = splitmix(seed) % 64;
+    const std::uint32_t init = static_cast<std::uint32_t>(splitmix(seed));
+    const unsigned char* p = data.data() + offset;
+    const std::uint32_t ref = crc32c_extend_software(init, p, len);
+    ASSERT_EQ(crc32c_extend_hardware(init, p, len), ref) << "offset " << offset << " len " << len;
+    ASSERT_EQ(crc32c_extend_sse42(init, p, len), ref) << "offset " << offset << " len " << len;
+  }
+}

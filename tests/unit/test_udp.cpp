@@ -261,6 +261,66 @@ TEST(Udp, StrangersDatagramsAreDroppedAndCounted) {
   }));
   EXPECT_EQ(p.sink[1].got[0].payload, std::vector<std::byte>(x, x + 16));
   EXPECT_EQ(p.ch[1]->stats().peers_dead, 0u);
+  // A 2-rank pair: the receive socket is connected to the peer, so the strangers came in
+  // through its unconnected twin on the same port.
+  EXPECT_TRUE(p.udp[1]->paired());
+  EXPECT_EQ(p.udp[1]->stats().stray, 4u);
+}
+
+// Connected pair (2-rank job): every datagram between two paired drivers travels between
+// the two connected receive sockets (none through the unconnected twin); a peer that does
+// not pair (it sends from its send sockets, other source ports) still gets through, by the
+// twin; and both directions deliver everything.
+TEST(Udp, ConnectedPairTakesThePeerAndItsTwinTheRest) {
+  auto make = [](int rank, bool pair) {
+    UdpParams up;
+    up.rank = rank;
+    up.size = 2;
+    up.connect_pair = pair;
+    return std::make_unique<UdpDriver>(up);
+  };
+  auto exchange = [](UdpDriver& a, UdpDriver& b, int n) {
+    Sink sa, sb;
+    const std::byte h[8] = {std::byte{7}};
+    const std::byte x[32] = {std::byte{9}};
+    for (int i = 0; i < n; ++i) {
+      while (a.send(1, h, x) != IoStatus::done) {
+      }
+      while (b.send(0, h, x) != IoStatus::done) {
+      }
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((sa.got.size() < static_cast<std::size_t>(n) ||
+            sb.got.size() < static_cast<std::size_t>(n)) &&
+           std::chrono::steady_clock::now() < end) {
+      a.poll(sa, 64);
+      b.poll(sb, 64);
+    }
+    EXPECT_EQ(sa.got.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(sb.got.size(), static_cast<std::size_t>(n));
+    for (const Got& g : sb.got) EXPECT_EQ(g.src, 0);
+  };
+  {
+    auto a = make(0, true), b = make(1, true);
+    a->set_peer_address(1, loopback(b->port()));
+    b->set_peer_address(0, loopback(a->port()));
+    ASSERT_TRUE(a->paired());
+    ASSERT_TRUE(b->paired());
+    exchange(*a, *b, 100);
+    EXPECT_EQ(a->stats().stray, 0u);
+    EXPECT_EQ(b->stats().stray, 0u);
+    EXPECT_EQ(a->stats().sent_connected, 100u);
+  }
+  {
+    auto a = make(0, false), b = make(1, true);
+    a->set_peer_address(1, loopback(b->port()));
+    b->set_peer_address(0, loopback(a->port()));
+    EXPECT_FALSE(a->paired());
+    ASSERT_TRUE(b->paired());
+    exchange(*a, *b, 100);
+    EXPECT_EQ(b->stats().stray, 100u);  // a's send sockets are not the address b connected to
+    EXPECT_EQ(a->stats().stray, 0u);
+  }
 }
 
 // A bulk stream at MTU-1500 datagram size (1472 B), lent like the rendezvous fragments:

@@ -27,6 +27,10 @@ constexpr std::size_t kGsoMaxBytes = 65507;
 // A GRO read holds at most one IPv4 datagram's worth of segments; its cmsg is one int.
 constexpr std::size_t kGroBuffer = 65535;
 constexpr std::size_t kGroControl = CMSG_SPACE(sizeof(int));
+// Connected pair: the unconnected socket is read every this many polls (strangers and the
+// peer's early datagrams only), and on every poll this long after it held a peer datagram.
+constexpr uint32_t kStrayEvery = 64;
+constexpr uint32_t kStrayHot = 4096;
 
 std::size_t set_buffer(int fd, int opt, int force_opt, std::size_t want) {
   int v = static_cast<int>(want);
@@ -58,6 +62,10 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
 
   rx_ = net::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!rx_) throw std::runtime_error(std::string("udp: socket: ") + std::strerror(errno));
+  int one = 1;
+  // Connected pair: rx_ and stray_ share the port (both must set SO_REUSEPORT before bind).
+  const bool pair = params_.connect_pair && params_.size == 2 &&
+                    setsockopt(rx_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) == 0;
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl(INADDR_ANY);
@@ -66,9 +74,16 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   socklen_t len = sizeof sa;
   getsockname(rx_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
   port_ = ntohs(sa.sin_port);
+  if (pair) {
+    stray_ = net::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!stray_ || setsockopt(stray_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+        bind(stray_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+      stray_.reset();  // no pair then: rx_ stays the one unconnected socket
+    else               // it carries all of the peer's packets now and then (before the connect)
+      set_buffer(stray_.get(), SO_RCVBUF, SO_RCVBUFFORCE, params_.socket_buffer / 8);
+  }
   rcvbuf_ = set_buffer(rx_.get(), SO_RCVBUF, SO_RCVBUFFORCE, params_.socket_buffer);
   // Coalesced reads need buffers that hold a whole super-packet (else it is truncated).
-  int one = 1;
   gro_ = params_.gro && setsockopt(rx_.get(), SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
   if (gro_) params_.rx_datagram = std::max(params_.rx_datagram, kGroBuffer);
 
@@ -104,6 +119,14 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
 
 void UdpDriver::set_peer_address(int peer, const sockaddr_in& addr) {
   peers_.at(static_cast<std::size_t>(peer)) = addr;
+  if (stray_ && peer != params_.rank) {
+    // The one peer: rx_ takes only its datagrams from now on and sends to it.
+    pair_peer_ = -1;
+    if (connect(rx_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+      pair_peer_ = peer;
+      set_buffer(rx_.get(), SO_SNDBUF, SO_SNDBUFFORCE, params_.socket_buffer);
+    }
+  }
   for (std::size_t k = 0; k < tx_.size(); ++k)
     if (tx_peer_[k] == peer) {  // a new address: dissolve the old association
       sockaddr unspec{};
@@ -140,6 +163,10 @@ bool UdpDriver::reaches(int peer) const {
 }
 
 int UdpDriver::pick_socket(int peer, msghdr& mh, bool& connected) {
+  if (peer == pair_peer_) {
+    connected = true;
+    return rx_.get();
+  }
   const std::size_t k = next_tx_;
   next_tx_ = next_tx_ + 1 == tx_.size() ? 0 : next_tx_ + 1;
   const int fd = tx_[k].get();
@@ -342,11 +369,15 @@ int UdpDriver::receive_batch(int max) {
 
 const UdpStats& UdpDriver::stats() const {
   // The socket's drop counter (what SO_RXQ_OVFL would report per datagram), cumulative.
-  uint32_t mem[SK_MEMINFO_VARS] = {};
-  socklen_t len = sizeof mem;
-  if (getsockopt(rx_.get(), SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
-      len > SK_MEMINFO_DROPS * sizeof(uint32_t))
-    stats_.kernel_drops = mem[SK_MEMINFO_DROPS];
+  auto drops = [](int fd) -> uint64_t {
+    uint32_t mem[SK_MEMINFO_VARS] = {};
+    socklen_t len = sizeof mem;
+    if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) != 0 ||
+        len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+      return 0;
+    return mem[SK_MEMINFO_DROPS];
+  };
+  stats_.kernel_drops = drops(rx_.get()) + drops(stray_.get());
   return stats_;
 }
 
@@ -404,6 +435,32 @@ UdpDriver::Placed UdpDriver::receive_placed(PacketSink& sink) {
   return Placed::done;
 }
 
+int UdpDriver::receive_stray(PacketSink& sink, int budget) {
+  // One datagram at a time into pool entry 0 (delivered before the next read; rx_'s batch
+  // reuses the entry only after this returns). No UDP_GRO on stray_: the kernel segments.
+  int delivered = 0;
+  bool peer_seen = false;
+  for (int i = 0; i < budget; ++i) {
+    const ssize_t len =
+        recv(stray_.get(), pool_.data(), params_.rx_datagram, MSG_DONTWAIT | MSG_TRUNC);
+    if (len < 0) break;
+    ++stats_.stray;
+    if (static_cast<std::size_t>(len) > params_.rx_datagram) {
+      ++stats_.malformed;
+      continue;
+    }
+    const std::span<const std::byte> bytes{pool_.data(), static_cast<std::size_t>(len)};
+    udp::Datagram d;
+    peer_seen = peer_seen || (udp::parse_datagram(bytes, params_.size, caps_.max_header, d) &&
+                              d.src == pair_peer_);
+    delivered += deliver(bytes, sink);
+  }
+  // The peer's traffic lands here (before the connect, or from a source address other than
+  // the one rx_ is connected to): read this socket on every poll for a while.
+  if (peer_seen) stray_hot_ = kStrayHot;
+  return delivered;
+}
+
 void UdpDriver::reset_pool() {
   for (std::size_t i = 0; i < dirty_count_; ++i) {
     msgs_[i].msg_hdr.msg_flags = 0;
@@ -415,6 +472,13 @@ void UdpDriver::reset_pool() {
 int UdpDriver::poll(PacketSink& sink, int budget) {
   if (dirty_count_) reset_pool();
   int delivered = 0;
+  // Before the connect both sockets share the port's traffic (reuseport): read both.
+  if (stray_ && (pair_peer_ < 0 || stray_hot_ > 0 || ++stray_tick_ >= kStrayEvery)) {
+    stray_tick_ = 0;
+    if (stray_hot_ > 0) --stray_hot_;
+    delivered = receive_stray(sink, budget);
+    if (delivered >= budget) return delivered;
+  }
   while (placing_ && delivered < budget) {
     const Placed r = receive_placed(sink);
     if (r == Placed::nothing) return delivered;
@@ -447,10 +511,11 @@ int UdpDriver::poll(PacketSink& sink, int budget) {
 }
 
 bool UdpDriver::block(uint64_t timeout_ns) {
-  pollfd p{rx_.get(), POLLIN, 0};
+  pollfd p[2] = {{rx_.get(), POLLIN, 0}, {stray_.get(), POLLIN, 0}};
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
               static_cast<long>(timeout_ns % 1000000000u)};
-  ppoll(&p, 1, &ts, nullptr);
+  ppoll(p, stray_ ? 2 : 1, &ts, nullptr);
+  if (stray_ && (p[1].revents & POLLIN)) stray_tick_ = kStrayEvery;  // read it next poll
   return true;
 }
 
@@ -461,7 +526,7 @@ std::string UdpDriver::stats_text() const {
                 "udp: sent=%llu (%llu B) received=%llu (%llu B) batches=%llu send_again=%llu "
                 "send_errors=%llu malformed=%llu kernel_drops=%llu datagram=%zu rcvbuf=%zu "
                 "send_sockets=%zu sent_connected=%llu placed=%llu gso=%d gso_sends=%llu "
-                "gso_segments=%llu gro=%d gro_reads=%llu gro_segments=%llu",
+                "gso_segments=%llu gro=%d gro_reads=%llu gro_segments=%llu paired=%d stray=%llu",
                 (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
                 (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
                 (unsigned long long)stats_.batches, (unsigned long long)stats_.send_again,
@@ -470,7 +535,8 @@ std::string UdpDriver::stats_text() const {
                 (unsigned long long)stats_.sent_connected, (unsigned long long)stats_.placed,
                 gso_ ? 1 : 0, (unsigned long long)stats_.gso_sends,
                 (unsigned long long)stats_.gso_segments, gro_ ? 1 : 0,
-                (unsigned long long)stats_.gro_reads, (unsigned long long)stats_.gro_segments);
+                (unsigned long long)stats_.gro_reads, (unsigned long long)stats_.gro_segments,
+                paired() ? 1 : 0, (unsigned long long)stats_.stray);
   return buf;
 }
 

@@ -336,6 +336,10 @@ void ReliableChannel::flush_corked(int except) {
 
 void ReliableChannel::flush_peer(Peer& p) {
   if (p.state != PeerState::alive || p.unsent == 0) return;
+  if (now_stale_) {  // send_data did not read the clock for packets that joined a run
+    now_ = now();
+    now_stale_ = false;
+  }
   const std::size_t first = p.flight.size() - p.unsent;
   batch_.clear();
   for (std::size_t i = first; i < p.flight.size(); ++i) {
@@ -348,7 +352,11 @@ void ReliableChannel::flush_peer(Peer& p) {
   const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send_batch(p.rank, batch_, sent);
   for (std::size_t i = 0; i < sent; ++i) went_out(p, p.flight[first + i], rail);
   p.unsent -= static_cast<std::uint32_t>(sent);
-  if (sent > 0) ++stats_.batches;
+  if (sent > 0) {
+    ++stats_.batches;
+    // The tail loss probe counts from the newest packet that really went out.
+    if (!p.probe_sent) p.probe_deadline = now_ + probe_timeout(p);
+  }
   if (s == IoStatus::failed) declare_dead(p);
 }
 
@@ -427,7 +435,15 @@ IoStatus ReliableChannel::send_lent(int rank, std::span<const std::byte> header,
 
 IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
                                     std::span<const std::byte> payload, bool lend) {
-  now_ = now();
+  // A packet joining a corked run leaves with the run, and flush_peer reads the clock for
+  // it: one clock read per GSO send instead of one per packet (~3 % of a 1 MiB sender).
+  const bool joins_run = last_peer_ && last_peer_->rank == rank && last_peer_->unsent > 0;
+  if (joins_run) {
+    now_stale_ = true;
+  } else {
+    now_ = now();
+    now_stale_ = false;
+  }
   Peer& p = peer(rank);
   if (p.state == PeerState::dead) return IoStatus::failed;
   if (header.size() > caps_.max_header || payload.size() > caps_.max_packet)
@@ -502,6 +518,7 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
 
 int ReliableChannel::poll(drivers::PacketSink& sink, int budget) {
   now_ = now();
+  now_stale_ = false;
   if (!corked_.empty()) flush_corked();
   int delivered = 0;
   if (!ready_list_.empty()) {

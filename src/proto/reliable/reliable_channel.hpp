@@ -76,6 +76,8 @@ inline constexpr std::size_t kMaxRails = 4;
 // a 6-rank netns stress run crawl: a run of more than 128 lost packets is repaired one
 // timeout at a time, since nothing past the sack range can prove a hole lost (fast
 // retransmission needs that evidence). Capped here until the sender can repair such runs.
+// Re-measured after the lagging-receiver ack fix (f26d336), MTU 1500: 256 a few % more,
+// 512 / 1024 less or no more; the sender is CPU-bound there, not window-bound (PERFORMANCE.md).
 inline constexpr std::uint32_t kMaxWindow = kSackBits;
 
 struct ReliableStats {
@@ -336,6 +338,8 @@ class ReliableChannel final : public drivers::Driver {
   std::uint32_t raw_seen_ = 0;                // packets the inner drivers handed us (wraps)
   std::uint64_t next_deadline_ = UINT64_MAX;  // earliest armed timer (may be early, never late)
   ReliableStats stats_;
+  // send_data skipped the clock (its packet joined a corked run): flush_peer reads it.
+  bool now_stale_ = false;
   std::vector<std::byte> scratch_;  // header assembly for control packets
   // Packet buffers recycled between sends and arrivals, so the steady state allocates
   // nothing; bounded by kSpareBytes of capacity.
