@@ -29,6 +29,11 @@ struct DriverCaps {
   // delivering ours carries that acknowledgement: once the peer's answer to the data has
   // been delivered, the payload is no longer read (the reliability layer; no copy kept).
   bool lends_payload = false;
+  // Pipelined fragments go out at max_packet from the first one, without the protocol's
+  // small-first ramp: a byte-stream driver that receives large payloads in place (tcp) copies
+  // them out as the kernel hands them over, so a small first fragment only costs one more
+  // frame and syscall on each side (and its staging copy).
+  bool whole_fragments = false;
 };
 
 enum class IoStatus {

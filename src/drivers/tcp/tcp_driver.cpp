@@ -52,6 +52,7 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
   caps_.max_packet = params_.max_packet;
   caps_.inline_payload = params_.max_packet;
   caps_.reliable = caps_.ordered = true;
+  caps_.whole_fragments = true;  // large payloads are received in place (start_direct)
   peers_.resize(static_cast<std::size_t>(params_.size));
 
   listen_fd_ = net::UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
