@@ -199,20 +199,29 @@ __attribute__((target("sse4.2,pclmul"))) std::uint64_t hybrid_blocks(std::uint64
 #endif
 
 #ifdef SLUICE_CRC32C_X86
+// Three independent crc32 chains over p[0, len), p[len, 2 len), p[2 len, 3 len) (len a
+// multiple of 8): the instruction's latency is 3 cycles, its throughput 1 per cycle.
+__attribute__((target("sse4.2"))) inline void three_chains(std::uint64_t& c0, std::uint64_t& c1,
+                                                           std::uint64_t& c2,
+                                                           const unsigned char* p,
+                                                           std::size_t len) {
+  for (std::size_t i = 0; i < len; i += 8) {
+    std::uint64_t v0, v1, v2;
+    std::memcpy(&v0, p + i, 8);
+    std::memcpy(&v1, p + len + i, 8);
+    std::memcpy(&v2, p + 2 * len + i, 8);
+    c0 = _mm_crc32_u64(c0, v0);
+    c1 = _mm_crc32_u64(c1, v1);
+    c2 = _mm_crc32_u64(c2, v2);
+  }
+}
+
 __attribute__((target("sse4.2"))) std::uint64_t hw_blocks(std::uint64_t c, const unsigned char*& p,
                                                           std::size_t& n, std::size_t block,
                                                           const ZeroShift& shift) {
   while (n >= 3 * block) {
     std::uint64_t c1 = 0, c2 = 0;
-    for (std::size_t i = 0; i < block; i += 8) {
-      std::uint64_t v0, v1, v2;
-      std::memcpy(&v0, p + i, 8);
-      std::memcpy(&v1, p + block + i, 8);
-      std::memcpy(&v2, p + 2 * block + i, 8);
-      c = _mm_crc32_u64(c, v0);
-      c1 = _mm_crc32_u64(c1, v1);
-      c2 = _mm_crc32_u64(c2, v2);
-    }
+    three_chains(c, c1, c2, p, block);
     c = shift.apply(static_cast<std::uint32_t>(c)) ^ c1;
     c = shift.apply(static_cast<std::uint32_t>(c)) ^ c2;
     p += 3 * block;
@@ -231,15 +240,7 @@ __attribute__((target("sse4.2,pclmul"))) std::uint64_t three_streams(std::uint64
   const std::size_t words = n / 24;  // 8-byte words per stream
   const std::size_t len = words * 8;
   std::uint64_t c1 = 0, c2 = 0;
-  for (std::size_t i = 0; i < len; i += 8) {
-    std::uint64_t v0, v1, v2;
-    std::memcpy(&v0, p + i, 8);
-    std::memcpy(&v1, p + len + i, 8);
-    std::memcpy(&v2, p + 2 * len + i, 8);
-    c = _mm_crc32_u64(c, v0);
-    c1 = _mm_crc32_u64(c1, v1);
-    c2 = _mm_crc32_u64(c2, v2);
-  }
+  three_chains(c, c1, c2, p, len);
   const __m128i k = _mm_cvtsi64_si128(static_cast<long long>(kStreamShift.k[words]));
   auto shift = [&](std::uint64_t crc) __attribute__((target("sse4.2,pclmul"))) {
     const __m128i prod = _mm_clmulepi64_si128(_mm_cvtsi64_si128(static_cast<long long>(crc)), k, 0);

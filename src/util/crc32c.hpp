@@ -2,7 +2,8 @@
 // reliability layer puts on every packet. Uses the SSE4.2 `crc32` instruction when the CPU
 // has it (checked once at run time; binaries are built for any x86-64), on long buffers
 // together with PCLMULQDQ folding when the CPU has that too (which also merges the three
-// crc32 streams of packet-sized buffers), and a slicing-by-8 table otherwise. Standard check value: crc32c("123456789") == 0xE3069283.
+// crc32 streams of packet-sized buffers), and a slicing-by-8 table otherwise. Standard check value:
+// crc32c("123456789") == 0xE3069283.
 #pragma once
 
 #include <cstddef>
