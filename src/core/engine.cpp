@@ -737,30 +737,28 @@ void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int t
   posted_.push(r->match);
 }
 
+void Engine::deliver_matched(RequestImpl* r, const proto::Incoming& msg) {
+  ++stats_.expected;
+  r->posted = false;
+  r->status.source = msg.src;
+  r->status.tag = msg.tag;
+  r->status.size = msg.size;
+  p2p_->deliver(r->xfer, msg);
+}
+
 void Engine::on_incoming(const proto::Incoming& msg) {
   if (RequestImpl* r = recv_slot_) {
     const MatchEntry& m = r->match;
     if (m.ctx == msg.ctx && (m.src == msg.src || m.src == any_source) &&
         (m.tag == msg.tag || m.tag == any_tag)) {
       recv_slot_ = nullptr;
-      ++stats_.expected;
-      r->posted = false;
-      r->status.source = msg.src;
-      r->status.tag = msg.tag;
-      r->status.size = msg.size;
-      p2p_->deliver(r->xfer, msg);
+      deliver_matched(r, msg);
       return;
     }
   }
   if (!posted_.empty()) {
     if (MatchEntry* e = posted_.take(msg.ctx, msg.src, msg.tag)) {
-      ++stats_.expected;
-      auto* r = static_cast<RequestImpl*>(e->owner);
-      r->posted = false;
-      r->status.source = msg.src;
-      r->status.tag = msg.tag;
-      r->status.size = msg.size;
-      p2p_->deliver(r->xfer, msg);
+      deliver_matched(static_cast<RequestImpl*>(e->owner), msg);
       return;
     }
   }

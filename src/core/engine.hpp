@@ -179,6 +179,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // recv()'s request when it was posted into an empty posted_ (then the oldest posted
   // receive: on_incoming() matches it first); nullptr otherwise.
   RequestImpl* recv_slot_ = nullptr;
+  // An arrival matched the posted receive `r`: its status, then the protocol's delivery.
+  void deliver_matched(RequestImpl* r, const proto::Incoming& msg);
   Errc check_peer(int peer, bool allow_any) const;
   static Errc check_tag(int tag, bool allow_any);
   void complete_request(RequestImpl* r, Errc err);

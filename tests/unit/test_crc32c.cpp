@@ -29,6 +29,21 @@ std::uint64_t splitmix(std::uint64_t& s) {
   return z ^ (z >> 31);
 }
 
+// Every path (software table, hardware, sse4.2 alone, the dispatcher) gives the same CRC for
+// each length, at a random alignment (offset < 64) and a random starting register.
+void expect_paths_agree(const std::vector<unsigned char>& data,
+                        const std::vector<std::size_t>& lens, std::uint64_t& seed) {
+  for (std::size_t len : lens) {
+    const std::size_t offset = splitmix(seed) % 64;
+    const std::uint32_t init = static_cast<std::uint32_t>(splitmix(seed));
+    const unsigned char* p = data.data() + offset;
+    const std::uint32_t ref = crc32c_extend_software(init, p, len);
+    ASSERT_EQ(crc32c_extend_hardware(init, p, len), ref) << "offset " << offset << " len " << len;
+    ASSERT_EQ(crc32c_extend_sse42(init, p, len), ref) << "offset " << offset << " len " << len;
+    ASSERT_EQ(crc32c_extend(init, p, len), ref) << "offset " << offset << " len " << len;
+  }
+}
+
 // RFC 3720 (iSCSI) appendix B.4 and the common check value.
 TEST(Crc32c, StandardVectors) {
   EXPECT_EQ(crc_of(""), 0x00000000u);
@@ -111,15 +126,7 @@ TEST(Crc32c, LongBuffersAllPathsAgree) {
     }
   for (int i = 0; i < 300; ++i) lens.push_back(splitmix(seed) % (200 * 1024 + 1));
   lens.push_back(200 * 1024);
-  for (std::size_t len : lens) {
-    const std::size_t offset = splitmix(seed) % 64;
-    const std::uint32_t init = static_cast<std::uint32_t>(splitmix(seed));
-    const unsigned char* p = data.data() + offset;
-    const std::uint32_t ref = crc32c_extend_software(init, p, len);
-    ASSERT_EQ(crc32c_extend_hardware(init, p, len), ref) << "offset " << offset << " len " << len;
-    ASSERT_EQ(crc32c_extend_sse42(init, p, len), ref) << "offset " << offset << " len " << len;
-    ASSERT_EQ(crc32c_extend(init, p, len), ref) << "offset " << offset << " len " << len;
-  }
+  expect_paths_agree(data, lens, seed);
 }
 
 // Chaining over long pieces: the fold path's incoming register and the split points.
@@ -206,12 +213,5 @@ TEST(Crc32c, PacketLengthsThreeStreamsAgree) {
   std::vector<std::size_t> lens;
   for (std::size_t len = 0; len <= 2048; ++len) lens.push_back(len);
   for (int i = 0; i < 400; ++i) lens.push_back(splitmix(seed) % (3 * 8192 + 128));
-  for (std::size_t len : lens) {
-    const std::size_t offset = splitmix(seed) % 64;
-    const std::uint32_t init = static_cast<std::uint32_t>(splitmix(seed));
-    const unsigned char* p = data.data() + offset;
-    const std::uint32_t ref = crc32c_extend_software(init, p, len);
-    ASSERT_EQ(crc32c_extend_hardware(init, p, len), ref) << "offset " << offset << " len " << len;
-    ASSERT_EQ(crc32c_extend_sse42(init, p, len), ref) << "offset " << offset << " len " << len;
-  }
+  expect_paths_agree(data, lens, seed);
 }
