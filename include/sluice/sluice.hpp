@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -125,8 +126,12 @@ class Session {
 
   // Name of the driver that serves `peer` ("self", "shm", ...).
   std::string_view driver_name(int peer) const;
-  // Human-readable counters (per driver and protocol).
+  // Human-readable counters (per driver and protocol), as SLUICE_STATS=1 prints them.
   std::string stats_report() const;
+  // The current value of a statistics counter by name ("p2p.eager.messages_sent",
+  // "shm.packets_sent", "rel.retransmits_timeout"; SLUICE_STATS=json lists them all), or
+  // nullopt when this rank has no such counter (e.g. the driver is not in use).
+  std::optional<std::uint64_t> counter(std::string_view name) const;
 
  private:
   detail::Engine* engine_;

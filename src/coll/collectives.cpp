@@ -4,9 +4,9 @@
 #include <sluice/collectives.hpp>
 
 #include <algorithm>
-#include <functional>
 
 #include "coll/coll.hpp"
+#include "coll/reducers.hpp"
 
 namespace sluice {
 
@@ -20,73 +20,6 @@ namespace {
 
 coll::Schedule* schedule_of(void* p) {
   return static_cast<coll::Schedule*>(p);
-}
-
-template <class T, class Fn>
-void apply(const void* in, void* inout, std::size_t count, const void*) {
-  const T* a = static_cast<const T*>(in);
-  T* b = static_cast<T*>(inout);
-  for (std::size_t i = 0; i < count; ++i) b[i] = Fn{}(a[i], b[i]);
-}
-
-struct Min {
-  template <class T>
-  T operator()(T a, T b) const {
-    return std::min(a, b);
-  }
-};
-struct Max {
-  template <class T>
-  T operator()(T a, T b) const {
-    return std::max(a, b);
-  }
-};
-
-template <class T>
-coll::Reducer reducer_for(ReduceOp op) {
-  coll::Reducer r;
-  r.elem_size = sizeof(T);
-  r.commutative = true;
-  switch (op) {
-    case ReduceOp::sum:
-      r.fn = apply<T, std::plus<T>>;
-      break;
-    case ReduceOp::prod:
-      r.fn = apply<T, std::multiplies<T>>;
-      break;
-    case ReduceOp::min:
-      r.fn = apply<T, Min>;
-      break;
-    case ReduceOp::max:
-      r.fn = apply<T, Max>;
-      break;
-  }
-  return r;
-}
-
-template <class T>
-bool set_reducer(ReduceOp op, coll::Reducer& out) {
-  out = reducer_for<T>(op);
-  return true;
-}
-
-bool make_reducer(Element type, ReduceOp op, coll::Reducer& out) {
-  if (static_cast<unsigned>(op) > static_cast<unsigned>(ReduceOp::max)) return false;
-  switch (type) {
-    case Element::i32:
-      return set_reducer<std::int32_t>(op, out);
-    case Element::i64:
-      return set_reducer<std::int64_t>(op, out);
-    case Element::u32:
-      return set_reducer<std::uint32_t>(op, out);
-    case Element::u64:
-      return set_reducer<std::uint64_t>(op, out);
-    case Element::f32:
-      return set_reducer<float>(op, out);
-    case Element::f64:
-      return set_reducer<double>(op, out);
-  }
-  return false;
 }
 
 }  // namespace
@@ -195,7 +128,8 @@ CollRequest Collectives::ialltoall(std::span<const std::byte> send, std::span<st
 CollRequest Collectives::iallreduce(std::span<const std::byte> send, std::span<std::byte> recv,
                                     Element type, ReduceOp op) {
   coll::Reducer r;
-  if (!make_reducer(type, op, r) || send.size() != recv.size() || send.size() % r.elem_size != 0)
+  if (!coll::make_reducer(type, op, r) || send.size() != recv.size() ||
+      send.size() % r.elem_size != 0)
     return CollRequest(Errc::invalid_argument);
   return CollRequest(
       coll::iallreduce(group_->group, send.data(), recv.data(), send.size() / r.elem_size, r));
@@ -205,8 +139,8 @@ CollRequest Collectives::ireduce(std::span<const std::byte> send, std::span<std:
                                  Element type, ReduceOp op, int root) {
   coll::Group& g = group_->group;
   coll::Reducer r;
-  if (!make_reducer(type, op, r) || root < 0 || root >= g.size || send.size() % r.elem_size != 0 ||
-      (g.rank == root && recv.size() != send.size()))
+  if (!coll::make_reducer(type, op, r) || root < 0 || root >= g.size ||
+      send.size() % r.elem_size != 0 || (g.rank == root && recv.size() != send.size()))
     return CollRequest(Errc::invalid_argument);
   return CollRequest(
       coll::ireduce(g, send.data(), recv.data(), send.size() / r.elem_size, r, root));

@@ -53,7 +53,13 @@ constexpr ConfigKey kTable[] = {
     {"SPIN_TIME", T::duration, "50us",
      "how long a blocked wait polls before it starts to yield and sleep"},
     {"BACKOFF_MAX", T::duration, "1ms", "longest sleep between polls of a long-blocked wait"},
-    {"STATS", T::boolean, "0", "print per-rank statistics to stderr at finalize"},
+    {"STATS", T::choice, "0",
+     "per-rank statistics at finalize: 1 = a readable report, json = one JSON object per rank "
+     "on one line (docs/CONFIGURATION.md, Statistics)",
+     "0|1|json"},
+    {"STATS_FILE", T::string, "",
+     "where SLUICE_STATS writes: a file path in which %r becomes the rank (appended to); empty: "
+     "stderr"},
     {"LOG_LEVEL", T::choice, "warn", "messages printed to stderr at this level and above",
      "error|warn|info|debug"},
     {"NET_IF", T::string, "",

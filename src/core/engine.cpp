@@ -82,7 +82,7 @@ Engine::Engine() {
   spin_ns_ = static_cast<uint64_t>(config_.get_seconds("SPIN_TIME") * 1e9);
   max_sleep_ns_ =
       std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("BACKOFF_MAX") * 1e9));
-  print_stats_ = config_.get_bool("STATS");
+  stats_mode_ = config_.get_string("STATS");
 
   proto::Thresholds th;
   th.eager_limit = config_.get_size("EAGER_LIMIT");
@@ -191,6 +191,7 @@ Engine::Engine() {
       fail("no driver reaches rank " + std::to_string(r) +
            " (SLUICE_DRIVERS=" + config_.get_string("DRIVERS") + ")");
   start_progress_thread(static_cast<int>(local.size()));
+  register_stats();
 }
 
 void Engine::start_progress_thread(int local_ranks) {
@@ -218,7 +219,7 @@ void Engine::start_progress_thread(int local_ranks) {
     for (unsigned c : cpus) shares |= std::find(mine.begin(), mine.end(), c) != mine.end();
     const auto spin = static_cast<uint64_t>(config_.get_seconds("PROGRESS_SPIN") * 1e9);
     engine_lock().enable(true);
-    progress_thread_ = std::make_unique<ProgressThread>(*this, cpus,
+    progress_thread_ = std::make_unique<ProgressThread>(*this, progress_stats_, cpus,
                                                         config_.is_set("PROGRESS_SPIN") ? spin
                                                         : shares                        ? 0
                                                                                         : spin,
@@ -530,7 +531,6 @@ void Engine::finalize() {
   // The application finishes alone: stop the thread first (it never waits for the lock,
   // so joining it while the caller holds the lock is safe).
   if (progress_thread_) {
-    if (print_stats_) std::fprintf(stderr, "%s", progress_thread_->stats_text().c_str());
     progress_thread_.reset();
     engine_lock().enable(false);
   }
@@ -545,7 +545,7 @@ void Engine::finalize() {
   }
   barrier();
   quiesce_network();
-  if (print_stats_) std::fprintf(stderr, "%s", stats_report().c_str());
+  report_stats();
   boot_->finalize();
   while (unexpected_list_) {
     unexpected_.remove(unexpected_list_->match);
@@ -1073,46 +1073,6 @@ std::string Engine::peer_address(int peer) const {
   if (tcp_ && d == tcp_) return tcp_->peer_address(peer);
   if (rel_ && d == rel_) return udp_->peer_address(peer);
   return {};
-}
-
-std::string Engine::stats_report() const {
-  const proto::ProtoStats& ps = p2p_->stats();
-  std::ostringstream o;
-  o << "sluice rank " << rank_ << " statistics\n";
-  for (const auto& d : drivers_) o << "  driver " << d->name() << ": " << d->stats_text() << "\n";
-  const proto::Thresholds& th = p2p_->thresholds();
-  o << "  thresholds: eager <= " << th.eager_limit << " B (SLUICE_EAGER_LIMIT), then ";
-  switch (th.rndv) {
-    case proto::Thresholds::RndvMode::pipeline:
-      o << "rendezvous by pipelined copy (SLUICE_SHM_RNDV=pipeline)\n";
-      break;
-    case proto::Thresholds::RndvMode::get:
-      o << "rendezvous by get where the driver can (SLUICE_SHM_RNDV=cma)\n";
-      break;
-    case proto::Thresholds::RndvMode::automatic:
-      o << "pipelined copy below " << th.get_threshold << " B (SLUICE_SHM_CMA_THRESHOLD), get ";
-      if (th.get_max == SIZE_MAX)
-        o << "from there (no upper bound: local ranks outnumber CPUs)\n";
-      else
-        o << "up to " << th.get_max << " B (SLUICE_SHM_CMA_MAX), pipelined copy above\n";
-      break;
-  }
-  for (proto::Protocol p : {proto::Protocol::eager, proto::Protocol::rndv_get,
-                            proto::Protocol::rndv_pipeline, proto::Protocol::rndv_push}) {
-    int i = static_cast<int>(p);
-    o << "  protocol " << proto::protocol_name(p) << ": sent " << ps.sent[i] << " msgs / "
-      << ps.sent_bytes[i] << " B, received " << ps.received[i] << " msgs\n";
-  }
-  o << "  pipelined fragments sent: " << ps.fragments << ", bytes pulled by get: " << ps.get_bytes
-    << ", sends queued on a full driver: " << ps.driver_full
-    << ", pushed messages stashed (no receive yet): " << ps.pushed_unexpected << "\n";
-  o << "  matching: " << stats_.expected << " expected, " << stats_.unexpected
-    << " unexpected (queue high-water " << stats_.max_unexpected << "), truncated " << ps.truncated
-    << "\n";
-  if (progress_thread_)
-    o << "  progress thread: cpus " << progress_thread_->cpus_text() << ", completed "
-      << stats_.thread_completions << " requests\n";
-  return o.str();
 }
 
 }  // namespace sluice::detail

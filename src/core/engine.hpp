@@ -12,11 +12,13 @@
 #include "core/config.hpp"
 #include "core/engine_lock.hpp"
 #include "core/matching.hpp"
+#include "core/progress/progress_thread.hpp"
 #include "core/request.hpp"
 #include "drivers/driver.hpp"
 #include "drivers/net/net.hpp"
 #include "proto/p2p.hpp"
 #include "util/backoff.hpp"
+#include "util/stats.hpp"
 
 namespace sluice::drivers {
 class SelfDriver;
@@ -142,7 +144,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   // The network address `peer` is reached at ("ip:port"), or "" when no socket driver
   // serves it.
   std::string peer_address(int peer) const;
-  std::string stats_report() const;
+  // Statistics (engine_stats.cpp): every component's counters, registered once at start.
+  const util::StatsRegistry& stats_registry() const { return stats_registry_; }
+  std::string stats_report() const;  // the SLUICE_STATS=1 text
   const Config& config() const { return config_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }
 
@@ -212,7 +216,13 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   uint64_t spin_ns_ = 50000;
   uint64_t max_sleep_ns_ = 1000000;
   uint32_t yield_rounds_ = 0;  // 200 when local ranks outnumber CPUs
-  bool print_stats_ = false;
+  // Statistics (engine_stats.cpp). SLUICE_STATS: "0", "1" (text) or "json".
+  void register_stats();
+  void report_stats() const;  // at finalize, as SLUICE_STATS and SLUICE_STATS_FILE say
+  std::string stats_mode_ = "0";
+  util::StatsRegistry stats_registry_;
+  ProgressThreadStats progress_stats_;  // outlives the thread, for the finalize report
+  std::string progress_cpus_;
   drivers::SelfDriver* self_ = nullptr;         // drivers_[0]
   drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use
   uint32_t barrier_epoch_ = 0;

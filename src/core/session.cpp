@@ -173,5 +173,9 @@ std::string Session::stats_report() const {
   detail::EngineGuard guard;
   return engine_->stats_report();
 }
+std::optional<std::uint64_t> Session::counter(std::string_view name) const {
+  detail::EngineGuard guard;
+  return engine_->stats_registry().value(name);
+}
 
 }  // namespace sluice

@@ -14,6 +14,10 @@
 
 #include "sluice/sluice.hpp"
 
+namespace sluice::util {
+class StatsRegistry;  // util/stats.hpp
+}
+
 namespace sluice::drivers {
 
 struct DriverCaps {
@@ -102,8 +106,9 @@ class Driver {
   // Sleep until a peer hands us work or `timeout_ns` passes. Returns false if this driver
   // cannot block (the caller then sleeps for a while instead).
   virtual bool block(std::uint64_t timeout_ns) { return false; }
-  // One line of counters for statistics reports.
-  virtual std::string stats_text() const { return {}; }
+  // Registers the driver's counters (util/stats.hpp) under `component` (its name, or a
+  // name its stacking layer gives it). Pointers to members: the driver outlives them.
+  virtual void register_stats(util::StatsRegistry& reg, std::string_view component) const {}
 };
 
 }  // namespace sluice::drivers

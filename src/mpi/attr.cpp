@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "mpi/big_lock.hpp"
 #include "mpi/mpi_internal.hpp"
 
 namespace sluice::mpi {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "coll/coll.hpp"
+#include "mpi/big_lock.hpp"
 #include "mpi/datatype.hpp"
 #include "mpi/mpi_internal.hpp"
 #include "mpi/op.hpp"

@@ -14,6 +14,7 @@
 #include <set>
 #include <tuple>
 
+#include "mpi/big_lock.hpp"
 #include "mpi/mpi_internal.hpp"
 
 sluice_comm_s sluice_comm_world;

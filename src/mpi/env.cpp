@@ -13,6 +13,7 @@
 #include <memory>
 #include <thread>
 
+#include "mpi/big_lock.hpp"
 #include "mpi/mpi_internal.hpp"
 #include "sluice/sluice.hpp"
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "mpi/big_lock.hpp"
 #include "mpi/datatype.hpp"
 #include "mpi/mpi_internal.hpp"
 

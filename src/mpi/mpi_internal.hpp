@@ -6,10 +6,8 @@
 // >= kMgmtTagBase are reserved for communicator management (context agreement of
 // dup/split/create); collective algorithms use tags below it.
 //
-// Threads: MPI_Init_thread provides up to MPI_THREAD_MULTIPLE. The engine has no locks, so
-// under MULTIPLE one process-wide lock serializes MPI calls: every entry point starts with
-// SLUICE_MPI_CALL; blocking waits (block_until) drop it between progress passes so other
-// threads' calls proceed while one thread is blocked. Below MULTIPLE the lock is skipped.
+// Threads: MPI_Init_thread provides up to MPI_THREAD_MULTIPLE; the lock that serializes
+// calls under MULTIPLE (SLUICE_MPI_CALL, block_until) lives in big_lock.hpp.
 #pragma once
 
 #include <mpi.h>
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "mpi/big_lock.hpp"
 #include "mpi/datatype.hpp"
 
 // ---- handle objects ---------------------------------------------------------------------
@@ -194,56 +193,7 @@ inline int check_root(MPI_Comm comm, int root, const char* function) {
 }
 const char* comm_label(MPI_Comm comm);  // "MPI_COMM_WORLD", a name, or "communicator"
 
-// ---- thread safety -------------------------------------------------------------------
-extern bool g_threaded;  // MPI_THREAD_MULTIPLE was provided: calls take the big lock
-void big_lock();
-void big_unlock();
-// Held for the duration of an MPI call (re-entrant: MPI functions may call each other).
-// With a progress thread (SLUICE_PROGRESS_THREAD) it also holds the engine lock, taken
-// after the big lock (block_until drops both, engine lock first).
-class CallGuard {
- public:
-  CallGuard() : locked_(g_threaded) {
-    if (locked_) big_lock();
-    engine_locked_ = detail::engine_lock().lock();
-  }
-  ~CallGuard() {
-    detail::engine_lock().unlock(engine_locked_);
-    if (locked_) big_unlock();
-  }
-  CallGuard(const CallGuard&) = delete;
-  CallGuard& operator=(const CallGuard&) = delete;
-
- private:
-  bool locked_;
-  bool engine_locked_;
-};
-#define SLUICE_MPI_CALL ::sluice::mpi::CallGuard sluice_mpi_call_guard_
-
-// ---- progress and blocking ---------------------------------------------------------
-// One progress pass of the engine plus the MPI layer's own background work (buffered
-// sends, freed-but-active requests). True if anything moved.
-bool progress();
-// The MULTIPLE variant of block_until: drops the big lock between passes.
-void block_until_threaded(const std::function<bool()>& done);
-// Blocks until done() is true, progressing with the engine's backoff. Every blocking
-// MPI call waits through here (one place to change for a thread-level lock). A template
-// so the single-threaded spin loop calls done() inline, not through a std::function.
-template <class Done>
-void block_until(Done&& done) {
-  if (done()) return;
-  if (g_threaded) {
-    block_until_threaded(std::function<bool()>(std::ref(done)));
-    return;
-  }
-  auto bo = engine().make_backoff();
-  while (!done()) {
-    if (progress())
-      bo.reset();
-    else
-      bo.pause();
-  }
-}
+// ---- thread safety, progress and blocking: big_lock.hpp (SLUICE_MPI_CALL, block_until) --
 
 // ---- requests ------------------------------------------------------------------------
 // A request wrapping an AsyncOp (nonblocking collectives): active until op->test().

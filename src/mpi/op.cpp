@@ -1,9 +1,6 @@
-// Reduction kernels. One switch per call picks a typed loop the compiler vectorises.
-// Release builds use -O2, whose "very cheap" vectoriser cost model refuses any loop that
-// needs an epilogue; the kernels here are worth the dynamic model.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic")
-#endif
+// Predefined ops over MPI datatypes. One switch per call picks a typed loop from the
+// reduction-kernel library the native collectives use too (coll/reduce_kernels.hpp), so
+// both wrap signed integer overflow the same way; MAXLOC/MINLOC pairs are MPI's own.
 
 #include "mpi/op.hpp"
 
@@ -14,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "coll/reduce_kernels.hpp"
 #include "mpi/datatype.hpp"
 
 using sluice::mpi::OpKind;
@@ -46,95 +44,50 @@ inline char* at(void* base, MPI_Aint offset) {
                                  static_cast<std::uintptr_t>(offset));
 }
 
-// b[i] = f(a[i], b[i]) for i < n.
-template <typename T, typename F>
-inline void elementwise(const void* in, void* inout, std::size_t n, F f) {
-  const T* __restrict a = static_cast<const T*>(in);
-  T* __restrict b = static_cast<T*>(inout);
-  for (std::size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
-}
+namespace kernels = coll::kernels;
 
-// Integer arithmetic wraps (computed unsigned) instead of overflowing into UB.
-template <typename T>
-using Wrap = std::make_unsigned_t<T>;
-
-template <typename T>
-void integer_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+// The kernel library's operation for a predefined arithmetic/logical/bitwise op.
+kernels::Op kernel_op(OpKind k) {
   switch (k) {
     case OpKind::max:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return x > y ? x : y; });
+      return kernels::Op::max;
     case OpKind::min:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return x < y ? x : y; });
+      return kernels::Op::min;
     case OpKind::sum:
-      return elementwise<T>(in, inout, n, [](T x, T y) {
-        return static_cast<T>(static_cast<Wrap<T>>(x) + static_cast<Wrap<T>>(y));
-      });
+      return kernels::Op::sum;
     case OpKind::prod:
-      return elementwise<T>(in, inout, n, [](T x, T y) {
-        // Promote narrow types past int so unsigned multiplication cannot overflow int.
-        using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Wrap<T>>;
-        return static_cast<T>(static_cast<W>(static_cast<Wrap<T>>(x)) *
-                              static_cast<W>(static_cast<Wrap<T>>(y)));
-      });
+      return kernels::Op::prod;
     case OpKind::land:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return T((x != 0) & (y != 0)); });
+      return kernels::Op::land;
     case OpKind::lor:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return T((x != 0) | (y != 0)); });
+      return kernels::Op::lor;
     case OpKind::lxor:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return T((x != 0) ^ (y != 0)); });
+      return kernels::Op::lxor;
     case OpKind::band:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return T(x & y); });
+      return kernels::Op::band;
     case OpKind::bor:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return T(x | y); });
+      return kernels::Op::bor;
     case OpKind::bxor:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return T(x ^ y); });
+      return kernels::Op::bxor;
     default:
-      return;  // rejected by op_check
+      return kernels::Op::max;  // not reached: callers dispatch maxloc/minloc/replace/no_op/user
   }
+}
+
+bool has_kernel(OpKind k) {
+  return k <= OpKind::bxor;  // max .. bxor: the kernel library's operations
 }
 
 template <typename T>
-void float_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
-  switch (k) {
-    case OpKind::max:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return x > y ? x : y; });
-    case OpKind::min:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return x < y ? x : y; });
-    case OpKind::sum:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return x + y; });
-    case OpKind::prod:
-      return elementwise<T>(in, inout, n, [](T x, T y) { return x * y; });
-    default:
-      return;
-  }
+void typed_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  if (has_kernel(k)) kernels::apply<T>(kernel_op(k), in, inout, n);
 }
 
-template <typename T>
-void complex_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
-  using C = std::complex<T>;
-  switch (k) {
-    case OpKind::sum:
-      return elementwise<C>(in, inout, n, [](C x, C y) { return x + y; });
-    case OpKind::prod:
-      return elementwise<C>(in, inout, n, [](C x, C y) { return x * y; });
-    default:
-      return;
-  }
-}
-
-// C _Bool, read as bytes so a non-0/1 byte cannot be undefined behaviour.
+// C _Bool, read as bytes so a non-0/1 byte cannot be undefined behaviour: the logical ops
+// only (bitwise ones are not defined on MPI_C_BOOL / logical types).
 void bool_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
-  using B = unsigned char;
-  switch (k) {
-    case OpKind::land:
-      return elementwise<B>(in, inout, n, [](B x, B y) { return B((x != 0) & (y != 0)); });
-    case OpKind::lor:
-      return elementwise<B>(in, inout, n, [](B x, B y) { return B((x != 0) | (y != 0)); });
-    case OpKind::lxor:
-      return elementwise<B>(in, inout, n, [](B x, B y) { return B((x != 0) ^ (y != 0)); });
-    default:
-      return;
-  }
+  if (k == OpKind::land || k == OpKind::lor || k == OpKind::lxor)
+    kernels::apply<unsigned char>(kernel_op(k), in, inout, n);
 }
 
 // MAXLOC/MINLOC on {V value; int index;}; on equal values the lower index wins.
@@ -213,34 +166,34 @@ void packed_pair(OpKind k, const sluice_datatype_s& base, const void* in, void* 
 void kernel(OpKind k, const sluice_datatype_s& base, const void* in, void* inout, std::size_t n) {
   switch (base.scalar) {
     case Scalar::i8:
-      return integer_kernel<std::int8_t>(k, in, inout, n);
+      return typed_kernel<std::int8_t>(k, in, inout, n);
     case Scalar::u8:
       if (base.type_class == TypeClass::logical) return bool_kernel(k, in, inout, n);
-      return integer_kernel<std::uint8_t>(k, in, inout, n);
+      return typed_kernel<std::uint8_t>(k, in, inout, n);
     case Scalar::i16:
-      return integer_kernel<std::int16_t>(k, in, inout, n);
+      return typed_kernel<std::int16_t>(k, in, inout, n);
     case Scalar::u16:
-      return integer_kernel<std::uint16_t>(k, in, inout, n);
+      return typed_kernel<std::uint16_t>(k, in, inout, n);
     case Scalar::i32:
-      return integer_kernel<std::int32_t>(k, in, inout, n);
+      return typed_kernel<std::int32_t>(k, in, inout, n);
     case Scalar::u32:
-      return integer_kernel<std::uint32_t>(k, in, inout, n);
+      return typed_kernel<std::uint32_t>(k, in, inout, n);
     case Scalar::i64:
-      return integer_kernel<std::int64_t>(k, in, inout, n);
+      return typed_kernel<std::int64_t>(k, in, inout, n);
     case Scalar::u64:
-      return integer_kernel<std::uint64_t>(k, in, inout, n);
+      return typed_kernel<std::uint64_t>(k, in, inout, n);
     case Scalar::f32:
-      return float_kernel<float>(k, in, inout, n);
+      return typed_kernel<float>(k, in, inout, n);
     case Scalar::f64:
-      return float_kernel<double>(k, in, inout, n);
+      return typed_kernel<double>(k, in, inout, n);
     case Scalar::f80:
-      return float_kernel<long double>(k, in, inout, n);
+      return typed_kernel<long double>(k, in, inout, n);
     case Scalar::c32:
-      return complex_kernel<float>(k, in, inout, n);
+      return typed_kernel<std::complex<float>>(k, in, inout, n);
     case Scalar::c64:
-      return complex_kernel<double>(k, in, inout, n);
+      return typed_kernel<std::complex<double>>(k, in, inout, n);
     case Scalar::c80:
-      return complex_kernel<long double>(k, in, inout, n);
+      return typed_kernel<std::complex<long double>>(k, in, inout, n);
     case Scalar::boolean:
       return bool_kernel(k, in, inout, n);
     case Scalar::pair_float_int:
@@ -423,60 +376,10 @@ namespace {
 
 // Direct kernels for the common reductions (sum/prod/max/min on the arithmetic scalar
 // types): the collective calls them without going through op_apply_packed's dispatch,
-// which costs more than adding one double. Typed loop when both buffers are aligned,
-// else values loaded with memcpy.
-template <typename T, OpKind K>
-T combine(T x, T y) {
-  if constexpr (K == OpKind::max) return x > y ? x : y;
-  if constexpr (K == OpKind::min) return x < y ? x : y;
-  if constexpr (std::is_integral_v<T>) {
-    using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Wrap<T>>;
-    if constexpr (K == OpKind::sum)
-      return static_cast<T>(static_cast<W>(static_cast<Wrap<T>>(x)) +
-                            static_cast<W>(static_cast<Wrap<T>>(y)));
-    else
-      return static_cast<T>(static_cast<W>(static_cast<Wrap<T>>(x)) *
-                            static_cast<W>(static_cast<Wrap<T>>(y)));
-  } else {
-    if constexpr (K == OpKind::sum)
-      return x + y;
-    else
-      return x * y;
-  }
-}
-
-template <typename T, OpKind K>
-void direct_kernel(const void* in, void* inout, std::size_t n, const void*) {
-  const auto addr = reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(inout);
-  if (addr % alignof(T) == 0) [[likely]] {
-    elementwise<T>(in, inout, n, combine<T, K>);
-    return;
-  }
-  const char* a = static_cast<const char*>(in);
-  char* b = static_cast<char*>(inout);
-  for (std::size_t i = 0; i < n; ++i, a += sizeof(T), b += sizeof(T)) {
-    T x, y;
-    std::memcpy(&x, a, sizeof(T));
-    std::memcpy(&y, b, sizeof(T));
-    y = combine<T, K>(x, y);
-    std::memcpy(b, &y, sizeof(T));
-  }
-}
-
+// which costs more than adding one double.
 template <typename T>
 PackedReduceFn direct_for(OpKind k) {
-  switch (k) {
-    case OpKind::sum:
-      return direct_kernel<T, OpKind::sum>;
-    case OpKind::prod:
-      return direct_kernel<T, OpKind::prod>;
-    case OpKind::max:
-      return direct_kernel<T, OpKind::max>;
-    case OpKind::min:
-      return direct_kernel<T, OpKind::min>;
-    default:
-      return nullptr;
-  }
+  return has_kernel(k) ? kernels::arithmetic_reducer<T>(kernel_op(k)) : nullptr;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "mpi/big_lock.hpp"
 #include "mpi/datatype.hpp"
 #include "mpi/mpi_internal.hpp"
 
@@ -437,44 +438,6 @@ bool progress() {
   if (!g_detached.empty()) any |= reap_detached();
   if (!g_background.empty()) any |= progress_background();
   return any;
-}
-
-namespace {
-std::recursive_mutex g_big_mutex;
-thread_local int t_lock_depth = 0;  // how many CallGuards this thread holds
-}  // namespace
-
-bool g_threaded = false;
-
-void big_lock() {
-  g_big_mutex.lock();
-  ++t_lock_depth;
-}
-
-void big_unlock() {
-  --t_lock_depth;
-  g_big_mutex.unlock();
-}
-
-void block_until_threaded(const std::function<bool()>& done) {
-  // MULTIPLE: let other threads in between passes. The wait sleeps with nanosleep, not the
-  // engine's driver doorbell, because another thread may be inside the engine meanwhile.
-  const auto& cfg = engine().config();
-  util::Backoff bo(static_cast<uint64_t>(cfg.get_seconds("SPIN_TIME") * 1e9),
-                   static_cast<uint64_t>(cfg.get_seconds("BACKOFF_MAX") * 1e9), nullptr);
-  while (!done()) {
-    const bool moved = progress();
-    const int depth = t_lock_depth;
-    const int engine_depth = detail::engine_lock().unlock_all();  // progress thread's lock
-    for (int i = 0; i < depth; ++i) big_unlock();
-    if (moved)
-      bo.reset();
-    else
-      bo.pause();
-    if (depth) std::this_thread::yield();
-    for (int i = 0; i < depth; ++i) big_lock();
-    detail::engine_lock().relock(engine_depth);
-  }
 }
 
 bool request_poll(MPI_Request r) {

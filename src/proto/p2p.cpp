@@ -290,6 +290,7 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
     ++stats_.received[static_cast<int>(Protocol::eager)];
     if (n) std::memcpy(r.buf, m.payload.data(), n);
     if (m.sync) {
+      ++stats_.sync_acks;
       FinHeader f{PacketType::sync_ack, {}, m.sender_req};
       send_control(m.src, &f, sizeof f);
     }

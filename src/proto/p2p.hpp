@@ -19,6 +19,7 @@
 
 #include "drivers/driver.hpp"
 #include "proto/wire.hpp"
+#include "util/stats.hpp"
 
 namespace sluice::proto {
 
@@ -68,6 +69,7 @@ struct ProtoStats {
   uint64_t driver_full = 0;        // sends that found the driver full and queued
   uint64_t get_bytes = 0;          // bytes pulled by one-sided get
   uint64_t truncated = 0;
+  uint64_t sync_acks = 0;  // eager synchronous messages received and acknowledged
 };
 
 struct Thresholds {
@@ -124,6 +126,8 @@ class PointToPoint final : public drivers::PacketSink {
                                  std::size_t payload_size) override;
 
   const ProtoStats& stats() const { return stats_; }
+  // Registers the counters above and the thresholds as component "p2p" (p2p_stats.cpp).
+  void register_stats(util::StatsRegistry& reg) const;
   const Thresholds& thresholds() const { return th_; }
 
  private:

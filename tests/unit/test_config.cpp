@@ -40,8 +40,8 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 40u);  // 15 core + shm, 18 socket drivers, UDP_RAILS, 4 progress thread,
-                                 // PMIX_FAILURE_POLL, UDP_CONNECT
+  EXPECT_EQ(names.size(), 41u);  // 15 core + shm, 18 socket drivers, UDP_RAILS, 4 progress thread,
+                                 // PMIX_FAILURE_POLL, UDP_CONNECT, STATS_FILE
 }
 
 TEST(ConfigDefaults, TypedValues) {
@@ -58,7 +58,7 @@ TEST(ConfigDefaults, TypedValues) {
   EXPECT_EQ(c.get_int("SHM_PIPE_SLOTS"), 16);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
   EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 1e-3);
-  EXPECT_FALSE(c.get_bool("STATS"));
+  EXPECT_EQ(c.get_string("STATS"), "0");
   EXPECT_EQ(c.get_string("LOG_LEVEL"), "warn");
   EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 1e-3);
   EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
@@ -110,17 +110,17 @@ TEST(ConfigParse, Booleans) {
 
 TEST(ConfigEnv, GoodValuesOfEachType) {
   std::vector<std::string> problems;
-  Config c = parse(
-      {"SLUICE_DRIVERS=shm,tcp", "SLUICE_EAGER_LIMIT=16384", "SLUICE_SHM_RING_CELLS=128",
-       "SLUICE_SPIN_TIME=1ms", "SLUICE_STATS=yes", "SLUICE_SHM_RNDV=CMA", "SLUICE_LOG_LEVEL=Debug"},
-      problems);
+  Config c = parse({"SLUICE_DRIVERS=shm,tcp", "SLUICE_EAGER_LIMIT=16384",
+                    "SLUICE_SHM_RING_CELLS=128", "SLUICE_SPIN_TIME=1ms", "SLUICE_STATS=JSON",
+                    "SLUICE_SHM_RNDV=CMA", "SLUICE_LOG_LEVEL=Debug"},
+                   problems);
   EXPECT_TRUE(problems.empty());
   EXPECT_EQ(c.get_string("DRIVERS"), "shm,tcp");
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 16384u);
   EXPECT_TRUE(c.is_set("EAGER_LIMIT"));
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 128);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 1e-3);
-  EXPECT_TRUE(c.get_bool("STATS"));
+  EXPECT_EQ(c.get_string("STATS"), "json");
   EXPECT_EQ(c.get_string("SHM_RNDV"), "cma");  // choices are stored lower-case
   EXPECT_EQ(c.get_string("LOG_LEVEL"), "debug");
   EXPECT_FALSE(c.is_set("BACKOFF_MAX"));
@@ -135,7 +135,7 @@ TEST(ConfigEnv, LaterSettingWins) {
 TEST(ConfigEnv, BadValuesKeepDefaultAndNameKeyValueAndForm) {
   std::vector<std::string> problems;
   Config c = parse({"SLUICE_EAGER_LIMIT=lots", "SLUICE_SHM_RING_CELLS=12x", "SLUICE_SPIN_TIME=5min",
-                    "SLUICE_STATS=maybe", "SLUICE_SHM_RNDV=rdma"},
+                    "SLUICE_UDP_GSO=maybe", "SLUICE_SHM_RNDV=rdma"},
                    problems);
   ASSERT_EQ(problems.size(), 5u);
   EXPECT_TRUE(contains(problems[0], "SLUICE_EAGER_LIMIT")) << problems[0];
@@ -148,7 +148,7 @@ TEST(ConfigEnv, BadValuesKeepDefaultAndNameKeyValueAndForm) {
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
-  EXPECT_FALSE(c.get_bool("STATS"));
+  EXPECT_TRUE(c.get_bool("UDP_GSO"));
   EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
   EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
 }

@@ -20,6 +20,7 @@
 #include "drivers/fault/loopback_wire.hpp"
 #include "drivers/self/self_driver.hpp"
 #include "proto/reliable/wire.hpp"
+#include "stats_text.hpp"
 #include "util/crc32c.hpp"
 
 namespace {
@@ -364,7 +365,7 @@ TEST(Reliable, RejectsBadConfiguration) {
 TEST(Reliable, CleanWireDeliversEverythingWithoutRetransmission) {
   Pair pair({}, test_config());
   const RunResult r = exchange(pair, 3000);
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]);
   for (int i = 0; i < 2; ++i) {
     const ReliableStats& s = pair.ch[i]->stats();
     EXPECT_EQ(s.data_sent, 3000u);
@@ -395,7 +396,8 @@ TEST_P(ReliableUnderFaults, EveryMessageArrivesOnceInOrderIntact) {
   f.corrupt = fc.corrupt;
   Pair pair(f, test_config());
   const RunResult r = exchange(pair, 4000);
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text() << "\n" << pair.ch[1]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]) << "\n"
+                          << sluice::test::stats_text(*pair.ch[1]);
   for (int i = 0; i < 2; ++i) {
     const ReliableStats& s = pair.ch[i]->stats();
     const auto& fs = pair.fault[1 - i]->stats();  // faults on packets coming to rank i
@@ -416,8 +418,9 @@ TEST_P(ReliableUnderFaults, EveryMessageArrivesOnceInOrderIntact) {
   }
   // The counters that prove each mechanism ran (visible with ctest -V).
   std::printf("  %s rounds=%llu\n  rank0 %s\n  rank1 %s\n", fc.name,
-              static_cast<unsigned long long>(r.iterations), pair.ch[0]->stats_text().c_str(),
-              pair.ch[1]->stats_text().c_str());
+              static_cast<unsigned long long>(r.iterations),
+              sluice::test::stats_text(*pair.ch[0]).c_str(),
+              sluice::test::stats_text(*pair.ch[1]).c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, ReliableUnderFaults,
@@ -436,7 +439,8 @@ TEST(Reliable, LossyExchangeOnRealClock) {
   const FaultConfig f = faults(4242, 0.05, 0.05, 0.02, 0.02);
   Pair pair(f, test_config(), {}, /*real_clock=*/true);
   const RunResult r = exchange(pair, 2000);
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text() << "\n" << pair.ch[1]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]) << "\n"
+                          << sluice::test::stats_text(*pair.ch[1]);
   EXPECT_EQ(pair.ch[0]->stats().delivered, 2000u);
   EXPECT_EQ(pair.ch[1]->stats().delivered, 2000u);
   EXPECT_TRUE(pair.ch[0]->dead_peers().empty());
@@ -450,10 +454,10 @@ TEST(Reliable, BurstLossIsRepaired) {
   f.reorder = 0.02;
   Pair pair(f, test_config());
   const RunResult r = exchange(pair, 3000);
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]);
   EXPECT_GT(pair.fault[0]->stats().bursts, 5u);
   EXPECT_EQ(pair.ch[1]->stats().delivered, 3000u);
-  std::printf("  rank0 %s\n", pair.ch[0]->stats_text().c_str());
+  std::printf("  rank0 %s\n", sluice::test::stats_text(*pair.ch[0]).c_str());
 }
 
 TEST(Reliable, SequenceNumbersWrapAround) {
@@ -465,7 +469,7 @@ TEST(Reliable, SequenceNumbersWrapAround) {
   f.reorder = 0.1;
   Pair pair(f, c);
   const RunResult r = exchange(pair, 1500);
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]);
   EXPECT_EQ(pair.ch[1]->stats().delivered, 1500u);
 }
 
@@ -482,7 +486,7 @@ TEST(Reliable, LargeDatagramsAndSmallWindow) {
   f.corrupt = 0.05;
   Pair pair(f, c, w);
   const RunResult r = exchange(pair, 400);
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]);
 }
 
 // Upper headers up to the wire's limit (204 B here): most packet headers exceed the 128 B a
@@ -498,7 +502,8 @@ TEST(Reliable, HeadersBeyondTheInlineSizeSurviveFaults) {
   Pair pair(f, test_config());
   ASSERT_GT(pair.ch[0]->caps().max_header, 128u);
   const RunResult r = exchange(pair, 2000, 5'000, 16, {}, SIZE_MAX);
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text() << "\n" << pair.ch[1]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]) << "\n"
+                          << sluice::test::stats_text(*pair.ch[1]);
   EXPECT_GT(pair.ch[0]->stats().retransmit_fast + pair.ch[0]->stats().retransmit_timeout, 0u);
 }
 
@@ -508,7 +513,7 @@ TEST(Reliable, PollBudgetIsHonouredAndOrderKept) {
   f.reorder = 0.3;
   Pair pair(f, test_config());
   const RunResult r = exchange(pair, 1000, 5'000, /*poll_budget=*/1);
-  ASSERT_TRUE(r.finished) << pair.ch[1]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[1]);
 }
 
 // Rank 1 answers every message from inside on_packet, as the protocol layer does (a CTS
@@ -577,7 +582,7 @@ TEST(Reliable, EchoFromInsideTheSinkUnderFaults) {
     if (HasFatalFailure()) return;
     pair.clock += 5'000;
   }
-  ASSERT_EQ(checker.next, kCount) << pair.ch[0]->stats_text();
+  ASSERT_EQ(checker.next, kCount) << sluice::test::stats_text(*pair.ch[0]);
   EXPECT_GT(pair.ch[1]->stats().acks_piggybacked, 0u);
   EXPECT_GT(pair.ch[0]->stats().window_full + pair.ch[1]->stats().window_full, 0u);
 }
@@ -652,8 +657,8 @@ TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndReleasedByTheAnswer) 
     if (HasFatalFailure()) return;
     pair.clock += 5'000;
   }
-  ASSERT_EQ(receiver.delivered(), kCount) << pair.ch[1]->stats_text();
-  ASSERT_EQ(answers.answered, kCount) << pair.ch[0]->stats_text();
+  ASSERT_EQ(receiver.delivered(), kCount) << sluice::test::stats_text(*pair.ch[1]);
+  ASSERT_EQ(answers.answered, kCount) << sluice::test::stats_text(*pair.ch[0]);
   const ReliableStats& st = pair.ch[0]->stats();
   EXPECT_GT(st.retransmit_fast + st.retransmit_timeout + st.tail_probes, 0u);
   EXPECT_GT(pair.ch[1]->stats().corrupt, 0u);
@@ -755,10 +760,11 @@ TEST(ReliableRails, StripesOverBothRailsAndFailsOverWhenOneGoesDark) {
       pair.fault[1][0]->set_blackhole(false);
     }
   });
-  ASSERT_TRUE(r.finished) << pair.ch[0]->stats_text() << "\n" << pair.ch[1]->stats_text();
+  ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]) << "\n"
+                          << sluice::test::stats_text(*pair.ch[1]);
   ASSERT_TRUE(cut && healed);
-  std::printf("  rank0 %s\n  rank1 %s\n", pair.ch[0]->stats_text().c_str(),
-              pair.ch[1]->stats_text().c_str());
+  std::printf("  rank0 %s\n  rank1 %s\n", sluice::test::stats_text(*pair.ch[0]).c_str(),
+              sluice::test::stats_text(*pair.ch[1]).c_str());
   for (int i = 0; i < 2; ++i) {
     const ReliableStats& s = pair.ch[i]->stats();
     EXPECT_EQ(s.delivered, 4000u);
@@ -862,7 +868,7 @@ TEST(Reliable, LaggingReceiverAcksNoFurtherThanItsRingHolds) {
     EXPECT_EQ(ch[1]->stats().beyond_window, 0u) << "round " << round;
     if (HasFailure()) return;
   }
-  EXPECT_EQ(checker.next, kCount) << ch[1]->stats_text();
+  EXPECT_EQ(checker.next, kCount) << sluice::test::stats_text(*ch[1]);
   EXPECT_EQ(ch[1]->stats().beyond_window, 0u);
   EXPECT_TRUE(ch[0]->dead_peers().empty());
 }

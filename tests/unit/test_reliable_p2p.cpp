@@ -15,6 +15,7 @@
 #include "drivers/fault/loopback_wire.hpp"
 #include "proto/p2p.hpp"
 #include "proto/reliable/reliable_channel.hpp"
+#include "stats_text.hpp"
 
 namespace {
 
@@ -159,8 +160,8 @@ TEST(ReliableP2P, RandomSizesUpTo4MiBUnderTwentyPercentLoss) {
     if (HasFatalFailure()) return;
     clock += 5'000;
   }
-  ASSERT_EQ(rank[0].completed, kMessages) << ch[0]->stats_text();
-  ASSERT_EQ(rank[1].completed, kMessages) << ch[1]->stats_text();
+  ASSERT_EQ(rank[0].completed, kMessages) << sluice::test::stats_text(*ch[0]);
+  ASSERT_EQ(rank[1].completed, kMessages) << sluice::test::stats_text(*ch[1]);
   for (int i = 0; i < kMessages; ++i)
     for (std::size_t k = 0; k < recv_buf[i].size(); ++k)
       ASSERT_EQ(recv_buf[i][k], byte_at(i, k)) << "message " << i << " differs at " << k;
@@ -174,7 +175,8 @@ TEST(ReliableP2P, RandomSizesUpTo4MiBUnderTwentyPercentLoss) {
   EXPECT_GT(s0.retransmit_fast + s0.retransmit_timeout, 0u);
   EXPECT_GT(ch[1]->stats().corrupt, 0u);
   EXPECT_GT(ch[1]->stats().duplicates, 0u);
-  std::printf("  rank0 %s\n  rank1 %s\n", ch[0]->stats_text().c_str(), ch[1]->stats_text().c_str());
+  std::printf("  rank0 %s\n  rank1 %s\n", sluice::test::stats_text(*ch[0]).c_str(),
+              sluice::test::stats_text(*ch[1]).c_str());
 }
 
 }  // namespace

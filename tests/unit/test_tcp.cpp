@@ -14,6 +14,7 @@
 
 #include "drivers/tcp/tcp_driver.hpp"
 #include "proto/p2p.hpp"
+#include "stats_text.hpp"
 
 namespace {
 
@@ -342,8 +343,8 @@ TEST(Tcp, RendezvousFragmentsAreWholePackets) {
       rank[r].p2p.progress_outbound();
     }
   }
-  ASSERT_EQ(rank[0].completed, kMessages) << pp.d[0]->stats_text();
-  ASSERT_EQ(rank[1].completed, kMessages) << pp.d[1]->stats_text();
+  ASSERT_EQ(rank[0].completed, kMessages) << sluice::test::stats_text(*pp.d[0]);
+  ASSERT_EQ(rank[1].completed, kMessages) << sluice::test::stats_text(*pp.d[1]);
   for (int i = 0; i < kMessages; ++i) EXPECT_TRUE(in[i] == out[i]) << "message " << i;
   // 16 + 17 + 3 fragments; with the 8 KiB-first ramp 19 + 20 + 6.
   EXPECT_EQ(rank[0].p2p.stats().fragments, want_fragments);

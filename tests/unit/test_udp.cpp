@@ -17,6 +17,7 @@
 #include "drivers/fault/fault_driver.hpp"
 #include "drivers/udp/udp_driver.hpp"
 #include "proto/reliable/reliable_channel.hpp"
+#include "stats_text.hpp"
 
 namespace {
 
@@ -88,7 +89,7 @@ struct Pair {
       if (std::chrono::steady_clock::now() > end) {
         for (int r = 0; r < 2; ++r)
           std::fprintf(stderr, "rank %d got %zu: %s\n", r, sink[r].got.size(),
-                       ch[r]->stats_text().c_str());
+                       sluice::test::stats_text(*ch[r]).c_str());
         return false;
       }
       for (int r = 0; r < 2; ++r) ch[r]->poll(sink[r], 64);
@@ -216,7 +217,7 @@ TEST(Udp, LentFragmentsAreReceivedInPlace) {
     ch[0]->poll(unused, 64);
     if (HasFatalFailure()) return;
   }
-  ASSERT_EQ(placing.next, src.size()) << ch[1]->stats_text();
+  ASSERT_EQ(placing.next, src.size()) << sluice::test::stats_text(*ch[1]);
   ASSERT_TRUE(dst == src);
   EXPECT_GT(placing.placed, 0);
   EXPECT_EQ(static_cast<uint64_t>(placing.placed), udp[1]->stats().placed);
@@ -403,7 +404,8 @@ void stream_at_mtu_datagrams(const StreamCase& sc) {
     in.got.clear();
     ch[0]->poll(unused, 64);
   }
-  ASSERT_EQ(got, src.size()) << ch[0]->stats_text() << "\n" << ch[1]->stats_text();
+  ASSERT_EQ(got, src.size()) << sluice::test::stats_text(*ch[0]) << "\n"
+                             << sluice::test::stats_text(*ch[1]);
   ASSERT_TRUE(dst == src);
   EXPECT_TRUE(unused.got.empty());
   const auto& tx = udp[0]->stats();
@@ -458,7 +460,8 @@ TEST(Udp, KernelDropsAreCounted) {
   EXPECT_GT(udp.stats().kernel_drops, 0u);
   EXPECT_EQ(udp.stats().received + udp.stats().kernel_drops, static_cast<uint64_t>(kSent));
   EXPECT_EQ(sink.got.size(), udp.stats().received);
-  EXPECT_NE(udp.stats_text().find("kernel_drops=" + std::to_string(udp.stats().kernel_drops)),
+  EXPECT_NE(sluice::test::stats_text(udp).find("kernel_drops=" +
+                                               std::to_string(udp.stats().kernel_drops)),
             std::string::npos);
 }
 

@@ -98,13 +98,15 @@ std::vector<unsigned> current_thread_cpus() {
   return out;
 }
 
-ProgressThread::ProgressThread(Engine& engine, std::vector<unsigned> cpus, uint64_t spin_ns,
-                               uint64_t max_sleep_ns, bool short_slice)
+ProgressThread::ProgressThread(Engine& engine, ProgressThreadStats& stats,
+                               std::vector<unsigned> cpus, uint64_t spin_ns, uint64_t max_sleep_ns,
+                               bool short_slice)
     : engine_(engine),
       cpus_(std::move(cpus)),
       spin_ns_(spin_ns),
       max_sleep_ns_(max_sleep_ns),
-      short_slice_(short_slice) {
+      short_slice_(short_slice),
+      stats_(stats) {
   thread_ = std::thread([this] { run(); });
   started_.wait(false);
   if (!bind_error_.empty()) util::log(util::LogLevel::warn, "%s", bind_error_.c_str());
@@ -115,15 +117,6 @@ ProgressThread::~ProgressThread() {
   // Unpark it (a parked thread sleeps on the work bell with no timeout).
   EngineLock::ring(&engine_.work_bell());
   thread_.join();
-}
-
-std::string ProgressThread::stats_text() const {
-  std::ostringstream o;
-  o << "  progress thread (cpus " << cpus_text_ << "): " << stats_.passes.load() << " passes, "
-    << stats_.moved.load() << " moved something, engine busy " << stats_.lock_busy.load()
-    << "x, parked " << stats_.parks.load() << "x, doorbell sleeps " << stats_.doorbell.load()
-    << "\n";
-  return o.str();
 }
 
 void ProgressThread::run() {

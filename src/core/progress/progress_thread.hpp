@@ -32,8 +32,9 @@ class ProgressThread {
   // Starts the thread, bound to the given CPUs (OS indices; empty: not bound). Returns
   // once the thread runs and has applied its binding. spin_ns: polling before a doorbell
   // sleep; short_slice: it shares a CPU with the computation (see request_short_slice).
-  ProgressThread(Engine& engine, std::vector<unsigned> cpus, uint64_t spin_ns,
-                 uint64_t max_sleep_ns, bool short_slice);
+  // `stats` belongs to the engine, so the counters outlive the thread (finalize report).
+  ProgressThread(Engine& engine, ProgressThreadStats& stats, std::vector<unsigned> cpus,
+                 uint64_t spin_ns, uint64_t max_sleep_ns, bool short_slice);
   ~ProgressThread();  // stops and joins
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
@@ -41,7 +42,6 @@ class ProgressThread {
   // The CPUs the thread runs on, read back from the kernel after binding ("0-1", "3").
   const std::string& cpus_text() const { return cpus_text_; }
   const ProgressThreadStats& stats() const { return stats_; }
-  std::string stats_text() const;
 
  private:
   void run();
@@ -55,7 +55,7 @@ class ProgressThread {
   std::string bind_error_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> started_{false};
-  ProgressThreadStats stats_;
+  ProgressThreadStats& stats_;
   std::thread thread_;
 };
 

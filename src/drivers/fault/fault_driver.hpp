@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "drivers/driver.hpp"
+#include "util/stats.hpp"
 
 namespace sluice::drivers {
 
@@ -131,17 +132,19 @@ class FaultDriver final : public Driver {
   std::size_t held() const { return held_.size(); }
   Driver& inner() { return *inner_; }
 
-  std::string stats_text() const override {
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "fault: passed=%llu dropped=%llu dup=%llu reordered=%llu "
-                  "corrupted=%llu",
-                  static_cast<unsigned long long>(stats_.passed),
-                  static_cast<unsigned long long>(stats_.dropped),
-                  static_cast<unsigned long long>(stats_.duplicated),
-                  static_cast<unsigned long long>(stats_.reordered),
-                  static_cast<unsigned long long>(stats_.corrupted));
-    return buf;
+  // Its own counters as "fault", the inner driver's under its own name; a rail index the
+  // stacking layer appended to our name ("fault(udp).1") is kept on both.
+  void register_stats(util::StatsRegistry& reg, std::string_view component) const override {
+    using util::Unit;
+    const std::string tail(component.starts_with(name_) ? component.substr(name_.size()) : "");
+    const std::string c = "fault" + tail;
+    reg.add(c, "passed", Unit::count, &stats_.passed, "packets passed to the inner driver");
+    reg.add(c, "dropped", Unit::count, &stats_.dropped, "packets dropped (bursts included)");
+    reg.add(c, "bursts", Unit::count, &stats_.bursts, "loss bursts started");
+    reg.add(c, "duplicated", Unit::count, &stats_.duplicated, "packets sent twice");
+    reg.add(c, "reordered", Unit::count, &stats_.reordered, "packets held back and sent later");
+    reg.add(c, "corrupted", Unit::count, &stats_.corrupted, "packets with a flipped byte");
+    inner_->register_stats(reg, std::string(inner_->name()) + tail);
   }
 
  private:

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include "util/stats.hpp"
 
 namespace sluice::drivers {
 
@@ -346,17 +347,29 @@ Errc ShmDriver::get(int peer, std::span<std::byte> local, std::uint64_t remote_a
 
 namespace sluice::drivers {
 
-std::string ShmDriver::stats_text() const {
-  return std::to_string(count_.sent) + " packets sent (" + std::to_string(count_.sent_bytes) +
-         " B payload, " + std::to_string(count_.bulk_sent) + " through bulk slots), " +
-         std::to_string(count_.received) + " received; ring full " +
-         std::to_string(count_.ring_full) + "x, bulk slots full " +
-         std::to_string(count_.bulk_full) + "x; CMA " + std::to_string(count_.cma_reads) +
-         " reads / " + std::to_string(count_.cma_bytes) + " B (" +
-         (cma_ok_ ? "available" : "not permitted") + "); slept " +
-         std::to_string(count_sleeps_.load(std::memory_order_relaxed)) + "x, woke peers " +
-         std::to_string(count_.wakeups) + "x; " + std::to_string(local_ranks_.size()) +
-         " local ranks, segment " + std::to_string(segment_bytes_ >> 10) + " KiB";
+void ShmDriver::register_stats(util::StatsRegistry& reg, std::string_view c) const {
+  using util::Unit;
+  reg.add(c, "packets_sent", Unit::count, &count_.sent, "packets written to a peer's ring");
+  reg.add(c, "payload_sent", Unit::bytes, &count_.sent_bytes, "payload bytes of those");
+  reg.add(c, "bulk_sent", Unit::count, &count_.bulk_sent,
+          "of packets_sent: payload through a shared bulk slot");
+  reg.add(c, "packets_received", Unit::count, &count_.received, "packets read from the rings");
+  reg.add(c, "ring_full", Unit::count, &count_.ring_full, "sends that found the ring full");
+  reg.add(c, "bulk_full", Unit::count, &count_.bulk_full, "sends that found no free bulk slot");
+  reg.add(c, "cma_reads", Unit::count, &count_.cma_reads,
+          "process_vm_readv calls (rendezvous get)");
+  reg.add(c, "cma_bytes", Unit::bytes, &count_.cma_bytes, "bytes read by those");
+  reg.add_info(
+      c, "cma", [this] { return std::string(cma_ok_ ? "available" : "not permitted"); },
+      "whether process_vm_readv to the local peers is permitted");
+  reg.add(c, "sleeps", Unit::count, &count_sleeps_, "sleeps in the doorbell (block)");
+  reg.add(c, "wakeups", Unit::count, &count_.wakeups, "doorbell rings for sleeping peers");
+  reg.add(
+      c, "local_ranks", Unit::count, [this] { return static_cast<uint64_t>(local_ranks_.size()); },
+      "ranks sharing the segment");
+  reg.add(
+      c, "segment", Unit::bytes, [this] { return static_cast<uint64_t>(segment_bytes_); },
+      "size of the shared segment");
 }
 
 }  // namespace sluice::drivers

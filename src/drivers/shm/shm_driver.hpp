@@ -78,7 +78,7 @@ class ShmDriver final : public Driver {
   Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) override;
 
   std::size_t segment_bytes() const { return segment_bytes_; }
-  std::string stats_text() const override;
+  void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
   bool block(uint64_t timeout_ns) override;
 
  private:

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "util/log.hpp"
+#include "util/stats.hpp"
 
 namespace sluice::drivers {
 
@@ -700,21 +701,28 @@ bool TcpDriver::drain(uint64_t timeout_ns) {
   return all;
 }
 
-std::string TcpDriver::stats_text() const {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "tcp: sent=%llu (%llu B) received=%llu (%llu B) placed=%llu writes=%llu reads=%llu "
-                "queued_bytes=%llu full=%llu connects=%llu accepts=%llu races_lost=%llu "
-                "bad_key=%llu malformed=%llu dead=%llu closed=%llu",
-                (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
-                (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
-                (unsigned long long)stats_.placed, (unsigned long long)stats_.writes,
-                (unsigned long long)stats_.reads, (unsigned long long)stats_.queued_bytes,
-                (unsigned long long)stats_.full, (unsigned long long)stats_.connects,
-                (unsigned long long)stats_.accepts, (unsigned long long)stats_.races_lost,
-                (unsigned long long)stats_.bad_key, (unsigned long long)stats_.malformed,
-                (unsigned long long)stats_.peers_dead, (unsigned long long)stats_.closed);
-  return buf;
+void TcpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) const {
+  using util::Unit;
+  reg.add(c, "packets_sent", Unit::count, &stats_.sent, "packets sent");
+  reg.add(c, "bytes_sent", Unit::bytes, &stats_.sent_bytes, "header and payload bytes sent");
+  reg.add(c, "packets_received", Unit::count, &stats_.received, "packets received");
+  reg.add(c, "bytes_received", Unit::bytes, &stats_.received_bytes, "bytes received");
+  reg.add(c, "placed", Unit::count, &stats_.placed,
+          "payloads read straight into their destination");
+  reg.add(c, "writes", Unit::count, &stats_.writes, "write/sendmsg calls");
+  reg.add(c, "reads", Unit::count, &stats_.reads, "read calls");
+  reg.add(c, "queued_bytes", Unit::bytes, &stats_.queued_bytes,
+          "bytes queued in user space for a full socket");
+  reg.add(c, "full", Unit::count, &stats_.full,
+          "sends refused: the per-peer queue limit was reached");
+  reg.add(c, "connects", Unit::count, &stats_.connects, "connections initiated");
+  reg.add(c, "accepts", Unit::count, &stats_.accepts, "connections accepted");
+  reg.add(c, "races_lost", Unit::count, &stats_.races_lost,
+          "simultaneous connects resolved by dropping ours");
+  reg.add(c, "bad_key", Unit::count, &stats_.bad_key, "frames with another job's key");
+  reg.add(c, "malformed", Unit::count, &stats_.malformed, "structurally invalid frames");
+  reg.add(c, "peers_dead", Unit::count, &stats_.peers_dead, "peers declared dead");
+  reg.add(c, "closed", Unit::count, &stats_.closed, "orderly closes by peers");
 }
 
 }  // namespace sluice::drivers

@@ -84,7 +84,7 @@ class TcpDriver final : public Driver {
                 std::span<const std::byte> payload) override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
-  std::string stats_text() const override;
+  void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
 
   // Writes out queued bytes and says bye to every connected peer, waiting at most
   // `timeout_ns` for the kernel to take them (finalize). True when everything left.

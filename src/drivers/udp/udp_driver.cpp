@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include "util/stats.hpp"
 
 namespace sluice::drivers {
 
@@ -519,25 +520,48 @@ bool UdpDriver::block(uint64_t timeout_ns) {
   return true;
 }
 
-std::string UdpDriver::stats_text() const {
-  stats();  // kernel_drops
-  char buf[768];
-  std::snprintf(buf, sizeof buf,
-                "udp: sent=%llu (%llu B) received=%llu (%llu B) batches=%llu send_again=%llu "
-                "send_errors=%llu malformed=%llu kernel_drops=%llu datagram=%zu rcvbuf=%zu "
-                "send_sockets=%zu sent_connected=%llu placed=%llu gso=%d gso_sends=%llu "
-                "gso_segments=%llu gro=%d gro_reads=%llu gro_segments=%llu paired=%d stray=%llu",
-                (unsigned long long)stats_.sent, (unsigned long long)stats_.sent_bytes,
-                (unsigned long long)stats_.received, (unsigned long long)stats_.received_bytes,
-                (unsigned long long)stats_.batches, (unsigned long long)stats_.send_again,
-                (unsigned long long)stats_.send_errors, (unsigned long long)stats_.malformed,
-                (unsigned long long)stats_.kernel_drops, params_.datagram, rcvbuf_, tx_.size(),
-                (unsigned long long)stats_.sent_connected, (unsigned long long)stats_.placed,
-                gso_ ? 1 : 0, (unsigned long long)stats_.gso_sends,
-                (unsigned long long)stats_.gso_segments, gro_ ? 1 : 0,
-                (unsigned long long)stats_.gro_reads, (unsigned long long)stats_.gro_segments,
-                paired() ? 1 : 0, (unsigned long long)stats_.stray);
-  return buf;
+void UdpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) const {
+  using util::Unit;
+  reg.add(c, "datagrams_sent", Unit::count, &stats_.sent, "datagrams sent");
+  reg.add(c, "bytes_sent", Unit::bytes, &stats_.sent_bytes, "bytes sent");
+  reg.add(c, "datagrams_received", Unit::count, &stats_.received, "datagrams received");
+  reg.add(c, "bytes_received", Unit::bytes, &stats_.received_bytes, "bytes received");
+  reg.add(c, "batches", Unit::count, &stats_.batches, "sendmmsg calls");
+  reg.add(c, "send_again", Unit::count, &stats_.send_again,
+          "sends the socket refused for now (EAGAIN)");
+  reg.add(c, "send_errors", Unit::count, &stats_.send_errors, "sends that failed");
+  reg.add(c, "malformed", Unit::count, &stats_.malformed, "datagrams dropped as invalid");
+  reg.add(c, "sent_connected", Unit::count, &stats_.sent_connected,
+          "of datagrams_sent: over a socket connected to the peer");
+  reg.add(c, "placed", Unit::count, &stats_.placed,
+          "of datagrams_received: payload read straight into its placement");
+  reg.add(c, "gso_sends", Unit::count, &stats_.gso_sends,
+          "sendmsg calls carrying several datagrams (UDP_SEGMENT)");
+  reg.add(c, "gso_segments", Unit::count, &stats_.gso_segments, "of datagrams_sent: sent in those");
+  reg.add(c, "gro_reads", Unit::count, &stats_.gro_reads,
+          "reads returning several coalesced datagrams (UDP_GRO)");
+  reg.add(c, "gro_segments", Unit::count, &stats_.gro_segments,
+          "of datagrams_received: received in those");
+  reg.add(c, "stray", Unit::count, &stats_.stray, "datagrams read from the unconnected socket");
+  reg.add(
+      c, "kernel_drops", Unit::count, [this] { return stats().kernel_drops; },
+      "datagrams the kernel dropped on the receive socket (SO_RXQ_OVFL)");
+  reg.add(
+      c, "datagram", Unit::bytes, [this] { return static_cast<uint64_t>(params_.datagram); },
+      "bytes per datagram");
+  reg.add(
+      c, "rcvbuf", Unit::bytes, [this] { return static_cast<uint64_t>(rcvbuf_); },
+      "receive socket buffer granted");
+  reg.add(
+      c, "send_sockets", Unit::count, [this] { return static_cast<uint64_t>(tx_.size()); },
+      "send sockets");
+  reg.add_info(
+      c, "offload",
+      [this] {
+        return std::string(gso_ ? "gso" : "no-gso") + "," + (gro_ ? "gro" : "no-gro") + "," +
+               (paired() ? "paired" : "unpaired");
+      },
+      "segmentation/receive offload in use, connected pair");
 }
 
 }  // namespace sluice::drivers

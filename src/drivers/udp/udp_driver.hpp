@@ -109,7 +109,7 @@ class UdpDriver final : public Driver {
   IoStatus send_batch(int peer, std::span<const PacketRef> packets, std::size_t& sent) override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
-  std::string stats_text() const override;
+  void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
   const UdpStats& stats() const;  // refreshes kernel_drops
   std::size_t receive_buffer_bytes() const { return rcvbuf_; }
   bool gso() const { return gso_; }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "util/crc32c.hpp"
+#include "util/stats.hpp"
 
 namespace sluice::proto::reliable {
 
@@ -1033,51 +1034,67 @@ bool ReliableChannel::block(std::uint64_t timeout_ns) {
   return rails_.size() == 1 && rails_[0]->block(t);  // one driver to sleep in, or none
 }
 
-std::string ReliableChannel::stats_text() const {
-  std::uint64_t srtt_sum = 0, n = 0;
-  for (const auto& [rank, p] : peers_)
-    if (p.srtt) srtt_sum += p.srtt, ++n;
-  char buf[800];
-  std::snprintf(
-      buf, sizeof buf,
-      "rel: sent=%llu delivered=%llu rtx_timeout=%llu rtx_fast=%llu dup=%llu corrupt=%llu "
-      "bad_key=%llu malformed=%llu beyond_window=%llu ooo=%llu acks_piggybacked=%llu "
-      "acks_standalone=%llu nacks=%llu probes=%llu tail_probes=%llu spurious=%llu drained=%llu "
-      "window_full=%llu batches=%llu dead=%llu srtt_us=%.1f",
-      static_cast<unsigned long long>(stats_.data_sent),
-      static_cast<unsigned long long>(stats_.delivered),
-      static_cast<unsigned long long>(stats_.retransmit_timeout),
-      static_cast<unsigned long long>(stats_.retransmit_fast),
-      static_cast<unsigned long long>(stats_.duplicates),
-      static_cast<unsigned long long>(stats_.corrupt),
-      static_cast<unsigned long long>(stats_.bad_key),
-      static_cast<unsigned long long>(stats_.malformed),
-      static_cast<unsigned long long>(stats_.beyond_window),
-      static_cast<unsigned long long>(stats_.out_of_order),
-      static_cast<unsigned long long>(stats_.acks_piggybacked),
-      static_cast<unsigned long long>(stats_.acks_standalone),
-      static_cast<unsigned long long>(stats_.nacks_sent),
-      static_cast<unsigned long long>(stats_.probes_sent),
-      static_cast<unsigned long long>(stats_.tail_probes),
-      static_cast<unsigned long long>(stats_.spurious),
-      static_cast<unsigned long long>(stats_.drained),
-      static_cast<unsigned long long>(stats_.window_full),
-      static_cast<unsigned long long>(stats_.batches),
-      static_cast<unsigned long long>(stats_.peers_dead),
-      n ? static_cast<double>(srtt_sum) / static_cast<double>(n) / 1000.0 : 0.0);
-  std::string out = buf;
+void ReliableChannel::register_stats(util::StatsRegistry& reg, std::string_view) const {
+  using util::Unit;
+  const std::string_view c = "rel";  // a layer over the rails, whatever they are called
+  reg.add(c, "packets_sent", Unit::count, &stats_.data_sent, "data packets, first transmissions");
+  reg.add(c, "bytes_sent", Unit::bytes, &stats_.bytes_sent,
+          "upper header and payload bytes of those");
+  reg.add(c, "delivered", Unit::count, &stats_.delivered, "data packets handed up");
+  reg.add(c, "retransmits_timeout", Unit::count, &stats_.retransmit_timeout,
+          "packets resent because the RTO expired");
+  reg.add(c, "retransmits_fast", Unit::count, &stats_.retransmit_fast,
+          "packets resent because a later one was acked");
+  reg.add(c, "tail_probes", Unit::count, &stats_.tail_probes,
+          "newest packet resent to draw an ack (tail loss)");
+  reg.add(c, "spurious", Unit::count, &stats_.spurious,
+          "resends the peer reported as duplicates (D-SACK)");
+  reg.add(c, "drained", Unit::count, &stats_.drained, "packets read before a resend timer fired");
+  reg.add(c, "duplicates", Unit::count, &stats_.duplicates,
+          "data packets already received, dropped");
+  reg.add(c, "corrupt", Unit::count, &stats_.corrupt, "packets failing the CRC, dropped");
+  reg.add(c, "bad_key", Unit::count, &stats_.bad_key,
+          "intact packets with another job's key, dropped");
+  reg.add(c, "malformed", Unit::count, &stats_.malformed, "structurally invalid packets, dropped");
+  reg.add(c, "beyond_window", Unit::count, &stats_.beyond_window,
+          "packets past the receive window, dropped");
+  reg.add(c, "from_dead", Unit::count, &stats_.from_dead,
+          "packets from a peer declared dead, dropped");
+  reg.add(c, "out_of_order", Unit::count, &stats_.out_of_order, "arrivals buffered ahead of a gap");
+  reg.add(c, "acks_piggybacked", Unit::count, &stats_.acks_piggybacked,
+          "acks carried by data packets");
+  reg.add(c, "acks_standalone", Unit::count, &stats_.acks_standalone,
+          "ack packets (nacks included)");
+  reg.add(c, "nacks", Unit::count, &stats_.nacks_sent,
+          "ack packets flagged nack (gap re-requests)");
+  reg.add(c, "probes", Unit::count, &stats_.probes_sent, "keepalive probes");
+  reg.add(c, "window_full", Unit::count, &stats_.window_full, "sends refused: window full");
+  reg.add(c, "batches", Unit::count, &stats_.batches,
+          "corked runs handed to a rail in one send_batch");
+  reg.add(c, "rtt_samples", Unit::count, &stats_.rtt_samples, "round-trip time samples");
+  reg.add(c, "peers_dead", Unit::count, &stats_.peers_dead, "peers declared dead");
+  reg.add(
+      c, "srtt_mean", Unit::nanoseconds,
+      [this] {
+        std::uint64_t sum = 0, n = 0;
+        for (const auto& [rank, p] : peers_)
+          if (p.srtt) sum += p.srtt, ++n;
+        return n ? sum / n : 0;
+      },
+      "smoothed round-trip time, mean over the peers with a sample");
   if (rails_.size() > 1) {
-    out += " rails=";
     for (std::size_t r = 0; r < rails_.size(); ++r)
-      out += (r ? "/" : "") + std::to_string(stats_.rail_packets[r]);
-    out += " failovers=" + std::to_string(stats_.rail_failovers) +
-           " recoveries=" + std::to_string(stats_.rail_recoveries);
+      reg.add(c, "rail" + std::to_string(r) + "_packets", Unit::count, &stats_.rail_packets[r],
+              "packets (all types) sent over this rail");
+    reg.add(c, "rail_failovers", Unit::count, &stats_.rail_failovers,
+            "rails taken out of a peer's rotation");
+    reg.add(c, "rail_recoveries", Unit::count, &stats_.rail_recoveries, "rails brought back");
   }
-  for (const auto& r : rails_) {
-    const std::string inner = r->stats_text();
-    if (!inner.empty()) out += " | " + inner;
+  for (std::size_t r = 0; r < rails_.size(); ++r) {
+    std::string name(rails_[r]->name());
+    if (rails_.size() > 1) name += "." + std::to_string(r);
+    rails_[r]->register_stats(reg, name);
   }
-  return out;
 }
 
 }  // namespace sluice::proto::reliable

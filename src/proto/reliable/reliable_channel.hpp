@@ -137,7 +137,7 @@ class ReliableChannel final : public drivers::Driver {
   Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) override;
   // Sleeps in the inner driver no longer than the next timer allows.
   bool block(std::uint64_t timeout_ns) override;
-  std::string stats_text() const override;
+  void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
 
   // Nanoseconds from now until the next timer is due (0 if overdue), or UINT64_MAX when
   // none is armed: how long a blocking wait may sleep before it must poll again.

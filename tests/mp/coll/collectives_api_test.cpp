@@ -95,6 +95,20 @@ int main() {
   std::vector<std::int32_t> iv(4, me - 1), imin(4), iprod(4);
   world.allreduce(in(iv), out(imin), sluice::Element::i32, sluice::ReduceOp::min);
   check(imin[3] == -1, "i32 min", me);
+  // Signed overflow wraps (two's complement; the kernel library MPI uses too): rank 0
+  // gives INT32_MAX, every other rank 1.
+  std::vector<std::int32_t> wv(3, me == 0 ? INT32_MAX : 1), wsum(3);
+  check(world.allreduce(in(wv), out(wsum), sluice::Element::i32, sluice::ReduceOp::sum) ==
+            sluice::Errc::ok,
+        "allreduce i32 sum", me);
+  const auto want_wrap = static_cast<std::int32_t>(static_cast<std::uint32_t>(INT32_MAX) +
+                                                   static_cast<std::uint32_t>(P - 1));
+  check(wsum[0] == want_wrap && wsum[2] == want_wrap, "i32 sum wraps past INT32_MAX", me);
+  std::vector<std::int64_t> pv(2, me == 0 ? INT64_MAX : 2), pprod(2);
+  world.allreduce(in(pv), out(pprod), sluice::Element::i64, sluice::ReduceOp::prod);
+  std::uint64_t want_prod = static_cast<std::uint64_t>(INT64_MAX);
+  for (int r = 1; r < P; ++r) want_prod *= 2u;
+  check(pprod[1] == static_cast<std::int64_t>(want_prod), "i64 prod wraps", me);
   std::vector<std::uint64_t> uv(2, static_cast<std::uint64_t>(me) + 2), uprod(2);
   world.allreduce(in(uv), out(uprod), sluice::Element::u64, sluice::ReduceOp::prod);
   std::uint64_t expect_prod = 1;
