@@ -17,14 +17,14 @@ enum class ConfigType {
   size,      // bytes, suffixes K/KiB, M/MiB, G/GiB (binary), e.g. "64K"
   duration,  // seconds; suffixes ns, us, ms, s; a bare number is seconds
   string,
-  choice,    // one of a '|'-separated list in `choices`
+  choice,  // one of a '|'-separated list in `choices`
 };
 
 struct ConfigKey {
   std::string_view name;  // without the SLUICE_ prefix, upper case, e.g. "EAGER_LIMIT"
   ConfigType type;
   std::string_view default_value;
-  std::string_view help;  // one line
+  std::string_view help;          // one line
   std::string_view choices = {};  // for ConfigType::choice
 };
 

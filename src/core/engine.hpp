@@ -242,6 +242,10 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   std::vector<std::unique_ptr<UnexpectedMsg>> spare_unexpected_;
   RequestImpl* failed_request(Errc err);
 
+  // Throws std::runtime_error("sluice: " + what): the job cannot be joined.
+  [[noreturn]] static void fail(const std::string& what);
+  // Driver selection per peer, shm segments, network drivers, routes (engine_wireup.cpp).
+  void wire_up(proto::Thresholds th);
   // Network drivers (tcp, udp under the reliability layer): created and published before
   // the bootstrap fence, given the peers' addresses after it, then routed.
   void open_network(bool need_tcp, bool need_udp);
