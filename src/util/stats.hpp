@@ -61,7 +61,8 @@ class StatsRegistry {
   std::string text(std::string_view title) const;
   // One JSON object on one line (no newline):
   // {"rank":0,"counters":{"p2p.eager.messages_sent":3,...},"units":{"p2p.eager.bytes_sent":"B",...},
-  //  "info":{"shm.cma":"available",...}}; "units" lists the counters that are not plain counts.
+  //  "info":{"p2p.threshold.rndv":"auto(...)",...}}; "units" lists the counters that are not plain
+  //  counts.
   std::string json(int rank) const;
 
  private:

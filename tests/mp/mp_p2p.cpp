@@ -50,6 +50,70 @@ std::size_t first_mismatch(const std::vector<uint8_t>& b, std::size_t n, int src
   return SIZE_MAX;
 }
 
+// ---- protocol counters: every run proves which protocols carried its messages ----------
+uint64_t counter(Session& s, const std::string& name) {
+  const auto v = s.counter(name);
+  CHECK(v.has_value(), "no statistics counter %s", name.c_str());
+  return *v;
+}
+
+// Messages this rank received, by protocol (p2p.<protocol>.messages_received).
+struct Received {
+  uint64_t eager, get, pipeline, push, sync_acks;
+};
+Received received(Session& s) {
+  return {counter(s, "p2p.eager.messages_received"), counter(s, "p2p.rndv_get.messages_received"),
+          counter(s, "p2p.rndv_pipeline.messages_received"),
+          counter(s, "p2p.rndv_push.messages_received"), counter(s, "p2p.eager.sync_acks")};
+}
+
+bool env_nonzero(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+// After messages of every size (eager to 64 MiB) arrived from `from`: the protocols the
+// settings and the driver serving `from` call for must each have carried some, and the
+// ones they exclude none.
+void check_protocols_ran(Session& s, int from, const Received& before) {
+  const Received now = received(s);
+  const uint64_t eager = now.eager - before.eager, get = now.get - before.get,
+                 pipeline = now.pipeline - before.pipeline, push = now.push - before.push;
+  const std::string drv(s.driver_name(from));
+  CHECK(eager > 0, "no eager message from %d (driver %s)", from, drv.c_str());
+  if (drv != "shm") {
+    // tcp and udp (under the reliability layer) cannot read peer memory: pipelined.
+    CHECK(pipeline > 0 && get == 0 && push == 0,
+          "driver %s: rendezvous get=%llu pipeline=%llu push=%llu", drv.c_str(),
+          (unsigned long long)get, (unsigned long long)pipeline, (unsigned long long)push);
+    return;
+  }
+  CHECK(counter(s, "shm.packets_received") > 0, "shm carried nothing");
+  if (env_nonzero("SLUICE_SHM_PUSH_MAX")) {
+    CHECK(push > 0, "SLUICE_SHM_PUSH_MAX set but no pushed rendezvous (get=%llu pipeline=%llu)",
+          (unsigned long long)get, (unsigned long long)pipeline);
+    return;
+  }
+  const bool cma = counter(s, "shm.cma_available") == 1;
+  const char* mode_env = std::getenv("SLUICE_SHM_RNDV");
+  std::string mode = mode_env ? mode_env : "auto";
+  std::transform(mode.begin(), mode.end(), mode.begin(), ::tolower);
+  CHECK(push == 0, "pushed rendezvous without SLUICE_SHM_PUSH_MAX");
+  if (mode == "pipeline" || !cma) {
+    CHECK(pipeline > 0 && get == 0, "%s: get=%llu pipeline=%llu",
+          cma ? "SLUICE_SHM_RNDV=pipeline" : "no CMA", (unsigned long long)get,
+          (unsigned long long)pipeline);
+  } else if (mode == "cma") {
+    CHECK(get > 0 && pipeline == 0, "SLUICE_SHM_RNDV=cma: get=%llu pipeline=%llu",
+          (unsigned long long)get, (unsigned long long)pipeline);
+    CHECK(counter(s, "shm.cma_reads") > 0, "rendezvous by get without a CMA read");
+  } else {
+    // auto: the pipeline below SHM_CMA_THRESHOLD (and above SHM_CMA_MAX), get between.
+    CHECK(get > 0 && pipeline > 0, "SLUICE_SHM_RNDV=auto: get=%llu pipeline=%llu",
+          (unsigned long long)get, (unsigned long long)pipeline);
+  }
+}
+
 // Messages from one source on one tag must arrive in send order, whatever protocol each
 // uses (eager messages overtaking a rendezvous would be a bug).
 void test_ordering(Session& s) {
@@ -165,6 +229,7 @@ void test_integrity(Session& s) {
   }
   sizes.push_back(64u << 20);
   const int to = (me + 1) % n, from = (me - 1 + n) % n;
+  const Received before = received(s);
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     const std::size_t sz = sizes[k];
     if (sz > (64u << 20)) continue;
@@ -180,6 +245,7 @@ void test_integrity(Session& s) {
     CHECK(bad == SIZE_MAX, "size %zu: byte %zu corrupted", sz, bad);
     CHECK(rb[sz] == 0xEE, "size %zu: wrote past the message", sz);
   }
+  if (from != me) check_protocols_ran(s, from, before);
 }
 
 // A receive buffer shorter than the message: Errc::truncated, real size in the status,
@@ -256,7 +322,21 @@ void test_ssend(Session& s) {
       s.barrier();
       if (me == 1) {
         std::vector<uint8_t> b(sz);
+        const Received before = received(s);
         CHECK(s.recv(wbytes(b.data(), sz), 0, 21) == Errc::ok, "recv");
+        const Received after = received(s);
+        if (sz == 8) {
+          // Eager synchronous: the receiver acknowledged the match.
+          CHECK(after.eager >= before.eager + 1 && after.sync_acks == before.sync_acks + 1,
+                "8 B ssend: eager %llu -> %llu, sync acks %llu -> %llu",
+                (unsigned long long)before.eager, (unsigned long long)after.eager,
+                (unsigned long long)before.sync_acks, (unsigned long long)after.sync_acks);
+        } else {
+          // Synchronous rendezvous: pulled (get or pipeline), never pushed.
+          CHECK(after.get + after.pipeline == before.get + before.pipeline + 1 &&
+                    after.push == before.push,
+                "100000 B ssend: not one pulled rendezvous");
+        }
       }
     }
     s.barrier();
@@ -317,6 +397,14 @@ int main(int argc, char** argv) {
   if (!found) {
     std::fprintf(stderr, "mp_p2p: unknown case '%s'\n", which.c_str());
     return 2;
+  }
+  if (which == "all" && s.size() > 1 && std::getenv("SLUICE_UDP_FAULT")) {
+    // The injector dropped packets and the reliability layer repaired the losses.
+    CHECK(counter(s, "fault.dropped") > 0, "SLUICE_UDP_FAULT set but nothing dropped");
+    CHECK(counter(s, "rel.retransmits_timeout") + counter(s, "rel.retransmits_fast") +
+                  counter(s, "rel.tail_probes") >
+              0,
+          "packets dropped but nothing retransmitted");
   }
   if (std::getenv("SLUICE_TEST_PRINT_STATS") && s.rank() == 0)
     std::fprintf(stderr, "%s", s.stats_report().c_str());

@@ -27,4 +27,15 @@ inline std::uint64_t counter(const drivers::Driver& d, std::string_view name) {
   return v.value_or(0);
 }
 
+// The same for a component that registers itself without a name (proto::PointToPoint:
+// "p2p.eager.messages_sent", "p2p.rndv_pipeline.messages_received", ...).
+template <class Component>
+std::uint64_t component_counter(const Component& c, std::string_view name) {
+  util::StatsRegistry reg;
+  c.register_stats(reg);
+  const auto v = reg.value(name);
+  if (!v) ADD_FAILURE() << "no counter " << name << " in " << reg.text("component");
+  return v.value_or(0);
+}
+
 }  // namespace sluice::test

@@ -21,6 +21,8 @@
 #include "drivers/self/self_driver.hpp"
 #include "proto/reliable/wire.hpp"
 #include "stats_text.hpp"
+
+using sluice::test::counter;
 #include "util/crc32c.hpp"
 
 namespace {
@@ -402,8 +404,9 @@ TEST_P(ReliableUnderFaults, EveryMessageArrivesOnceInOrderIntact) {
     const ReliableStats& s = pair.ch[i]->stats();
     const auto& fs = pair.fault[1 - i]->stats();  // faults on packets coming to rank i
     EXPECT_EQ(s.delivered, 4000u);
+    if (fc.drop > 0) EXPECT_GT(counter(*pair.fault[1 - i], "fault.dropped"), 0u);
     if (fc.drop > 0 || fc.reorder > 0) {
-      EXPECT_GT(pair.ch[1 - i]->stats().retransmit_fast, 0u);
+      EXPECT_GT(counter(*pair.ch[1 - i], "rel.retransmits_fast"), 0u);
       EXPECT_GT(s.out_of_order, 0u);
     }
     if (fc.duplicate > 0) {
@@ -441,8 +444,8 @@ TEST(Reliable, LossyExchangeOnRealClock) {
   const RunResult r = exchange(pair, 2000);
   ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]) << "\n"
                           << sluice::test::stats_text(*pair.ch[1]);
-  EXPECT_EQ(pair.ch[0]->stats().delivered, 2000u);
-  EXPECT_EQ(pair.ch[1]->stats().delivered, 2000u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.delivered"), 2000u);
+  EXPECT_EQ(counter(*pair.ch[1], "rel.delivered"), 2000u);
   EXPECT_TRUE(pair.ch[0]->dead_peers().empty());
 }
 
@@ -455,8 +458,8 @@ TEST(Reliable, BurstLossIsRepaired) {
   Pair pair(f, test_config());
   const RunResult r = exchange(pair, 3000);
   ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]);
-  EXPECT_GT(pair.fault[0]->stats().bursts, 5u);
-  EXPECT_EQ(pair.ch[1]->stats().delivered, 3000u);
+  EXPECT_GT(counter(*pair.fault[0], "fault.bursts"), 5u);
+  EXPECT_EQ(counter(*pair.ch[1], "rel.delivered"), 3000u);
   std::printf("  rank0 %s\n", sluice::test::stats_text(*pair.ch[0]).c_str());
 }
 
@@ -470,7 +473,7 @@ TEST(Reliable, SequenceNumbersWrapAround) {
   Pair pair(f, c);
   const RunResult r = exchange(pair, 1500);
   ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]);
-  EXPECT_EQ(pair.ch[1]->stats().delivered, 1500u);
+  EXPECT_EQ(counter(*pair.ch[1], "rel.delivered"), 1500u);
 }
 
 TEST(Reliable, LargeDatagramsAndSmallWindow) {
@@ -504,7 +507,9 @@ TEST(Reliable, HeadersBeyondTheInlineSizeSurviveFaults) {
   const RunResult r = exchange(pair, 2000, 5'000, 16, {}, SIZE_MAX);
   ASSERT_TRUE(r.finished) << sluice::test::stats_text(*pair.ch[0]) << "\n"
                           << sluice::test::stats_text(*pair.ch[1]);
-  EXPECT_GT(pair.ch[0]->stats().retransmit_fast + pair.ch[0]->stats().retransmit_timeout, 0u);
+  EXPECT_GT(counter(*pair.ch[0], "rel.retransmits_fast") +
+                counter(*pair.ch[0], "rel.retransmits_timeout"),
+            0u);
 }
 
 TEST(Reliable, PollBudgetIsHonouredAndOrderKept) {
@@ -583,8 +588,8 @@ TEST(Reliable, EchoFromInsideTheSinkUnderFaults) {
     pair.clock += 5'000;
   }
   ASSERT_EQ(checker.next, kCount) << sluice::test::stats_text(*pair.ch[0]);
-  EXPECT_GT(pair.ch[1]->stats().acks_piggybacked, 0u);
-  EXPECT_GT(pair.ch[0]->stats().window_full + pair.ch[1]->stats().window_full, 0u);
+  EXPECT_GT(counter(*pair.ch[1], "rel.acks_piggybacked"), 0u);
+  EXPECT_GT(counter(*pair.ch[0], "rel.window_full") + counter(*pair.ch[1], "rel.window_full"), 0u);
 }
 
 // send_lent keeps no copy: retransmissions read the caller's memory, and any packet the
@@ -661,7 +666,7 @@ TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndReleasedByTheAnswer) 
   ASSERT_EQ(answers.answered, kCount) << sluice::test::stats_text(*pair.ch[0]);
   const ReliableStats& st = pair.ch[0]->stats();
   EXPECT_GT(st.retransmit_fast + st.retransmit_timeout + st.tail_probes, 0u);
-  EXPECT_GT(pair.ch[1]->stats().corrupt, 0u);
+  EXPECT_GT(counter(*pair.ch[1], "rel.corrupt"), 0u);
 }
 
 TEST(Reliable, ThreeRanksAllToAllUnderFaults) {
@@ -791,7 +796,7 @@ TEST(ReliableRails, RailComesBackAfterRetryInterval) {
   pair.clock += 3'000'000;
   ASSERT_TRUE(exchange(pair, 500).finished);  // messages restart at 0: a second checker
   EXPECT_TRUE(pair.ch[0]->rail_up(1, 1));
-  EXPECT_GE(pair.ch[0]->stats().rail_recoveries, 1u);
+  EXPECT_GE(counter(*pair.ch[0], "rel.rail_recoveries"), 1u);
 }
 
 // ---- window, fast retransmit ----------------------------------------------------------
@@ -811,7 +816,7 @@ TEST(Reliable, WindowBoundsPacketsInFlight) {
   EXPECT_EQ(accepted, 16);
   EXPECT_EQ(pair.ch[0]->in_flight(1), 16u);
   EXPECT_EQ(pair.ch[0]->send(1, hdr, {}), IoStatus::again);
-  EXPECT_GE(pair.ch[0]->stats().window_full, 2u);
+  EXPECT_GE(counter(*pair.ch[0], "rel.window_full"), 2u);
   // Once the peer acknowledges, room opens again.
   CountingSink sink;
   for (int i = 0; i < 50 && pair.ch[0]->in_flight(1) > 0; ++i) {
@@ -865,11 +870,11 @@ TEST(Reliable, LaggingReceiverAcksNoFurtherThanItsRingHolds) {
     ch[1]->poll(checker, round < 6 ? 0 : 64);
     if (HasFatalFailure()) return;
     ch[0]->poll(acks, 64);
-    EXPECT_EQ(ch[1]->stats().beyond_window, 0u) << "round " << round;
+    EXPECT_EQ(counter(*ch[1], "rel.beyond_window"), 0u) << "round " << round;
     if (HasFailure()) return;
   }
   EXPECT_EQ(checker.next, kCount) << sluice::test::stats_text(*ch[1]);
-  EXPECT_EQ(ch[1]->stats().beyond_window, 0u);
+  EXPECT_EQ(counter(*ch[1], "rel.beyond_window"), 0u);
   EXPECT_TRUE(ch[0]->dead_peers().empty());
 }
 
@@ -901,10 +906,10 @@ TEST(Reliable, OneLostPacketIsRepairedByFastRetransmit) {
     pair.clock += 2'000;  // 200 us in all: well under the RTO
   }
   EXPECT_EQ(sink.count, 10);
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 1u);
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_timeout, 0u);
-  EXPECT_EQ(pair.ch[1]->stats().nacks_sent, 1u);  // the receiver re-requested the gap once
-  EXPECT_EQ(pair.ch[1]->stats().out_of_order, 6u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_fast"), 1u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_timeout"), 0u);
+  EXPECT_EQ(counter(*pair.ch[1], "rel.nacks"), 1u);  // the receiver re-requested the gap once
+  EXPECT_EQ(counter(*pair.ch[1], "rel.out_of_order"), 6u);
 }
 
 TEST(Reliable, LostTailIsRepairedByATailProbeBeforeTheTimeout) {
@@ -926,9 +931,9 @@ TEST(Reliable, LostTailIsRepairedByATailProbeBeforeTheTimeout) {
   }
   EXPECT_EQ(sink.count, 5);
   EXPECT_LT(pair.clock - t0, rto);  // repaired before the RTO would have fired
-  EXPECT_EQ(pair.ch[0]->stats().tail_probes, 1u);
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 1u);  // packet 3, exposed by the probe
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_timeout, 0u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.tail_probes"), 1u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_fast"), 1u);  // packet 3, exposed by the probe
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_timeout"), 0u);
 }
 
 TEST(Reliable, LostTailIsRepairedByTimeoutWithBackoff) {
@@ -981,17 +986,17 @@ TEST(Reliable, SpuriousTimeoutAfterAStallIsDetectedAndDoesNotResendTheWindow) {
   pair.ch[0]->poll(sink, 64);
   // The ack of packet 0 may be for the original: packets 2..7, sent before the resend,
   // are not presumed lost (they are on their way).
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 0u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_fast"), 0u);
   for (int i = 0; i < 100 && !(pair.ch[0]->quiescent() && pair.ch[1]->quiescent()); ++i) {
     pair.clock += 2'000;
     pair.ch[1]->poll(sink, 64);
     pair.ch[0]->poll(sink, 64);
   }
   EXPECT_EQ(sink.count, 8);
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_timeout, 1u);
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_fast, 0u);
-  EXPECT_EQ(pair.ch[1]->stats().duplicates, 1u);  // the resent packet 0
-  EXPECT_EQ(pair.ch[0]->stats().spurious, 1u);    // reported back (D-SACK) and counted
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_timeout"), 1u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_fast"), 0u);
+  EXPECT_EQ(counter(*pair.ch[1], "rel.duplicates"), 1u);  // the resent packet 0
+  EXPECT_EQ(counter(*pair.ch[0], "rel.spurious"), 1u);    // reported back (D-SACK) and counted
 }
 
 TEST(Reliable, AcksWaitingInTheDriverAreReadBeforeTheTimeoutFires) {
@@ -1004,9 +1009,9 @@ TEST(Reliable, AcksWaitingInTheDriverAreReadBeforeTheTimeoutFires) {
   // The sender comes back long after its RTO with no budget for deliveries: the acks in
   // its driver still count before the timer is judged.
   pair.ch[0]->poll(sink, 0);
-  EXPECT_EQ(pair.ch[0]->stats().retransmit_timeout, 0u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.retransmits_timeout"), 0u);
   EXPECT_EQ(pair.ch[0]->in_flight(1), 0u);
-  EXPECT_GT(pair.ch[0]->stats().drained, 0u);
+  EXPECT_GT(counter(*pair.ch[0], "rel.drained"), 0u);
   EXPECT_EQ(sink.count, 8);
 }
 
@@ -1037,10 +1042,10 @@ TEST(Reliable, SilentPeerIsDeclaredDeadWithinTheTimeout) {
   EXPECT_TRUE(pair.ch[0]->peer_dead(1));
   EXPECT_GE(pair.clock - silent_at, c.peer_timeout_ns);
   EXPECT_LE(pair.clock - silent_at, c.peer_timeout_ns + 200'000);
-  EXPECT_GT(pair.ch[0]->stats().retransmit_timeout, 0u);
+  EXPECT_GT(counter(*pair.ch[0], "rel.retransmits_timeout"), 0u);
   EXPECT_EQ(pair.ch[0]->send(1, hdr, {}), IoStatus::failed);
   EXPECT_EQ(pair.ch[0]->in_flight(1), 0u);
-  EXPECT_EQ(pair.ch[0]->stats().peers_dead, 1u);
+  EXPECT_EQ(counter(*pair.ch[0], "rel.peers_dead"), 1u);
   // Nothing from a dead peer is delivered, even if it talks again.
   pair.fault[1]->set_blackhole(false);
   pair.fault[0]->set_blackhole(false);
@@ -1048,7 +1053,7 @@ TEST(Reliable, SilentPeerIsDeclaredDeadWithinTheTimeout) {
   const int before = sink.count;
   for (int i = 0; i < 10; ++i) pair.ch[0]->poll(sink, 8);
   EXPECT_EQ(sink.count, before);
-  EXPECT_GT(pair.ch[0]->stats().from_dead, 0u);
+  EXPECT_GT(counter(*pair.ch[0], "rel.from_dead"), 0u);
 }
 
 TEST(Reliable, PeerThatStopsPollingIsDeclaredDeadOnRealClock) {
@@ -1088,7 +1093,7 @@ TEST(Reliable, KeepaliveDetectsADeadIdlePeerAndSparesALiveOne) {
   }
   EXPECT_TRUE(pair.ch[0]->dead_peers().empty());
   EXPECT_TRUE(pair.ch[1]->dead_peers().empty());
-  EXPECT_GT(pair.ch[0]->stats().probes_sent + pair.ch[1]->stats().probes_sent, 0u);
+  EXPECT_GT(counter(*pair.ch[0], "rel.probes") + counter(*pair.ch[1], "rel.probes"), 0u);
   // Rank 1 stops polling with nothing in flight: rank 0 still finds out.
   for (int i = 0; i < 1000 && pair.ch[0]->dead_peers().empty(); ++i) {
     pair.clock += 100'000;
@@ -1180,14 +1185,14 @@ TEST(Reliable, MalformedAndTruncatedPacketsAreRejected) {
   wire.inject(0, 1, good, payload);
   while (wire.queued(0) > 0) ch.poll(sink, 64);
   EXPECT_EQ(sink.count, 1);
-  EXPECT_EQ(ch.stats().duplicates, 1u);
+  EXPECT_EQ(counter(ch, "rel.duplicates"), 1u);
   // An ack acknowledging data never sent is ignored, not trusted.
   wire.inject(0, 1, craft(c, RelType::ack, 0, {}, {}, 12345), {});
   // A data packet far beyond the receive window is dropped.
   wire.inject(0, 1, craft(c, RelType::data, 100000, upper, payload), payload);
   while (wire.queued(0) > 0) ch.poll(sink, 64);
   EXPECT_EQ(sink.count, 1);
-  EXPECT_EQ(ch.stats().beyond_window, 1u);
+  EXPECT_EQ(counter(ch, "rel.beyond_window"), 1u);
 }
 
 // ---- the fault injector itself --------------------------------------------------------

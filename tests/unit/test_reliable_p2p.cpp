@@ -17,6 +17,8 @@
 #include "proto/reliable/reliable_channel.hpp"
 #include "stats_text.hpp"
 
+using sluice::test::counter;
+
 namespace {
 
 using namespace sluice;
@@ -171,10 +173,19 @@ TEST(ReliableP2P, RandomSizesUpTo4MiBUnderTwentyPercentLoss) {
   for (const proto::Transfer* t : rank[1].done_recvs) ++times[static_cast<std::size_t>(t->tag)];
   EXPECT_EQ(times, std::vector<int>(kMessages, 1));
 
-  const auto& s0 = ch[0]->stats();
-  EXPECT_GT(s0.retransmit_fast + s0.retransmit_timeout, 0u);
-  EXPECT_GT(ch[1]->stats().corrupt, 0u);
-  EXPECT_GT(ch[1]->stats().duplicates, 0u);
+  EXPECT_GT(counter(*ch[0], "rel.retransmits_fast") + counter(*ch[0], "rel.retransmits_timeout"),
+            0u);
+  EXPECT_GT(counter(*ch[0], "fault.dropped"), 0u);
+  // Both protocols ran over the lossy channel, and the synchronous eager sends were acked.
+  using sluice::test::component_counter;
+  EXPECT_GT(component_counter(rank[1].p2p, "p2p.eager.messages_received"), 0u);
+  EXPECT_GT(component_counter(rank[1].p2p, "p2p.rndv_pipeline.messages_received"), 0u);
+  EXPECT_EQ(component_counter(rank[1].p2p, "p2p.eager.messages_received") +
+                component_counter(rank[1].p2p, "p2p.rndv_pipeline.messages_received"),
+            static_cast<std::uint64_t>(kMessages));
+  EXPECT_GT(component_counter(rank[1].p2p, "p2p.eager.sync_acks"), 0u);
+  EXPECT_GT(counter(*ch[1], "rel.corrupt"), 0u);
+  EXPECT_GT(counter(*ch[1], "rel.duplicates"), 0u);
   std::printf("  rank0 %s\n  rank1 %s\n", sluice::test::stats_text(*ch[0]).c_str(),
               sluice::test::stats_text(*ch[1]).c_str());
 }

@@ -16,6 +16,8 @@
 #include "proto/p2p.hpp"
 #include "stats_text.hpp"
 
+using sluice::test::counter;
+
 namespace {
 
 using namespace sluice;
@@ -133,8 +135,8 @@ TEST(Tcp, SimultaneousConnectOrderAndIntegrity) {
       ASSERT_EQ(hdr[0], m) << "out of order at rank " << r;
       ASSERT_EQ(g.payload, bufs[m]) << "message " << m << " damaged";
     }
-  EXPECT_EQ(p.d[0]->stats().races_lost + p.d[1]->stats().races_lost, 1u);
-  EXPECT_EQ(p.d[1]->stats().races_lost, 1u);  // rank 1 dropped its own connection
+  EXPECT_EQ(counter(*p.d[0], "tcp.races_lost") + counter(*p.d[1], "tcp.races_lost"), 1u);
+  EXPECT_EQ(counter(*p.d[1], "tcp.races_lost"), 1u);  // rank 1 dropped its own connection
   EXPECT_TRUE(p.dead[0].empty());
   EXPECT_TRUE(p.dead[1].empty());
 }
@@ -278,7 +280,7 @@ TEST(Tcp, LowerRankSendsWithHelloButStillChecksTheAck) {
     while (dead.empty() && std::chrono::steady_clock::now() < end2) d.poll(sink, 64);
     EXPECT_EQ(dead, std::vector<int>{1});
     EXPECT_TRUE(sink.got.empty());
-    EXPECT_EQ(data_first ? d.stats().malformed : d.stats().bad_key, 1u);
+    EXPECT_EQ(data_first ? counter(d, "tcp.malformed") : counter(d, "tcp.bad_key"), 1u);
     close(fd);
     close(lfd);
   }
@@ -347,8 +349,14 @@ TEST(Tcp, RendezvousFragmentsAreWholePackets) {
   ASSERT_EQ(rank[1].completed, kMessages) << sluice::test::stats_text(*pp.d[1]);
   for (int i = 0; i < kMessages; ++i) EXPECT_TRUE(in[i] == out[i]) << "message " << i;
   // 16 + 17 + 3 fragments; with the 8 KiB-first ramp 19 + 20 + 6.
-  EXPECT_EQ(rank[0].p2p.stats().fragments, want_fragments);
-  EXPECT_GT(pp.d[1]->stats().placed, 0u);
+  EXPECT_EQ(sluice::test::component_counter(rank[0].p2p, "p2p.fragments_sent"), want_fragments);
+  // Every message went by pipelined rendezvous, none eagerly.
+  EXPECT_EQ(sluice::test::component_counter(rank[0].p2p, "p2p.rndv_pipeline.messages_sent"),
+            static_cast<std::uint64_t>(kMessages));
+  EXPECT_EQ(sluice::test::component_counter(rank[1].p2p, "p2p.rndv_pipeline.messages_received"),
+            static_cast<std::uint64_t>(kMessages));
+  EXPECT_EQ(sluice::test::component_counter(rank[1].p2p, "p2p.eager.messages_received"), 0u);
+  EXPECT_GT(counter(*pp.d[1], "tcp.placed"), 0u);
 }
 
 }  // namespace

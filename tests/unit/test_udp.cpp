@@ -19,6 +19,8 @@
 #include "proto/reliable/reliable_channel.hpp"
 #include "stats_text.hpp"
 
+using sluice::test::counter;
+
 namespace {
 
 using namespace sluice;
@@ -141,8 +143,8 @@ TEST(Udp, ReliableOverLossyUdpDeliversExactlyOnceInOrder) {
   }
   const auto& st = p.ch[0]->stats();
   EXPECT_GT(st.retransmit_timeout + st.retransmit_fast + st.tail_probes, 0u);
-  EXPECT_GT(st.corrupt + p.ch[1]->stats().corrupt, 0u);
-  EXPECT_GT(p.udp[0]->stats().received, 0u);
+  EXPECT_GT(st.corrupt + counter(*p.ch[1], "rel.corrupt"), 0u);
+  EXPECT_GT(counter(*p.udp[0], "udp.datagrams_received"), 0u);
 }
 
 // Lent fragments (split_crc) of a stream are read by the udp driver straight into the
@@ -220,7 +222,7 @@ TEST(Udp, LentFragmentsAreReceivedInPlace) {
   ASSERT_EQ(placing.next, src.size()) << sluice::test::stats_text(*ch[1]);
   ASSERT_TRUE(dst == src);
   EXPECT_GT(placing.placed, 0);
-  EXPECT_EQ(static_cast<uint64_t>(placing.placed), udp[1]->stats().placed);
+  EXPECT_EQ(static_cast<uint64_t>(placing.placed), counter(*udp[1], "udp.placed"));
   EXPECT_TRUE(unused.got.empty());
 }
 
@@ -261,11 +263,11 @@ TEST(Udp, StrangersDatagramsAreDroppedAndCounted) {
            p.ch[1]->stats().malformed == 1 && p.ch[1]->stats().bad_key == 1;
   }));
   EXPECT_EQ(p.sink[1].got[0].payload, std::vector<std::byte>(x, x + 16));
-  EXPECT_EQ(p.ch[1]->stats().peers_dead, 0u);
+  EXPECT_EQ(counter(*p.ch[1], "rel.peers_dead"), 0u);
   // A 2-rank pair: the receive socket is connected to the peer, so the strangers came in
   // through its unconnected twin on the same port.
   EXPECT_TRUE(p.udp[1]->paired());
-  EXPECT_EQ(p.udp[1]->stats().stray, 4u);
+  EXPECT_EQ(counter(*p.udp[1], "udp.stray"), 4u);
 }
 
 // Connected pair (2-rank job): every datagram between two paired drivers travels between
@@ -308,9 +310,9 @@ TEST(Udp, ConnectedPairTakesThePeerAndItsTwinTheRest) {
     ASSERT_TRUE(a->paired());
     ASSERT_TRUE(b->paired());
     exchange(*a, *b, 100);
-    EXPECT_EQ(a->stats().stray, 0u);
-    EXPECT_EQ(b->stats().stray, 0u);
-    EXPECT_EQ(a->stats().sent_connected, 100u);
+    EXPECT_EQ(counter(*a, "udp.stray"), 0u);
+    EXPECT_EQ(counter(*b, "udp.stray"), 0u);
+    EXPECT_EQ(counter(*a, "udp.sent_connected"), 100u);
   }
   {
     auto a = make(0, false), b = make(1, true);
@@ -319,8 +321,9 @@ TEST(Udp, ConnectedPairTakesThePeerAndItsTwinTheRest) {
     EXPECT_FALSE(a->paired());
     ASSERT_TRUE(b->paired());
     exchange(*a, *b, 100);
-    EXPECT_EQ(b->stats().stray, 100u);  // a's send sockets are not the address b connected to
-    EXPECT_EQ(a->stats().stray, 0u);
+    EXPECT_EQ(counter(*b, "udp.stray"),
+              100u);  // a's send sockets are not the address b connected to
+    EXPECT_EQ(counter(*a, "udp.stray"), 0u);
   }
 }
 
@@ -410,7 +413,7 @@ void stream_at_mtu_datagrams(const StreamCase& sc) {
   EXPECT_TRUE(unused.got.empty());
   const auto& tx = udp[0]->stats();
   const auto& rx = udp[1]->stats();
-  EXPECT_GT(ch[0]->stats().batches, 0u);  // the layer corked runs of fragments
+  EXPECT_GT(counter(*ch[0], "rel.batches"), 0u);  // the layer corked runs of fragments
   if (sc.gso && !sc.faults) {
     EXPECT_GT(tx.gso_sends, 0u);
     EXPECT_GT(tx.gso_segments, 2 * tx.gso_sends);  // several datagrams per sendmsg
@@ -457,9 +460,10 @@ TEST(Udp, KernelDropsAreCounted) {
   Sink sink;
   while (udp.poll(sink, 64) > 0) {
   }
-  EXPECT_GT(udp.stats().kernel_drops, 0u);
-  EXPECT_EQ(udp.stats().received + udp.stats().kernel_drops, static_cast<uint64_t>(kSent));
-  EXPECT_EQ(sink.got.size(), udp.stats().received);
+  EXPECT_GT(counter(udp, "udp.kernel_drops"), 0u);
+  EXPECT_EQ(counter(udp, "udp.datagrams_received") + counter(udp, "udp.kernel_drops"),
+            static_cast<uint64_t>(kSent));
+  EXPECT_EQ(sink.got.size(), counter(udp, "udp.datagrams_received"));
   EXPECT_NE(sluice::test::stats_text(udp).find("kernel_drops=" +
                                                std::to_string(udp.stats().kernel_drops)),
             std::string::npos);
@@ -484,8 +488,8 @@ TEST(Udp, OversizedDatagramIsMalformed) {
   close(fd);
   Sink sink;
   for (int i = 0; i < 1000 && udp.stats().malformed == 0; ++i) udp.poll(sink, 1);
-  EXPECT_EQ(udp.stats().malformed, 1u);
-  EXPECT_EQ(udp.stats().received, 0u);
+  EXPECT_EQ(counter(udp, "udp.malformed"), 1u);
+  EXPECT_EQ(counter(udp, "udp.datagrams_received"), 0u);
   EXPECT_TRUE(sink.got.empty());
 }
 

@@ -359,9 +359,9 @@ void ShmDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add(c, "cma_reads", Unit::count, &count_.cma_reads,
           "process_vm_readv calls (rendezvous get)");
   reg.add(c, "cma_bytes", Unit::bytes, &count_.cma_bytes, "bytes read by those");
-  reg.add_info(
-      c, "cma", [this] { return std::string(cma_ok_ ? "available" : "not permitted"); },
-      "whether process_vm_readv to the local peers is permitted");
+  reg.add(
+      c, "cma_available", Unit::count, [this] { return uint64_t{cma_ok_}; },
+      "1 when process_vm_readv to the local peers is permitted (rendezvous by get), else 0");
   reg.add(c, "sleeps", Unit::count, &count_sleeps_, "sleeps in the doorbell (block)");
   reg.add(c, "wakeups", Unit::count, &count_.wakeups, "doorbell rings for sleeping peers");
   reg.add(
