@@ -94,7 +94,9 @@ namespace {
                                                         &sluice_op_no_op,
                                                         &sluice_message_no_proc,
                                                         &sluice_info_env,
-                                                        &sluice_mpi_in_place_marker};
+                                                        &sluice_mpi_in_place_marker,
+                                                        &sluice_mpi_unweighted_marker,
+                                                        &sluice_mpi_weights_empty_marker};
 
 std::unique_ptr<Session> g_session;
 bool g_finalized = false;
