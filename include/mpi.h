@@ -1,4 +1,4 @@
-/* Sluice MPI interface: MPI-3.1 C bindings (the subset listed in issue 3).
+/* Sluice MPI interface: MPI-3.1 C bindings (the subset docs/MPI.md lists).
  *
  * Handles are pointers to opaque structs; predefined handles are the addresses of
  * objects defined inside libmpi (sluice_dt_*, sluice_op_*, sluice_comm_*, ...).
@@ -98,6 +98,29 @@ SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_int;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2int;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_short_int;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_double_int;
+/* Fortran types usable from C (gfortran's default kinds) and the C++ types. */
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_real;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_double_precision;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_double_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_logical;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_character;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_real4;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_real8;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer1;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer2;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer4;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer8;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex8;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex16;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2integer;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2real;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2double_precision;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_bool;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_float_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_double_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_long_double_complex;
 
 SLUICE_PREDEFINED struct sluice_op_s sluice_op_max;
 SLUICE_PREDEFINED struct sluice_op_s sluice_op_min;
@@ -176,6 +199,28 @@ SLUICE_PREDEFINED struct sluice_info_s sluice_info_env;
 #define MPI_2INT (&sluice_dt_2int)
 #define MPI_SHORT_INT (&sluice_dt_short_int)
 #define MPI_LONG_DOUBLE_INT (&sluice_dt_long_double_int)
+#define MPI_INTEGER (&sluice_dt_integer)
+#define MPI_REAL (&sluice_dt_real)
+#define MPI_DOUBLE_PRECISION (&sluice_dt_double_precision)
+#define MPI_COMPLEX (&sluice_dt_complex)
+#define MPI_DOUBLE_COMPLEX (&sluice_dt_double_complex)
+#define MPI_LOGICAL (&sluice_dt_logical)
+#define MPI_CHARACTER (&sluice_dt_character)
+#define MPI_REAL4 (&sluice_dt_real4)
+#define MPI_REAL8 (&sluice_dt_real8)
+#define MPI_INTEGER1 (&sluice_dt_integer1)
+#define MPI_INTEGER2 (&sluice_dt_integer2)
+#define MPI_INTEGER4 (&sluice_dt_integer4)
+#define MPI_INTEGER8 (&sluice_dt_integer8)
+#define MPI_COMPLEX8 (&sluice_dt_complex8)
+#define MPI_COMPLEX16 (&sluice_dt_complex16)
+#define MPI_2INTEGER (&sluice_dt_2integer)
+#define MPI_2REAL (&sluice_dt_2real)
+#define MPI_2DOUBLE_PRECISION (&sluice_dt_2double_precision)
+#define MPI_CXX_BOOL (&sluice_dt_cxx_bool)
+#define MPI_CXX_FLOAT_COMPLEX (&sluice_dt_cxx_float_complex)
+#define MPI_CXX_DOUBLE_COMPLEX (&sluice_dt_cxx_double_complex)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX (&sluice_dt_cxx_long_double_complex)
 
 #define MPI_MAX (&sluice_op_max)
 #define MPI_MIN (&sluice_op_min)

@@ -108,7 +108,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool abandon(RequestImpl* r);
   Errc barrier();
 
-  // Process failures (ULFM-style, docs/ARCHITECTURE.md "Peer failure"). A context's members
+  // Process failures (ULFM-style, docs/DESIGN.md "Peer failure"). A context's members
   // decide which failures its any-source receives see; an unregistered context (the world,
   // internal ones) has every rank. Failures are acknowledged per context: an any-source
   // receive fails while the context has a dead member it has not acknowledged.
@@ -215,7 +215,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   EngineStats stats_;
   uint64_t spin_ns_ = 50000;
   uint64_t max_sleep_ns_ = 1000000;
-  uint32_t yield_rounds_ = 0;  // 200 when local ranks outnumber CPUs
+  uint32_t yield_rounds_ = 0;  // 2000 (and spin 0) when local ranks outnumber CPUs
   // Statistics (engine_stats.cpp). SLUICE_STATS: "0", "1" (text) or "json".
   void register_stats();
   void report_stats() const;  // at finalize, as SLUICE_STATS and SLUICE_STATS_FILE say

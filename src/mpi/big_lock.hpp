@@ -1,10 +1,11 @@
 // The MPI_THREAD_MULTIPLE lock ("big lock") and the blocking wait that drops it.
 //
-// The engine has no locks of its own, so under MULTIPLE one process-wide, re-entrant lock
-// serializes MPI calls: every binding entry point starts with SLUICE_MPI_CALL, and every
-// blocking MPI call waits through block_until(), which drops the lock between progress
+// The engine is single-threaded; its engine lock (core/engine_lock.hpp) is on only while a
+// progress thread runs, so under MULTIPLE one process-wide, re-entrant lock also serializes
+// MPI calls: every binding entry point starts with SLUICE_MPI_CALL, which takes both, and
+// every blocking MPI call waits through block_until(), which drops both between progress
 // passes so that other threads' calls proceed while one thread is blocked. Below MULTIPLE
-// the lock is skipped (g_threaded is false) and block_until() spins inline.
+// the process-wide lock is skipped (g_threaded is false) and block_until() spins inline.
 #pragma once
 
 #include <functional>
