@@ -58,7 +58,7 @@ if command -v gnuplot >/dev/null; then
   gnuplot <<GP
 set terminal pngcairo size 1200,500 noenhanced
 set output "$results/allconn.png"
-set multiplot layout 1,2 title "allconn (paper 002): every process sends 0 B to every other, loopback, 2 cores"
+set multiplot layout 1,2 title "allconn ([OpenMPI-UD]): every process sends 0 B to every other, loopback, 2 cores"
 set logscale xy
 set xlabel "processes N"
 set key top left

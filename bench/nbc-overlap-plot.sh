@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Heat maps of nonblocking-collective overlap like paper 004's figure 3: one panel per stack
+# Heat maps of nonblocking-collective overlap like [MPC-Threads]' figure 3: one panel per stack
 # (rows) and operation (columns), ranks (y) x message size (x) -> overlap (colour, %), the
 # number in each cell. Input: the JSON lines of bench/nbc-overlap.sh; where a (stack, op,
 # ranks, size) was measured several times, the median overlap is drawn.
