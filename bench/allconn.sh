@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Paper 002's startup benchmark over N = 2, 4, ..., 128 processes on this host (oversubscribed
+# [OpenMPI-UD]'s startup benchmark over N = 2, 4, ..., 128 processes on this host (oversubscribed
 # on a small machine): Sluice's udp and tcp drivers (SLUICE_DRIVERS=udp / tcp, so every peer
 # goes through the network driver, over loopback) and Open MPI's tcp BTL as the peer.
 # Writes bench/results/allconn.jsonl (one JSON object per run), the scaling model

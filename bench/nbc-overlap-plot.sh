@@ -6,12 +6,12 @@
 #
 # Usage: bench/nbc-overlap-plot.sh [IN.jsonl] [OUT.png] [--ops "ialltoall igather iscatter"]
 #                                  [--stacks "sluice-on sluice-off openmpi mpich"]
-#        (defaults: bench/results/nbc-overlap.jsonl, docs/nbc-overlap-heatmap.png)
+#        (defaults: bench/results/nbc-overlap.jsonl, docs/img/nbc-overlap-heatmap.png)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 in="$repo/bench/results/nbc-overlap.jsonl"
-out="$repo/docs/nbc-overlap-heatmap.png"
+out="$repo/docs/img/nbc-overlap-heatmap.png"
 ops="ialltoall igather iscatter"
 stacks="sluice-on sluice-off openmpi mpich"
 pos=0

@@ -23,7 +23,7 @@
 //          (7 ranks: NUMA 0 is full, so its threads share their ranks' cores; NUMA 1 has one
 //          free core, and its three threads all go there, as the paper describes.)
 //
-// Paper 004's formulas, for rank r of n on a host of N NUMA nodes with c cores each:
+// [MPC-Threads]' formulas, for rank r of n on a host of N NUMA nodes with c cores each:
 //   Algorithm 1   numa    = floor(r * N / n)
 //                 local   = r - ceil(numa * n / N)
 //                 k       = ceil((numa + 1) * n / N) - ceil(numa * n / N)   (ranks on that node)
