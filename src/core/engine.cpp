@@ -6,8 +6,6 @@
 #include <stdexcept>
 
 #include "core/progress/progress_thread.hpp"
-#include "drivers/tcp/tcp_driver.hpp"
-#include "drivers/udp/udp_driver.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "util/log.hpp"
 
@@ -42,14 +40,14 @@ Engine::Engine() {
 
   proto::Thresholds th;
   th.eager_limit = config_.get_size("EAGER_LIMIT");
-  th.get_threshold = config_.get_size("SHM_CMA_THRESHOLD");
-  th.get_max = config_.get_size("SHM_CMA_MAX");
-  th.push_max = config_.get_size("SHM_PUSH_MAX");
-  th.coll_get_max = config_.get_size("SHM_COLL_CMA_MAX");
-  const std::string rndv = config_.get_string("SHM_RNDV");
-  th.rndv = rndv == "cma"        ? proto::Thresholds::RndvMode::get
-            : rndv == "pipeline" ? proto::Thresholds::RndvMode::pipeline
-                                 : proto::Thresholds::RndvMode::automatic;
+  th.get_threshold = config_.get_size("RNDV_GET_THRESHOLD");
+  th.get_max = config_.get_size("RNDV_GET_MAX");
+  th.push_max = config_.get_size("RNDV_PUSH_MAX");
+  th.coll_get_max = config_.get_size("RNDV_COLL_GET_MAX");
+  const std::string rndv = config_.get_string("RNDV_MODE");
+  th.rndv = rndv == "get" || rndv == "cma" ? proto::Thresholds::RndvMode::get
+            : rndv == "pipeline"           ? proto::Thresholds::RndvMode::pipeline
+                                           : proto::Thresholds::RndvMode::automatic;
   wire_up(th);
   register_stats();
 }
@@ -91,10 +89,8 @@ std::string_view Engine::driver_name(int peer) const {
 
 std::string Engine::peer_address(int peer) const {
   if (peer < 0 || peer >= size_) return {};
-  const drivers::Driver* d = p2p_->route(peer);
-  if (tcp_ && d == tcp_) return tcp_->peer_address(peer);
-  if (rel_ && d == rel_) return udp_->peer_address(peer);
-  return {};
+  const drivers::Endpoint* ep = peer_endpoint_[static_cast<std::size_t>(peer)];
+  return ep ? ep->peer_address(peer) : std::string();
 }
 
 }  // namespace sluice::detail

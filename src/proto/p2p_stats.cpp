@@ -59,11 +59,11 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
         }
         return "?";
       },
-      "rendezvous path choice (SLUICE_SHM_RNDV, SHM_CMA_THRESHOLD, SHM_CMA_MAX)");
+      "rendezvous path choice (SLUICE_RNDV_MODE, RNDV_GET_THRESHOLD, RNDV_GET_MAX)");
   reg.add(
       "p2p", "threshold.push_max", Unit::bytes,
       [this] { return static_cast<uint64_t>(th_.push_max); },
-      "largest pushed rendezvous (SLUICE_SHM_PUSH_MAX)");
+      "largest pushed rendezvous (SLUICE_RNDV_PUSH_MAX)");
 }
 
 }  // namespace sluice::proto

@@ -89,27 +89,30 @@ void check_protocols_ran(Session& s, int from, const Received& before) {
     return;
   }
   CHECK(counter(s, "shm.packets_received") > 0, "shm carried nothing");
-  if (env_nonzero("SLUICE_SHM_PUSH_MAX")) {
-    CHECK(push > 0, "SLUICE_SHM_PUSH_MAX set but no pushed rendezvous (get=%llu pipeline=%llu)",
+  if (env_nonzero("SLUICE_RNDV_PUSH_MAX") || env_nonzero("SLUICE_SHM_PUSH_MAX")) {
+    CHECK(push > 0, "RNDV_PUSH_MAX set but no pushed rendezvous (get=%llu pipeline=%llu)",
           (unsigned long long)get, (unsigned long long)pipeline);
     return;
   }
   const bool cma = counter(s, "shm.cma_available") == 1;
-  const char* mode_env = std::getenv("SLUICE_SHM_RNDV");
+  // SLUICE_RNDV_MODE, or its former name SLUICE_SHM_RNDV ("cma" for get).
+  const char* mode_env = std::getenv("SLUICE_RNDV_MODE");
+  if (!mode_env) mode_env = std::getenv("SLUICE_SHM_RNDV");
   std::string mode = mode_env ? mode_env : "auto";
   std::transform(mode.begin(), mode.end(), mode.begin(), ::tolower);
-  CHECK(push == 0, "pushed rendezvous without SLUICE_SHM_PUSH_MAX");
+  if (mode == "cma") mode = "get";
+  CHECK(push == 0, "pushed rendezvous without RNDV_PUSH_MAX");
   if (mode == "pipeline" || !cma) {
     CHECK(pipeline > 0 && get == 0, "%s: get=%llu pipeline=%llu",
-          cma ? "SLUICE_SHM_RNDV=pipeline" : "no CMA", (unsigned long long)get,
+          cma ? "RNDV_MODE=pipeline" : "no CMA", (unsigned long long)get,
           (unsigned long long)pipeline);
-  } else if (mode == "cma") {
-    CHECK(get > 0 && pipeline == 0, "SLUICE_SHM_RNDV=cma: get=%llu pipeline=%llu",
+  } else if (mode == "get") {
+    CHECK(get > 0 && pipeline == 0, "RNDV_MODE=get: get=%llu pipeline=%llu",
           (unsigned long long)get, (unsigned long long)pipeline);
     CHECK(counter(s, "shm.cma_reads") > 0, "rendezvous by get without a CMA read");
   } else {
     // auto: the pipeline below SHM_CMA_THRESHOLD (and above SHM_CMA_MAX), get between.
-    CHECK(get > 0 && pipeline > 0, "SLUICE_SHM_RNDV=auto: get=%llu pipeline=%llu",
+    CHECK(get > 0 && pipeline > 0, "RNDV_MODE=auto: get=%llu pipeline=%llu",
           (unsigned long long)get, (unsigned long long)pipeline);
   }
 }
