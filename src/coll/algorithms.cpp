@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <string>
 
 #include "coll/coll.hpp"
 #include "coll/schedule.hpp"
+#include "util/stats.hpp"
 
 namespace sluice::coll {
 
@@ -43,6 +45,72 @@ constexpr std::size_t kReduceAllAtOnce = 65536;
 // rounds beyond (bounds the requests and bytes in flight). Each pair exchanges one message
 // per direction, so ranks may choose differently (each knows only its own counts).
 constexpr int kAlltoallvAtOnceMaxProcs = 64;
+
+// Every algorithm, for reports and the statistics counters "coll.<collective>.<algorithm>"
+// (schedules started).
+Algorithm kAlgoBarrierDissemination{"barrier: dissemination", "barrier.dissemination"};
+Algorithm kAlgoBcastBinomial{"bcast: binomial tree", "bcast.binomial"};
+Algorithm kAlgoBcastScatterRing{"bcast: scatter + ring allgather", "bcast.scatter_ring"};
+Algorithm kAlgoReduceBinomial{"reduce: binomial tree", "reduce.binomial"};
+Algorithm kAlgoReduceOrderedBinomial{"reduce: rank-ordered binomial tree",
+                                     "reduce.ordered_binomial"};
+Algorithm kAlgoReduceRabenseifner{"reduce: Rabenseifner reduce-scatter + gather",
+                                  "reduce.rabenseifner"};
+Algorithm kAlgoAllreduceRecursiveDoubling{"allreduce: recursive doubling",
+                                          "allreduce.recursive_doubling"};
+Algorithm kAlgoAllreduceRabenseifner{"allreduce: Rabenseifner reduce-scatter + allgather",
+                                     "allreduce.rabenseifner"};
+Algorithm kAlgoGatherBinomial{"gather: binomial tree", "gather.binomial"};
+Algorithm kAlgoGatherLinear{"gather: linear", "gather.linear"};
+Algorithm kAlgoGathervLinear{"gatherv: linear", "gatherv.linear"};
+Algorithm kAlgoScatterBinomial{"scatter: binomial tree", "scatter.binomial"};
+Algorithm kAlgoScatterLinear{"scatter: linear", "scatter.linear"};
+Algorithm kAlgoScattervLinear{"scatterv: linear", "scatterv.linear"};
+Algorithm kAlgoAllgatherRecursiveDoubling{"allgather: recursive doubling",
+                                          "allgather.recursive_doubling"};
+Algorithm kAlgoAllgatherBruck{"allgather: Bruck", "allgather.bruck"};
+Algorithm kAlgoAllgatherRing{"allgather: ring", "allgather.ring"};
+Algorithm kAlgoAllgathervAllAtOnce{"allgatherv: all at once", "allgatherv.all_at_once"};
+Algorithm kAlgoAllgathervRing{"allgatherv: ring", "allgatherv.ring"};
+Algorithm kAlgoAlltoallAllAtOnce{"alltoall: all at once", "alltoall.all_at_once"};
+Algorithm kAlgoAlltoallBruck{"alltoall: Bruck", "alltoall.bruck"};
+Algorithm kAlgoAlltoallPairwise{"alltoall: pairwise exchange", "alltoall.pairwise"};
+Algorithm kAlgoAlltoallvAllAtOnce{"alltoallv: all at once", "alltoallv.all_at_once"};
+Algorithm kAlgoAlltoallvPairwise{"alltoallv: pairwise exchange", "alltoallv.pairwise"};
+Algorithm kAlgoReduceScatterRecursiveHalving{"reduce_scatter: recursive halving",
+                                             "reduce_scatter.recursive_halving"};
+Algorithm kAlgoReduceScatterOrderedReduceScatterv{"reduce_scatter: rank-ordered reduce + scatterv",
+                                                  "reduce_scatter.ordered_reduce_scatterv"};
+Algorithm kAlgoScanRecursiveDoubling{"scan: recursive doubling", "scan.recursive_doubling"};
+Algorithm kAlgoExscanRecursiveDoubling{"exscan: recursive doubling", "exscan.recursive_doubling"};
+Algorithm* const kAlgorithms[] = {&kAlgoBarrierDissemination,
+                                  &kAlgoBcastBinomial,
+                                  &kAlgoBcastScatterRing,
+                                  &kAlgoReduceBinomial,
+                                  &kAlgoReduceOrderedBinomial,
+                                  &kAlgoReduceRabenseifner,
+                                  &kAlgoAllreduceRecursiveDoubling,
+                                  &kAlgoAllreduceRabenseifner,
+                                  &kAlgoGatherBinomial,
+                                  &kAlgoGatherLinear,
+                                  &kAlgoGathervLinear,
+                                  &kAlgoScatterBinomial,
+                                  &kAlgoScatterLinear,
+                                  &kAlgoScattervLinear,
+                                  &kAlgoAllgatherRecursiveDoubling,
+                                  &kAlgoAllgatherBruck,
+                                  &kAlgoAllgatherRing,
+                                  &kAlgoAllgathervAllAtOnce,
+                                  &kAlgoAllgathervRing,
+                                  &kAlgoAlltoallAllAtOnce,
+                                  &kAlgoAlltoallBruck,
+                                  &kAlgoAlltoallPairwise,
+                                  &kAlgoAlltoallvAllAtOnce,
+                                  &kAlgoAlltoallvPairwise,
+                                  &kAlgoReduceScatterRecursiveHalving,
+                                  &kAlgoReduceScatterOrderedReduceScatterv,
+                                  &kAlgoScanRecursiveDoubling,
+                                  &kAlgoExscanRecursiveDoubling};
 
 using B = std::byte;
 
@@ -794,7 +862,7 @@ void scan_recursive_doubling(Builder& b, const B* mine, B* out, std::size_t coun
 Schedule* ibarrier(Group& g) {
   const Builder::Key key{1};
   if (Schedule* s = Builder::rerun(g, key)) return s;
-  Builder b(g, "barrier: dissemination", &key);
+  Builder b(g, kAlgoBarrierDissemination, &key);
   if (b.reused()) return b.start();
   const int P = g.size, r = g.rank;
   for (int k = 1; k < P; k <<= 1) {
@@ -808,13 +876,13 @@ Schedule* ibarrier(Group& g) {
 Schedule* ibcast(Group& g, void* buf, std::size_t bytes, int root) {
   const Builder::Key key{2, u(buf), bytes, static_cast<uint64_t>(root)};
   if (Schedule* s = Builder::rerun(g, key)) return s;
-  Builder b(g, "bcast: binomial tree", &key);
+  Builder b(g, kAlgoBcastBinomial, &key);
   if (b.reused()) return b.start();
   if (g.size == 1 || bytes == 0) return b.start();
   if (bytes < kBcastShort || g.size < kBcastMinProcs) {
     bcast_binomial(b, wb(buf), bytes, root);
   } else {
-    b.set_algorithm("bcast: scatter + ring allgather");
+    b.set_algorithm(kAlgoBcastScatterRing);
     bcast_scatter_ring(b, wb(buf), bytes, root);
   }
   return b.start();
@@ -830,8 +898,7 @@ Schedule* ireduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t coun
                          u(reinterpret_cast<const void*>(op.fn)),
                          static_cast<uint64_t>(root)};
   if (Schedule* s = Builder::rerun(g, key, &op)) return s;
-  Builder b(g, op.commutative ? "reduce: binomial tree" : "reduce: rank-ordered binomial tree",
-            &key);
+  Builder b(g, op.commutative ? kAlgoReduceBinomial : kAlgoReduceOrderedBinomial, &key);
   b.set_reducer(op);
   if (b.reused()) return b.start();
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
@@ -843,7 +910,7 @@ Schedule* ireduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t coun
   }
   if (op.commutative && n >= kReduceShort &&
       count >= static_cast<std::size_t>(pof2_floor(g.size))) {
-    b.set_algorithm("reduce: Rabenseifner reduce-scatter + gather");
+    b.set_algorithm(kAlgoReduceRabenseifner);
     reduce_rabenseifner(b, mine, g.rank == root ? wb(recvbuf) : nullptr, count, root);
   } else {
     reduce_binomial(b, mine, g.rank == root ? wb(recvbuf) : nullptr, count, root);
@@ -856,7 +923,7 @@ Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t c
   const Builder::Key key{4,     u(sendbuf),  u(recvbuf),
                          count, red_key(op), u(reinterpret_cast<const void*>(op.fn))};
   if (Schedule* s = Builder::rerun(g, key, &op)) return s;
-  Builder b(g, "allreduce: recursive doubling", &key);
+  Builder b(g, kAlgoAllreduceRecursiveDoubling, &key);
   b.set_reducer(op);
   if (b.reused()) return b.start();
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
@@ -868,7 +935,7 @@ Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t c
   }
   if (op.commutative && n >= kAllreduceShort &&
       count >= static_cast<std::size_t>(pof2_floor(g.size))) {
-    b.set_algorithm("allreduce: Rabenseifner reduce-scatter + allgather");
+    b.set_algorithm(kAlgoAllreduceRabenseifner);
     allreduce_rabenseifner(b, mine, wb(recvbuf), count);
   } else {
     allreduce_recursive_doubling(b, mine, wb(recvbuf), count);
@@ -877,7 +944,7 @@ Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t c
 }
 
 Schedule* igather(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes, int root) {
-  Builder b(g, "gather: binomial tree");
+  Builder b(g, kAlgoGatherBinomial);
   b.prefer_pipeline();
   const int P = g.size, r = g.rank;
   const B* mine = sendbuf ? rb(sendbuf) : rb(recvbuf) + static_cast<std::size_t>(r) * bytes;
@@ -889,7 +956,7 @@ Schedule* igather(Group& g, const void* sendbuf, void* recvbuf, std::size_t byte
   if (static_cast<std::size_t>(P) * bytes <= kGatherBinomialMax) {
     gather_binomial(b, mine, wb(recvbuf), bytes, root);
   } else {
-    b.set_algorithm("gather: linear");
+    b.set_algorithm(kAlgoGatherLinear);
     std::vector<std::size_t> counts(r == root ? P : 0, bytes), displs(counts.size());
     for (std::size_t i = 0; i < displs.size(); ++i) displs[i] = i * bytes;
     gather_linear(b, mine, wb(recvbuf), counts, displs, bytes, root);
@@ -900,7 +967,7 @@ Schedule* igather(Group& g, const void* sendbuf, void* recvbuf, std::size_t byte
 Schedule* igatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void* recvbuf,
                    std::span<const std::size_t> counts, std::span<const std::size_t> displs,
                    int root) {
-  Builder b(g, "gatherv: linear");
+  Builder b(g, kAlgoGathervLinear);
   b.prefer_pipeline();
   const B* mine = sendbuf ? rb(sendbuf) : rb(recvbuf) + (g.rank == root ? displs[root] : 0);
   gather_linear(b, mine, wb(recvbuf), counts, displs, sendbytes, root);
@@ -908,7 +975,7 @@ Schedule* igatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void* r
 }
 
 Schedule* iscatter(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes, int root) {
-  Builder b(g, "scatter: binomial tree");
+  Builder b(g, kAlgoScatterBinomial);
   const int P = g.size, r = g.rank;
   if (bytes == 0) return b.start();
   if (P == 1) {
@@ -918,7 +985,7 @@ Schedule* iscatter(Group& g, const void* sendbuf, void* recvbuf, std::size_t byt
   if (static_cast<std::size_t>(P) * bytes <= kGatherBinomialMax) {
     scatter_binomial(b, rb(sendbuf), wb(recvbuf), bytes, root);
   } else {
-    b.set_algorithm("scatter: linear");
+    b.set_algorithm(kAlgoScatterLinear);
     std::vector<std::size_t> counts(r == root ? P : 0, bytes), displs(counts.size());
     for (std::size_t i = 0; i < displs.size(); ++i) displs[i] = i * bytes;
     scatter_linear(b, rb(sendbuf), counts, displs, wb(recvbuf), bytes, root);
@@ -929,7 +996,7 @@ Schedule* iscatter(Group& g, const void* sendbuf, void* recvbuf, std::size_t byt
 Schedule* iscatterv(Group& g, const void* sendbuf, std::span<const std::size_t> counts,
                     std::span<const std::size_t> displs, void* recvbuf, std::size_t recvbytes,
                     int root) {
-  Builder b(g, "scatterv: linear");
+  Builder b(g, kAlgoScattervLinear);
   scatter_linear(b, rb(sendbuf), counts, displs, wb(recvbuf), recvbytes, root);
   return b.start();
 }
@@ -937,7 +1004,7 @@ Schedule* iscatterv(Group& g, const void* sendbuf, std::span<const std::size_t> 
 Schedule* iallgather(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes) {
   const Builder::Key key{5, u(sendbuf), u(recvbuf), bytes};
   if (Schedule* s = Builder::rerun(g, key)) return s;
-  Builder b(g, "allgather: recursive doubling", &key);
+  Builder b(g, kAlgoAllgatherRecursiveDoubling, &key);
   if (b.reused()) return b.start();
   const int P = g.size, r = g.rank;
   B* out = wb(recvbuf);
@@ -948,10 +1015,10 @@ Schedule* iallgather(Group& g, const void* sendbuf, void* recvbuf, std::size_t b
     b.copy(mine, out + static_cast<std::size_t>(r) * bytes, bytes);
     allgather_recursive_doubling(b, out, bytes);
   } else if (total < kAllgatherShort) {
-    b.set_algorithm("allgather: Bruck");
+    b.set_algorithm(kAlgoAllgatherBruck);
     allgather_bruck(b, mine, out, bytes);
   } else {
-    b.set_algorithm("allgather: ring");
+    b.set_algorithm(kAlgoAllgatherRing);
     b.copy(mine, out + static_cast<std::size_t>(r) * bytes, bytes);
     std::vector<std::size_t> counts(P, bytes), displs(P);
     for (int i = 0; i < P; ++i) displs[i] = static_cast<std::size_t>(i) * bytes;
@@ -962,7 +1029,7 @@ Schedule* iallgather(Group& g, const void* sendbuf, void* recvbuf, std::size_t b
 
 Schedule* iallgatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void* recvbuf,
                       std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
-  Builder b(g, "allgatherv: all at once");
+  Builder b(g, kAlgoAllgathervAllAtOnce);
   const int P = g.size, r = g.rank;
   B* out = wb(recvbuf);
   const B* mine = sendbuf ? rb(sendbuf) : out + displs[r];
@@ -972,7 +1039,7 @@ Schedule* iallgatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void
   if (total <= kAllgathervAllAtOnce) {
     allgatherv_at_once(b, mine, out, counts, displs);
   } else {
-    b.set_algorithm("allgatherv: ring");
+    b.set_algorithm(kAlgoAllgathervRing);
     allgatherv_ring(b, out, counts, displs);
   }
   return b.start();
@@ -981,7 +1048,7 @@ Schedule* iallgatherv(Group& g, const void* sendbuf, std::size_t sendbytes, void
 Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t bytes) {
   const Builder::Key key{6, u(sendbuf), u(recvbuf), bytes};
   if (Schedule* s = Builder::rerun(g, key)) return s;
-  Builder b(g, "alltoall: all at once", &key);
+  Builder b(g, kAlgoAlltoallAllAtOnce, &key);
   if (b.reused()) return b.start();
   const int P = g.size;
   const std::size_t total = static_cast<std::size_t>(P) * bytes;
@@ -994,7 +1061,7 @@ Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t by
     in = copy;
   }
   if (bytes <= kAlltoallShort && P >= kAlltoallBruckMinProcs) {
-    b.set_algorithm("alltoall: Bruck");
+    b.set_algorithm(kAlgoAlltoallBruck);
     alltoall_bruck(b, in, out, bytes);
   } else {
     std::vector<std::size_t> counts(P, bytes), displs(P);
@@ -1005,7 +1072,7 @@ Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t by
     if (bytes <= kAlltoallMedium || total <= kAlltoallAtOnceTotal) {
       alltoallv_at_once(b, in, counts, displs, out, counts, displs);
     } else {
-      b.set_algorithm("alltoall: pairwise exchange");
+      b.set_algorithm(kAlgoAlltoallPairwise);
       alltoallv_pairwise(b, in, counts, displs, out, counts, displs);
     }
   }
@@ -1015,7 +1082,7 @@ Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t by
 Schedule* ialltoallv(Group& g, const void* sendbuf, std::span<const std::size_t> scounts,
                      std::span<const std::size_t> sdispls, void* recvbuf,
                      std::span<const std::size_t> rcounts, std::span<const std::size_t> rdispls) {
-  Builder b(g, "alltoallv: all at once");
+  Builder b(g, kAlgoAlltoallvAllAtOnce);
   const int P = g.size;
   B* out = wb(recvbuf);
   if (!sendbuf) {  // in place: pack what we send (our receive blocks) into a copy
@@ -1035,7 +1102,7 @@ Schedule* ialltoallv(Group& g, const void* sendbuf, std::span<const std::size_t>
              *std::max_element(rcounts.begin(), rcounts.end()) <= kAlltoallMedium) {
     alltoallv_at_once(b, rb(sendbuf), scounts, sdispls, out, rcounts, rdispls);
   } else {
-    b.set_algorithm("alltoallv: pairwise exchange");
+    b.set_algorithm(kAlgoAlltoallvPairwise);
     alltoallv_pairwise(b, rb(sendbuf), scounts, sdispls, out, rcounts, rdispls);
   }
   return b.start();
@@ -1043,8 +1110,8 @@ Schedule* ialltoallv(Group& g, const void* sendbuf, std::span<const std::size_t>
 
 Schedule* ireduce_scatter(Group& g, const void* sendbuf, void* recvbuf,
                           std::span<const std::size_t> counts, const Reducer& op) {
-  Builder b(g, op.commutative ? "reduce_scatter: recursive halving"
-                              : "reduce_scatter: rank-ordered reduce + scatterv");
+  Builder b(g, op.commutative ? kAlgoReduceScatterRecursiveHalving
+                              : kAlgoReduceScatterOrderedReduceScatterv);
   b.set_reducer(op);
   const int P = g.size;
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
@@ -1069,7 +1136,7 @@ Schedule* ireduce_scatter_block(Group& g, const void* sendbuf, void* recvbuf, st
 
 Schedule* iscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
                 const Reducer& op) {
-  Builder b(g, "scan: recursive doubling");
+  Builder b(g, kAlgoScanRecursiveDoubling);
   b.set_reducer(op);
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
   if (count * op.elem_size == 0) return b.start();
@@ -1083,12 +1150,17 @@ Schedule* iscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
 
 Schedule* iexscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
                   const Reducer& op) {
-  Builder b(g, "exscan: recursive doubling");
+  Builder b(g, kAlgoExscanRecursiveDoubling);
   b.set_reducer(op);
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
   if (count * op.elem_size == 0 || g.size == 1) return b.start();
   scan_recursive_doubling(b, mine, wb(recvbuf), count, true);
   return b.start();
+}
+
+void register_algorithm_stats(util::StatsRegistry& reg) {
+  for (const Algorithm* a : kAlgorithms)
+    reg.add("coll", a->counter, util::Unit::count, &a->started, a->name);
 }
 
 }  // namespace sluice::coll

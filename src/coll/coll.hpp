@@ -121,5 +121,7 @@ Errc finish(Schedule* s);
 
 // A one-line description of the algorithm the schedule runs (tests, debugging).
 const char* algorithm(const Schedule* s);
+// Its statistics counter, less the "coll." prefix ("bcast.binomial"); "" if none.
+const char* algorithm_counter(const Schedule* s);
 
 }  // namespace sluice::coll

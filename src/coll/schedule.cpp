@@ -62,7 +62,7 @@ void Schedule::reset() {
   state_ = State::idle;
   detached_ = false;
   error_ = Errc::ok;
-  algorithm_ = "";
+  algorithm_ = nullptr;
   on_done_ = nullptr;
   on_done_arg_ = nullptr;
   prev_ = next_ = nullptr;
@@ -194,12 +194,13 @@ Schedule* Builder::rerun(Group& g, const Key& key, const Reducer* red) {
   s->group_ = &g;
   assign_tag(s, g);
   s->state_ = Schedule::State::active;
+  if (s->algorithm_) ++s->algorithm_->started;
   s->advance(rn.engine());
   if (!s->done()) rn.activate(s);
   return s;
 }
 
-Builder::Builder(Group& g, const char* algorithm, const Key* key)
+Builder::Builder(Group& g, Algorithm& algorithm, const Key* key)
     : e_(detail::current_engine()), world_(g.world), rank_(g.rank), size_(g.size) {
   if (!e_) {
     std::fprintf(stderr, "sluice: collective called without an active Session\n");
@@ -210,7 +211,7 @@ Builder::Builder(Group& g, const char* algorithm, const Key* key)
     reused_ = true;
   } else {
     s_ = rn_->acquire();
-    s_->algorithm_ = algorithm;
+    s_->algorithm_ = &algorithm;
     s_->keyed_ = key != nullptr;
     if (key) s_->key_ = *key;
     s_->members_.assign(g.world.begin(), g.world.end());
@@ -276,6 +277,7 @@ Schedule* Builder::start() {
   Schedule* s = s_;
   s_ = nullptr;
   s->state_ = Schedule::State::active;
+  if (s->algorithm_) ++s->algorithm_->started;
   s->advance(*e_);
   if (!s->done()) rn_->activate(s);
   return s;
@@ -286,6 +288,7 @@ Schedule* Builder::start() {
 Runner& Runner::replace(detail::Engine* e) {
   static std::unique_ptr<Runner> runner;
   runner.reset(new Runner(e));
+  if (e) register_algorithm_stats(e->stats_registry());
   current_ = runner.get();
   return *runner;
 }
@@ -449,6 +452,10 @@ Errc finish(Schedule* s) {
 
 const char* algorithm(const Schedule* s) {
   return s->algorithm();
+}
+
+const char* algorithm_counter(const Schedule* s) {
+  return s->algorithm_counter();
 }
 
 }  // namespace sluice::coll

@@ -35,6 +35,16 @@ struct Op {
 
 class Runner;
 
+// A collective algorithm: its name (reports, coll_test) and how many schedules of it were
+// started, built or rerun (statistics counter "coll.<counter>"; process-wide).
+struct Algorithm {
+  const char* name;
+  const char* counter;
+  std::uint64_t started = 0;
+};
+// Registers every algorithm's counter (algorithms.cpp); the Runner does, per engine.
+void register_algorithm_stats(util::StatsRegistry& reg);
+
 class Schedule {
  public:
   Schedule() = default;
@@ -43,7 +53,8 @@ class Schedule {
 
   bool done() const { return state_ == State::done; }
   Errc error() const { return error_; }
-  const char* algorithm() const { return algorithm_; }
+  const char* algorithm() const { return algorithm_ ? algorithm_->name : ""; }
+  const char* algorithm_counter() const { return algorithm_ ? algorithm_->counter : ""; }
 
  private:
   friend class Builder;
@@ -94,7 +105,7 @@ class Schedule {
   // receives from many (gather), which the get would leave doing every copy alone.
   bool single_copy_ = true;
   Errc error_ = Errc::ok;
-  const char* algorithm_ = "";
+  Algorithm* algorithm_ = nullptr;
   void (*on_done_)(void*, Errc) = nullptr;
   void* on_done_arg_ = nullptr;
   Runner* runner_ = nullptr;  // the pool it came from (and returns to)
@@ -114,7 +125,7 @@ class Builder {
   // sizes, root, reducer shape. With a key, a finished schedule of the same key kept by
   // the group is rerun instead of built (reused() is then true: start() at once).
   using Key = std::array<uint64_t, 7>;
-  Builder(Group& g, const char* algorithm, const Key* key = nullptr);
+  Builder(Group& g, Algorithm& algorithm, const Key* key = nullptr);
   bool reused() const { return reused_; }
   // The fast path of reuse, tried before constructing a Builder: when the group keeps a
   // finished schedule built for `key`, starts it again (with `red`, if given, as its
@@ -128,7 +139,7 @@ class Builder {
   int rank() const { return rank_; }
   int size() const { return size_; }
   void set_reducer(const Reducer& r) { s_->reducer_ = r; }
-  void set_algorithm(const char* a) { s_->algorithm_ = a; }
+  void set_algorithm(Algorithm& a) { s_->algorithm_ = &a; }
   // Sends keep the pipelined copy for large messages (the sender then shares the copying).
   void prefer_pipeline() { s_->single_copy_ = false; }
   const Reducer& reducer() const { return s_->reducer_; }

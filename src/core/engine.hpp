@@ -143,6 +143,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   std::string peer_address(int peer) const;
   // Statistics (engine_stats.cpp): every component's counters, registered once at start.
   const util::StatsRegistry& stats_registry() const { return stats_registry_; }
+  // Layers above core (collectives) register their counters here once per engine.
+  util::StatsRegistry& stats_registry() { return stats_registry_; }
   std::string stats_report() const;  // the SLUICE_STATS=1 text
   const Config& config() const override { return config_; }
   // Blocked waits: poll this long before yielding/sleeping, sleep at most this long

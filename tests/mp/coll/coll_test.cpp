@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -32,9 +33,11 @@ constexpr uint32_t kRotatedCtx = 0x7000'0001;
 constexpr uint32_t kHalfCtx = 0x7000'0002;
 
 std::set<std::string> g_algorithms;  // every algorithm that ran, reported at the end
+std::map<std::string, std::uint64_t> g_algorithm_runs;  // by statistics counter name
 
 void run(coll::Schedule* s, const char* what) {
   g_algorithms.insert(coll::algorithm(s));
+  ++g_algorithm_runs[std::string("coll.") + coll::algorithm_counter(s)];
   Errc e = coll::finish(s);
   CHECK(e == Errc::ok, "%s failed: %s", what, std::string(sluice::to_string(e)).c_str());
 }
@@ -690,6 +693,42 @@ int main(int argc, char** argv) {
   // Twice: the second pass reuses recycled schedules and their arenas.
   for (int pass = 0; pass < 2; ++pass) run_cases(world, cases);
   run(coll::ibarrier(world), "final barrier");
+  // The statistics counters saw every schedule this rank ran, by algorithm.
+  for (const auto& [counter, runs] : g_algorithm_runs) {
+    const auto v = session.counter(counter);
+    CHECK(v && *v >= runs, "counter %s: %llu, ran %llu", counter.c_str(),
+          static_cast<unsigned long long>(v.value_or(0)), static_cast<unsigned long long>(runs));
+  }
+  // Each algorithm variant the sizes above select on 3 and 8 ranks ran (rank 0 takes part in
+  // every collective of the "all" run; the choice depends on the group size and message size).
+  if (world.rank == 0 && cases == std::vector<std::string>{"all"} &&
+      (world.size == 3 || world.size == 8)) {
+    std::vector<const char*> want = {"bcast.binomial",
+                                     "allgather.recursive_doubling",
+                                     "allgather.ring",
+                                     "allgatherv.all_at_once",
+                                     "allgatherv.ring",
+                                     "allreduce.recursive_doubling",
+                                     "allreduce.rabenseifner",
+                                     "reduce.binomial",
+                                     "reduce.ordered_binomial",
+                                     "reduce.rabenseifner",
+                                     "gather.binomial",
+                                     "gather.linear",
+                                     "scatter.binomial",
+                                     "scatter.linear",
+                                     "reduce_scatter.recursive_halving",
+                                     "reduce_scatter.ordered_reduce_scatterv",
+                                     "alltoall.all_at_once"};
+    if (world.size == 3) want.push_back("allgather.bruck");
+    if (world.size == 8)
+      for (const char* c : {"bcast.scatter_ring", "alltoall.bruck", "alltoallv.pairwise"})
+        want.push_back(c);
+    for (const char* c : want) {
+      const auto v = session.counter(std::string("coll.") + c);
+      CHECK(v && *v > 0, "algorithm coll.%s never ran on %d ranks", c, world.size);
+    }
+  }
   if (world.rank == 0) {
     std::printf("coll_test: algorithms exercised on rank 0:\n");
     for (const std::string& a : g_algorithms) std::printf("  %s\n", a.c_str());
