@@ -74,12 +74,15 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--peers"))
       peers = true;
     else {
-      std::fprintf(stderr,
+      const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
+      std::fprintf(help ? stdout : stderr,
                    "usage: sluice-info [--config] [--peers] [--protocols]\n"
                    "  --config     every SLUICE_* key with its value, default and help\n"
                    "  --peers      (under sluicerun) the driver that serves each peer\n"
-                   "  --protocols  the protocol each message size takes, and why\n");
-      return 2;
+                   "  --protocols  the protocol each message size takes, and why\n"
+                   "  -h, --help   show this help\n"
+                   "With no option: --peers.\n");
+      return help ? 0 : 2;
     }
   }
   if (!config && !protocols) peers = true;
