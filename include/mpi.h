@@ -1,4 +1,4 @@
-/* Sluice MPI interface: MPI-3.1 C bindings (the subset listed in issue 3).
+/* Sluice MPI interface: MPI-3.1 C bindings (the subset docs/MPI.md lists).
  *
  * Handles are pointers to opaque structs; predefined handles are the addresses of
  * objects defined inside libmpi (sluice_dt_*, sluice_op_*, sluice_comm_*, ...).

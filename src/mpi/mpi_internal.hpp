@@ -6,10 +6,12 @@
 // >= kMgmtTagBase are reserved for communicator management (context agreement of
 // dup/split/create); collective algorithms use tags below it.
 //
-// Threads: MPI_Init_thread provides up to MPI_THREAD_MULTIPLE. The engine has no locks, so
-// under MULTIPLE one process-wide lock serializes MPI calls: every entry point starts with
-// SLUICE_MPI_CALL; blocking waits (block_until) drop it between progress passes so other
-// threads' calls proceed while one thread is blocked. Below MULTIPLE the lock is skipped.
+// Threads: MPI_Init_thread provides up to MPI_THREAD_MULTIPLE. The engine is single-threaded;
+// its engine lock (core/engine_lock.hpp) is on only while a progress thread runs, so under
+// MULTIPLE one process-wide lock also serializes MPI calls: every entry point starts with
+// SLUICE_MPI_CALL, which takes both; blocking waits (block_until) drop both between progress
+// passes so other threads' calls proceed while one thread is blocked. Below MULTIPLE the
+// process-wide lock is skipped.
 #pragma once
 
 #include <mpi.h>
