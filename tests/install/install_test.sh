@@ -37,6 +37,9 @@ for t in sluicerun mpirun sluice-bench sluice-info sluice-demo sluice-scale; do
   "$P/bin/$t" --help >"$work/help.txt" 2>&1 || fail "$t --help exits non-zero"
   grep -qi usage "$work/help.txt" || fail "$t --help prints no usage"
 done
+for t in mpicc mpicxx; do
+  "$P/bin/$t" --help 2>&1 | grep -q -- "-showme:compile" || fail "$t --help"
+done
 
 cd "$work"
 cp "$here/hello_mpi.c" "$here/hello_native.cpp" .
