@@ -59,8 +59,9 @@ void Engine::sleep_for(uint64_t ns) {
 
 bool Engine::needs_progress() const {
   if (active_sends_ > 0 || active_recvs_ > 0 || p2p_->has_outbound()) return true;
-  // An eager send under the reliability layer completes at once, but its packets wait for acks (and may need
-  // a retransmission); an arrival may owe a delayed ack: the reliability timers need a pass.
+  // An eager send under the reliability layer completes at once, but its packets wait for acks (and
+  // may need a retransmission); an arrival may owe a delayed ack: the reliability timers need a
+  // pass.
   if (rel_ && !rel_->quiescent()) return true;
   for (const ProgressHook* h : hooks_)
     if (h->busy()) return true;

@@ -195,9 +195,9 @@ void PointToPoint::mark_active(int peer) {
 bool PointToPoint::push_fragments(Transfer& t) {
   drivers::Driver* d = route(t.peer);
   const std::size_t chunk = d->caps().max_packet;
-  // A lending driver (the reliability layer) sends straight from the user's buffer and resends from it
-  // until acknowledged: the receiver's fin (sent after the last fragment arrived, so it
-  // carries the ack of every fragment) completes the send instead.
+  // A lending driver (the reliability layer) sends straight from the user's buffer and resends from
+  // it until acknowledged: the receiver's fin (sent after the last fragment arrived, so it carries
+  // the ack of every fragment) completes the send instead.
   const bool lend = d->caps().lends_payload;
   // Fragments start at 8 KiB and double up to the driver's packet size: the receiver starts
   // copying out after the first 8 KiB rather than a whole chunk, which halves a 64 KiB
