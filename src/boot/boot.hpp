@@ -1,5 +1,4 @@
 // Bootstrap client: how a rank learns its place in the job and exchanges addresses.
-// (INTERFACE FIXED by the core; the implementer may add private members.)
 //
 // The launcher (sluicerun) sets, for every rank it starts:
 //   SLUICE_RANK, SLUICE_SIZE, SLUICE_LOCAL_RANK, SLUICE_LOCAL_SIZE,

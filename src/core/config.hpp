@@ -1,5 +1,4 @@
 // Configuration: one typed table of SLUICE_* keys (name, type with units, default, help).
-// (INTERFACE FIXED by the core; the implementer may add private members.)
 #pragma once
 
 #include <cstdint>
@@ -17,14 +16,14 @@ enum class ConfigType {
   size,      // bytes, suffixes K/KiB, M/MiB, G/GiB (binary), e.g. "64K"
   duration,  // seconds; suffixes ns, us, ms, s; a bare number is seconds
   string,
-  choice,    // one of a '|'-separated list in `choices`
+  choice,  // one of a '|'-separated list in `choices`
 };
 
 struct ConfigKey {
   std::string_view name;  // without the SLUICE_ prefix, upper case, e.g. "EAGER_LIMIT"
   ConfigType type;
   std::string_view default_value;
-  std::string_view help;  // one line
+  std::string_view help;          // one line
   std::string_view choices = {};  // for ConfigType::choice
 };
 

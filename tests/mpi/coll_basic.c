@@ -9,7 +9,9 @@
 
 static int rank, size;
 
-static int val(int r, int i) { return r * 1000 + i * 3 + 1; }
+static int val(int r, int i) {
+  return r * 1000 + i * 3 + 1;
+}
 
 static void test_barrier_bcast(MPI_Comm comm) {
   int me, P;
@@ -43,7 +45,7 @@ static void test_reductions(MPI_Comm comm) {
     double* in = malloc((n + 1) * sizeof(double));
     double* out = malloc((n + 1) * sizeof(double));
     for (int i = 0; i < n; ++i) in[i] = val(me, i);
-    /* expected sum over ranks r of (r*1000 + 3i + 1) */
+      /* expected sum over ranks r of (r*1000 + 3i + 1) */
 #define SUM_ALL(i) (1000.0 * P * (P - 1) / 2 + (double)P * (3 * (i) + 1))
     for (int root = 0; root < P; ++root) {
       for (int i = 0; i < n; ++i) out[i] = -1;
@@ -54,7 +56,7 @@ static void test_reductions(MPI_Comm comm) {
             CHECK(0, "reduce n=%d root=%d: out[%d]=%g", n, root, i, out[i]);
             break;
           }
-      /* in place at the root */
+          /* in place at the root */
 #ifdef MPICH_VERSION
       /* MPICH 4.0.2 crashes in an in-place MPI_Reduce rooted elsewhere than rank 0. */
       if (root != 0) continue;
@@ -128,7 +130,8 @@ static void test_reductions(MPI_Comm comm) {
       for (int i = 0; i < rc[me]; ++i) {
         long long want = 100000LL * P * (P - 1) / 2 + (long long)P * (off + i);
         if (out[i] != want) {
-          CHECK(0, "reduce_scatter base=%d ip=%d: out[%d]=%lld want %lld", base, ip, i, out[i], want);
+          CHECK(0, "reduce_scatter base=%d ip=%d: out[%d]=%lld want %lld", base, ip, i, out[i],
+                want);
           break;
         }
       }
@@ -242,7 +245,9 @@ static void test_gather_scatter(MPI_Comm comm) {
 }
 
 /* v-variants: rank r contributes cnt(r) ints; blocks stored in reverse order with gaps. */
-static int cnt(int r, int salt) { return (r + salt) % 4 == 1 ? 0 : 1 + (r * 13 + salt) % 50; }
+static int cnt(int r, int salt) {
+  return (r + salt) % 4 == 1 ? 0 : 1 + (r * 13 + salt) % 50;
+}
 
 static void test_v(MPI_Comm comm) {
   int me, P;
@@ -267,7 +272,8 @@ static void test_v(MPI_Comm comm) {
       if (me == root) {
         for (int r = 0; r < P; ++r)
           for (int i = 0; i < counts[r]; ++i)
-            CHECK(buf[displs[r] + i] == val(r, i + salt), "gatherv salt=%d root=%d block %d", salt, root, r);
+            CHECK(buf[displs[r] + i] == val(r, i + salt), "gatherv salt=%d root=%d block %d", salt,
+                  root, r);
         CHECK(buf[0] == -1 && buf[1] == -1, "gatherv wrote into a gap");
       }
       for (int i = 0; i < counts[me]; ++i) mine[i] = -1;
@@ -276,7 +282,8 @@ static void test_v(MPI_Comm comm) {
           for (int i = 0; i < counts[r]; ++i) buf[displs[r] + i] = val(r + 5, i);
       MPI_Scatterv(buf, counts, displs, MPI_INT, mine, counts[me], MPI_INT, root, comm);
       for (int i = 0; i < counts[me]; ++i)
-        CHECK(mine[i] == val(me + 5, i), "scatterv salt=%d root=%d [%d]=%d", salt, root, i, mine[i]);
+        CHECK(mine[i] == val(me + 5, i), "scatterv salt=%d root=%d [%d]=%d", salt, root, i,
+              mine[i]);
       for (int i = 0; i < counts[me]; ++i) mine[i] = val(me, i + salt);
     }
 #ifdef MPICH_VERSION
@@ -297,7 +304,8 @@ static void test_v(MPI_Comm comm) {
       }
       for (int r = 0; r < P; ++r)
         for (int i = 0; i < counts[r]; ++i)
-          CHECK(buf[displs[r] + i] == val(r, i + salt), "allgatherv salt=%d ip=%d block %d", salt, ip, r);
+          CHECK(buf[displs[r] + i] == val(r, i + salt), "allgatherv salt=%d ip=%d block %d", salt,
+                ip, r);
     }
     free(buf);
     free(mine);

@@ -8,7 +8,9 @@
 
 static int me, P;
 
-static int val(int r, int i) { return r * 1000 + i * 3 + 1; }
+static int val(int r, int i) {
+  return r * 1000 + i * 3 + 1;
+}
 
 #define NREQ 16
 
@@ -110,8 +112,8 @@ static void run_all(int n, int mode) {
       if (me == P / 2)
         CHECK(ga[(size_t)r * n + i] == val(r, i), "igather n=%d block %d [%d]", n, r, i);
       CHECK(ag[(size_t)r * n + i] == val(r, i), "iallgather n=%d block %d [%d]", n, r, i);
-      CHECK(a2a_out[(size_t)r * n + i] == val(r * 31 + me, i), "ialltoall n=%d block %d [%d]", n,
-            r, i);
+      CHECK(a2a_out[(size_t)r * n + i] == val(r * 31 + me, i), "ialltoall n=%d block %d [%d]", n, r,
+            i);
     }
   for (int r = 0; r < P; ++r)
     for (int i = 0; i < agv_counts[r]; ++i)

@@ -13,11 +13,16 @@ static int me, P;
 #define N 37 /* elements per test: odd, not a power of two */
 
 /* Contribution of rank r at element i: small values so sums and products are exact. */
-static int contrib(int r, int i) { return 1 + (r * 5 + i * 3) % 7; }
-static int prod_contrib(int r, int i) { return 1 + (r + i) % 2; }
+static int contrib(int r, int i) {
+  return 1 + (r * 5 + i * 3) % 7;
+}
+static int prod_contrib(int r, int i) {
+  return 1 + (r + i) % 2;
+}
 
 enum { OSUM, OPROD, OMAX, OMIN, OLAND, OLOR, OLXOR, OBAND, OBOR, OBXOR };
-static const char* names[] = {"SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR"};
+static const char* names[] = {"SUM", "PROD", "MAX",  "MIN", "LAND",
+                              "LOR", "LXOR", "BAND", "BOR", "BXOR"};
 static MPI_Op ops[10];
 
 /* Expected result over ranks lo..hi as a long long. */
@@ -26,16 +31,36 @@ static long long expect(int op, int lo, int hi, int i) {
   for (int r = lo + 1; r <= hi; ++r) {
     long long v = op == OPROD ? prod_contrib(r, i) : contrib(r, i);
     switch (op) {
-      case OSUM: acc += v; break;
-      case OPROD: acc *= v; break;
-      case OMAX: acc = v > acc ? v : acc; break;
-      case OMIN: acc = v < acc ? v : acc; break;
-      case OLAND: acc = (acc != 0) && (v % 3 != 0); break;
-      case OLOR: acc = (acc != 0) || (v % 3 != 0); break;
-      case OLXOR: acc = (acc != 0) != (v % 3 != 0); break;
-      case OBAND: acc &= v; break;
-      case OBOR: acc |= v; break;
-      case OBXOR: acc ^= v; break;
+      case OSUM:
+        acc += v;
+        break;
+      case OPROD:
+        acc *= v;
+        break;
+      case OMAX:
+        acc = v > acc ? v : acc;
+        break;
+      case OMIN:
+        acc = v < acc ? v : acc;
+        break;
+      case OLAND:
+        acc = (acc != 0) && (v % 3 != 0);
+        break;
+      case OLOR:
+        acc = (acc != 0) || (v % 3 != 0);
+        break;
+      case OLXOR:
+        acc = (acc != 0) != (v % 3 != 0);
+        break;
+      case OBAND:
+        acc &= v;
+        break;
+      case OBOR:
+        acc |= v;
+        break;
+      case OBXOR:
+        acc ^= v;
+        break;
     }
   }
   return acc;
@@ -59,37 +84,37 @@ static long long expected(int op, int lo, int hi, int i) {
 }
 
 /* One type: fill, run every collective, compare. T is the C type. */
-#define TEST_TYPE(T, MPITYPE, opmask)                                                           \
-  do {                                                                                         \
-    for (int op = 0; op < 10; ++op) {                                                          \
-      if (!((opmask) & (1 << op))) continue;                                                   \
-      T in[N], out[N], blk[N * 8];                                                             \
-      for (int i = 0; i < N; ++i) in[i] = (T)input(op, me, i);                                 \
-      MPI_Allreduce(in, out, N, MPITYPE, ops[op], MPI_COMM_WORLD);                             \
-      for (int i = 0; i < N; ++i)                                                              \
-        CHECK(out[i] == (T)expected(op, 0, P - 1, i), "allreduce %s %s [%d]", names[op],       \
-              #MPITYPE, i);                                                                    \
-      for (int root = 0; root < P; ++root) {                                                   \
-        memset(out, 0, sizeof out);                                                            \
-        MPI_Reduce(in, out, N, MPITYPE, ops[op], root, MPI_COMM_WORLD);                        \
-        if (me == root)                                                                        \
-          for (int i = 0; i < N; ++i)                                                          \
-            CHECK(out[i] == (T)expected(op, 0, P - 1, i), "reduce %s %s root %d [%d]",         \
-                  names[op], #MPITYPE, root, i);                                               \
-      }                                                                                        \
-      MPI_Scan(in, out, N, MPITYPE, ops[op], MPI_COMM_WORLD);                                  \
-      for (int i = 0; i < N; ++i)                                                              \
-        CHECK(out[i] == (T)expected(op, 0, me, i), "scan %s %s [%d]", names[op], #MPITYPE, i); \
-      if (P <= 8) {                                                                            \
-        const int per = N / P;                                                                 \
-        T rin[N];                                                                              \
-        for (int i = 0; i < per * P; ++i) rin[i] = (T)input(op, me, i);                        \
-        MPI_Reduce_scatter_block(rin, blk, per, MPITYPE, ops[op], MPI_COMM_WORLD);             \
-        for (int i = 0; i < per; ++i)                                                          \
-          CHECK(blk[i] == (T)expected(op, 0, P - 1, me * per + i),                             \
-                "reduce_scatter_block %s %s [%d]", names[op], #MPITYPE, i);                    \
-      }                                                                                        \
-    }                                                                                          \
+#define TEST_TYPE(T, MPITYPE, opmask)                                                              \
+  do {                                                                                             \
+    for (int op = 0; op < 10; ++op) {                                                              \
+      if (!((opmask) & (1 << op))) continue;                                                       \
+      T in[N], out[N], blk[N * 8];                                                                 \
+      for (int i = 0; i < N; ++i) in[i] = (T)input(op, me, i);                                     \
+      MPI_Allreduce(in, out, N, MPITYPE, ops[op], MPI_COMM_WORLD);                                 \
+      for (int i = 0; i < N; ++i)                                                                  \
+        CHECK(out[i] == (T)expected(op, 0, P - 1, i), "allreduce %s %s [%d]", names[op], #MPITYPE, \
+              i);                                                                                  \
+      for (int root = 0; root < P; ++root) {                                                       \
+        memset(out, 0, sizeof out);                                                                \
+        MPI_Reduce(in, out, N, MPITYPE, ops[op], root, MPI_COMM_WORLD);                            \
+        if (me == root)                                                                            \
+          for (int i = 0; i < N; ++i)                                                              \
+            CHECK(out[i] == (T)expected(op, 0, P - 1, i), "reduce %s %s root %d [%d]", names[op],  \
+                  #MPITYPE, root, i);                                                              \
+      }                                                                                            \
+      MPI_Scan(in, out, N, MPITYPE, ops[op], MPI_COMM_WORLD);                                      \
+      for (int i = 0; i < N; ++i)                                                                  \
+        CHECK(out[i] == (T)expected(op, 0, me, i), "scan %s %s [%d]", names[op], #MPITYPE, i);     \
+      if (P <= 8) {                                                                                \
+        const int per = N / P;                                                                     \
+        T rin[N];                                                                                  \
+        for (int i = 0; i < per * P; ++i) rin[i] = (T)input(op, me, i);                            \
+        MPI_Reduce_scatter_block(rin, blk, per, MPITYPE, ops[op], MPI_COMM_WORLD);                 \
+        for (int i = 0; i < per; ++i)                                                              \
+          CHECK(blk[i] == (T)expected(op, 0, P - 1, me * per + i),                                 \
+                "reduce_scatter_block %s %s [%d]", names[op], #MPITYPE, i);                        \
+      }                                                                                            \
+    }                                                                                              \
   } while (0)
 
 #define ARITH ((1 << OSUM) | (1 << OPROD) | (1 << OMAX) | (1 << OMIN))
@@ -113,32 +138,46 @@ static void predefined(void) {
 }
 
 /* MAXLOC / MINLOC: value = contrib, index = rank; ties resolve to the lowest index. */
-#define TEST_LOC(T, MPITYPE)                                                                    \
-  do {                                                                                          \
-    T in[N], out[N];                                                                            \
-    for (int i = 0; i < N; ++i) {                                                               \
-      in[i].v = contrib(me, i) % 4;                                                             \
-      in[i].k = me;                                                                             \
-    }                                                                                           \
-    for (int m = 0; m < 2; ++m) {                                                               \
-      MPI_Allreduce(in, out, N, MPITYPE, m ? MPI_MINLOC : MPI_MAXLOC, MPI_COMM_WORLD);          \
-      for (int i = 0; i < N; ++i) {                                                             \
-        int best = 0;                                                                           \
-        for (int r = 1; r < P; ++r) {                                                           \
-          int a = contrib(r, i) % 4, b = contrib(best, i) % 4;                                  \
-          if (m ? a < b : a > b) best = r;                                                      \
-        }                                                                                       \
-        CHECK(out[i].v == contrib(best, i) % 4 && out[i].k == best, "%s %s [%d]: (%g,%d)",      \
-              m ? "MINLOC" : "MAXLOC", #MPITYPE, i, (double)out[i].v, (int)out[i].k);           \
-      }                                                                                         \
-    }                                                                                           \
+#define TEST_LOC(T, MPITYPE)                                                               \
+  do {                                                                                     \
+    T in[N], out[N];                                                                       \
+    for (int i = 0; i < N; ++i) {                                                          \
+      in[i].v = contrib(me, i) % 4;                                                        \
+      in[i].k = me;                                                                        \
+    }                                                                                      \
+    for (int m = 0; m < 2; ++m) {                                                          \
+      MPI_Allreduce(in, out, N, MPITYPE, m ? MPI_MINLOC : MPI_MAXLOC, MPI_COMM_WORLD);     \
+      for (int i = 0; i < N; ++i) {                                                        \
+        int best = 0;                                                                      \
+        for (int r = 1; r < P; ++r) {                                                      \
+          int a = contrib(r, i) % 4, b = contrib(best, i) % 4;                             \
+          if (m ? a < b : a > b) best = r;                                                 \
+        }                                                                                  \
+        CHECK(out[i].v == contrib(best, i) % 4 && out[i].k == best, "%s %s [%d]: (%g,%d)", \
+              m ? "MINLOC" : "MAXLOC", #MPITYPE, i, (double)out[i].v, (int)out[i].k);      \
+      }                                                                                    \
+    }                                                                                      \
   } while (0)
 
-struct int_int { int v, k; };
-struct double_int { double v; int k; };
-struct float_int { float v; int k; };
-struct long_int { long v; int k; };
-struct short_int { short v; int k; };
+struct int_int {
+  int v, k;
+};
+struct double_int {
+  double v;
+  int k;
+};
+struct float_int {
+  float v;
+  int k;
+};
+struct long_int {
+  long v;
+  int k;
+};
+struct short_int {
+  short v;
+  int k;
+};
 
 static void locs(void) {
   TEST_LOC(struct int_int, MPI_2INT);
@@ -149,7 +188,9 @@ static void locs(void) {
 }
 
 /* Non-commutative: 2x2 integer matrices (wrapping), inout = in x inout. */
-typedef struct { unsigned a, b, c, d; } mat;
+typedef struct {
+  unsigned a, b, c, d;
+} mat;
 static mat mmul(mat x, mat y) {
   mat r = {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
            x.c * y.b + x.d * y.d};
@@ -170,7 +211,9 @@ static void matmul(void* in, void* inout, int* len, MPI_Datatype* type) {
   mat* y = inout;
   for (int i = 0; i < *len; ++i) y[i] = mmul(x[i], y[i]);
 }
-static int same(mat x, mat y) { return x.a == y.a && x.b == y.b && x.c == y.c && x.d == y.d; }
+static int same(mat x, mat y) {
+  return x.a == y.a && x.b == y.b && x.c == y.c && x.d == y.d;
+}
 
 static void noncommutative(void) {
   MPI_Datatype mt;
@@ -194,7 +237,8 @@ static void noncommutative(void) {
           CHECK(same(out[i], product(0, P - 1, i)), "reduce matmul n=%d root %d [%d]", n, root, i);
     }
     MPI_Scan(in, out, n, mt, op, MPI_COMM_WORLD);
-    for (int i = 0; i < n; ++i) CHECK(same(out[i], product(0, me, i)), "scan matmul n=%d [%d]", n, i);
+    for (int i = 0; i < n; ++i)
+      CHECK(same(out[i], product(0, me, i)), "scan matmul n=%d [%d]", n, i);
     MPI_Exscan(in, out, n, mt, op, MPI_COMM_WORLD);
     if (me > 0)
       for (int i = 0; i < n; ++i)
@@ -203,7 +247,8 @@ static void noncommutative(void) {
     for (int i = 0; i < n * P; ++i) all[i] = matrix(me, i);
     MPI_Reduce_scatter_block(all, out, n, mt, op, MPI_COMM_WORLD);
     for (int i = 0; i < n; ++i)
-      CHECK(same(out[i], product(0, P - 1, me * n + i)), "reduce_scatter_block matmul n=%d [%d]", n, i);
+      CHECK(same(out[i], product(0, P - 1, me * n + i)), "reduce_scatter_block matmul n=%d [%d]", n,
+            i);
     free(all);
     free(in);
     free(out);
@@ -216,7 +261,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  MPI_Op o[10] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND,
+  MPI_Op o[10] = {MPI_SUM, MPI_PROD, MPI_MAX,  MPI_MIN, MPI_LAND,
                   MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
   memcpy(ops, o, sizeof o);
   predefined();

@@ -213,8 +213,9 @@ static void groups(void) {
   /* translate with PROC_NULL and non-members */
   int in_ranks[2] = {0, MPI_PROC_NULL}, out_ranks[2];
   MPI_Group_translate_ranks(world, 2, in_ranks, g2, out_ranks);
-  CHECK(size == 1 /* MPICH: empty g2 */ || (out_ranks[0] == MPI_UNDEFINED && out_ranks[1] == MPI_PROC_NULL), "translate %d %d",
-        out_ranks[0], out_ranks[1]);
+  CHECK(size == 1 /* MPICH: empty g2 */ ||
+            (out_ranks[0] == MPI_UNDEFINED && out_ranks[1] == MPI_PROC_NULL),
+        "translate %d %d", out_ranks[0], out_ranks[1]);
 
   MPI_Group_compare(world, u, &result);
   CHECK(result == (half <= 1 ? MPI_IDENT : MPI_SIMILAR), "world/union compare %d", result);

@@ -1,7 +1,10 @@
 /* The default handler, MPI_ERRORS_ARE_FATAL: a send to an invalid rank ends the job with
  * a message naming the function and the argument. */
+/* tests/mpi/CMakeLists.txt reads the marker lines as they are: */
+/* clang-format off */
 /* SLUICE_TEST_RANKS: 3 */
 /* SLUICE_TEST_EXPECT_FAILURE: MPI_Send: invalid rank 7 \(communicator MPI_COMM_WORLD has 3 ranks\) */
+/* clang-format on */
 #include <mpi.h>
 
 int main(int argc, char** argv) {

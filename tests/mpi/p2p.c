@@ -191,8 +191,7 @@ static void probes(void) {
   MPI_Imrecv(in, 64, MPI_INT, &msg, &rreq);
   MPI_Wait(&rreq, &st);
   MPI_Get_count(&st, MPI_INT, &count);
-  CHECK(count == 10 && verify(in, 10, left) < 0 && st.MPI_SOURCE == left, "imrecv count %d",
-        count);
+  CHECK(count == 10 && verify(in, 10, left) < 0 && st.MPI_SOURCE == left, "imrecv count %d", count);
   MPI_Wait(&sreq, MPI_STATUS_IGNORE);
 
   /* large message through a matched probe (rendezvous) */

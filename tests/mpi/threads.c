@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   pthread_t th[THREADS];
   for (long t = 0; t < THREADS; ++t) pthread_create(&th[t], NULL, ring_worker, (void*)t);
   for (int t = 0; t < THREADS; ++t) pthread_join(th[t], NULL);
-  for (int t = 0; t < THREADS; ++t) CHECK(errors[t] == 0, "thread %d: %d wrong values", t, errors[t]);
+  for (int t = 0; t < THREADS; ++t)
+    CHECK(errors[t] == 0, "thread %d: %d wrong values", t, errors[t]);
 
   /* a thread blocked in Recv; another thread of this rank sends the message later */
   pthread_t rx;

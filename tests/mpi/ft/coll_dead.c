@@ -18,7 +18,7 @@
 
 enum { kBig = 16384, kMaxIters = 1000000 };
 
-static const char* op_name[] = {"MPI_Bcast", "MPI_Allreduce", "MPI_Barrier",
+static const char* op_name[] = {"MPI_Bcast",     "MPI_Allreduce",           "MPI_Barrier",
                                 "MPI_Ialltoall", "MPI_Iallreduce (64 KiB)", "MPI_Ibcast (64 KiB)"};
 
 /* One collective of the loop; returns the MPI error code. */
