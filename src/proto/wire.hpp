@@ -27,8 +27,9 @@
 //                32 RemoteKey of the receiver's buffer (zero: none)                   = 56
 //   DataHeader   0 type | 1 pad(7) | 8 receiver_req (push_data: sender's id) | 16 offset = 24
 //   FinHeader    0 type | 1 pad(7) | 8 sender_req                                     = 16
-// 56 bytes is what a udp datagram leaves the protocol after the reliability header and the
-// payload CRC (112 - 48 - 4 = 60): the remote key must fit there.
+// 56 bytes is what the tightest driver leaves the protocol: a 1500-byte-MTU datagram
+// driver gives 112 header bytes, the reliability header and payload CRC take 48 + 4 (60
+// left). The remote key must fit there.
 //
 // Request ids are the sender's (or receiver's) own request addresses, echoed back
 // verbatim; a request stays alive until every packet that names it has arrived.

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "drivers/driver.hpp"
-#include "drivers/self/self_driver.hpp"
+#include "drivers/loopback.hpp"
 #include "drivers/shm/shm_driver.hpp"
 #include "drivers/tcp/tcp_driver.hpp"
 #include "drivers/udp/udp_driver.hpp"
@@ -78,7 +78,7 @@ void PrintTo(const DriverCase& c, std::ostream* os) {
 
 std::unique_ptr<Endpoints> make_self() {
   auto e = std::make_unique<Endpoints>();
-  e->owned.push_back(std::make_unique<drivers::SelfDriver>(0));
+  e->owned.push_back(std::make_unique<drivers::LoopbackDriver>(0));
   e->a = e->b = e->owned[0].get();
   e->ra = e->rb = 0;
   e->no_kill = "a rank cannot lose itself";
@@ -755,7 +755,7 @@ TEST(ProtocolDemux, RoutesByFirstByteAndTokenAndRejectsTheRest) {
 
 TEST(ProtocolDemux, PointToPointCountsTypesItDoesNotKnow) {
   Rank r(proto::Thresholds{});
-  drivers::SelfDriver self(0);
+  drivers::LoopbackDriver self(0);
   r.p2p.set_route(0, &self);
   const std::byte future_type[] = {std::byte{0x3f}, std::byte{0}, std::byte{0}, std::byte{0}};
   ASSERT_EQ(self.send(0, future_type, {}), IoStatus::done);
