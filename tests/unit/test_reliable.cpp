@@ -321,9 +321,10 @@ TEST(Reliable, ForwardsOneSidedGetAndWorksOverAnyDriver) {
   // Over the loopback-to-self driver (which can read memory): packets to ourselves go
   // through the reliability layer, get() goes straight to the driver.
   ReliableConfig c = test_config();
-  ReliableChannel ch(std::make_unique<FaultDriver>(std::make_unique<sluice::drivers::LoopbackDriver>(0),
-                                                   FaultConfig{.seed = 1, .drop = 0.3}),
-                     c);
+  ReliableChannel ch(
+      std::make_unique<FaultDriver>(std::make_unique<sluice::drivers::LoopbackDriver>(0),
+                                    FaultConfig{.seed = 1, .drop = 0.3}),
+      c);
   EXPECT_TRUE(ch.caps().rdma_get);
   EXPECT_TRUE(ch.caps().rdma_put);
   const std::uint64_t secret = 0x1122334455667788ull;

@@ -6,13 +6,22 @@
 #include <cstring>
 #include <vector>
 
-#include "core/engine.hpp"
-#include "sluice/sluice.hpp"
+#include <sluice/introspect.hpp>
+#include <sluice/sluice.hpp>
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    const bool help = !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h");
+    std::fprintf(help ? stdout : stderr,
+                 "usage: sluicerun -n N sluice-demo\n"
+                 "  every rank exchanges messages of growing size with every other (checking\n"
+                 "  the contents) and passes a token around a ring; rank 0 prints the driver\n"
+                 "  and protocol each size used and how long the exchange took (make run)\n"
+                 "  -h, --help   show this help\n");
+    return help ? 0 : 2;
+  }
   sluice::Session s;
   const int n = s.size(), me = s.rank();
-  auto* eng = sluice::detail::current_engine();
 
   // 1. Token ring: each rank adds its rank number.
   long token = 0;
@@ -78,7 +87,7 @@ int main() {
       const int peer = n > 1 ? 1 : 0;
       double mbps = static_cast<double>(sizes[k]) * 2 * n / seconds[k] / 1e6;
       std::printf("%-10zu %-14s %9.1f us %9.0f MB/s\n", sizes[k],
-                  sluice::proto::protocol_name(eng->p2p().choose(peer, sizes[k])), seconds[k] * 1e6,
+                  sluice::introspect::protocol_for(s, peer, sizes[k]).c_str(), seconds[k] * 1e6,
                   mbps);
     }
     std::printf("data errors: %ld\n", total_errors);

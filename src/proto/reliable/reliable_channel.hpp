@@ -61,8 +61,8 @@ struct ReliableConfig {
   std::uint32_t rail_fail_after = 8;               // losses in a row that take a rail out
   std::uint64_t rail_retry_ns = 100'000'000;       // then try it again after this long
   // Full-size data packets to one peer are held back (corked) and handed to the rail in one
-  // send_batch() (datagram sockets: one GSO sendmsg) when the run is long enough, a smaller packet or
-  // another peer's comes, or at the next poll / timer query; false: one send() each.
+  // send_batch() (datagram sockets: one GSO sendmsg) when the run is long enough, a smaller packet
+  // or another peer's comes, or at the next poll / timer query; false: one send() each.
   bool cork = true;
   // Monotonic nanoseconds; empty means std::chrono::steady_clock. Tests pass a fake clock.
   std::function<std::uint64_t()> clock;
