@@ -146,7 +146,7 @@ class PointToPoint final : public drivers::PacketSink {
     uint8_t len;
   };
   // A pushed message on the receiving side, from its rts until a receive has all of it.
-  // Heap-allocated: its address travels in Incoming::sender_addr through the core's
+  // Heap-allocated: its address travels in Incoming::push_rx through the core's
   // unexpected queue back to deliver().
   struct PushRx {
     int src = -1;
