@@ -458,12 +458,9 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
   if (int rc = check_comm(comm, "MPI_Comm_split_type")) return rc;
   int color = MPI_UNDEFINED;
   if (split_type == MPI_COMM_TYPE_SHARED) {
-    // Shared-memory domain: the lowest comm rank reachable through shared memory (the
-    // engine routes exactly the processes of this host through "self" or "shm").
-    for (int r = 0; r < comm->size && color == MPI_UNDEFINED; ++r) {
-      const auto d = engine().driver_name(comm->world[r]);
-      if (d == "self" || d == "shm") color = r;
-    }
+    // Shared-memory domain: the lowest comm rank on this host (whichever driver serves it).
+    for (int r = 0; r < comm->size && color == MPI_UNDEFINED; ++r)
+      if (engine().same_host(comm->world[r])) color = r;
   } else if (split_type != MPI_UNDEFINED) {
     return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
   }
