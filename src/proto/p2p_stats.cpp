@@ -38,6 +38,14 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
   reg.add("p2p", "pushed_unexpected", Unit::count, &stats_.pushed_unexpected,
           "pushed messages stashed because no receive was posted yet");
   reg.add("p2p", "truncated", Unit::count, &stats_.truncated, "receives truncated");
+  reg.add("p2p", "gets_deferred", Unit::count, &stats_.gets_deferred,
+          "gets the driver posted to complete later");
+  reg.add("p2p", "gets_again", Unit::count, &stats_.gets_again,
+          "gets the driver had no room for (retried)");
+  reg.add("p2p", "local_completions", Unit::count, &stats_.local_completions,
+          "lent fragments the driver reported free");
+  reg.add("p2p", "unknown_packets", Unit::count, &stats_.unknown_packets,
+          "packets of a type p2p does not know, rejected");
   // The thresholds in force, beside the counters they explain.
   reg.add(
       "p2p", "threshold.eager_limit", Unit::bytes,
