@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/sluice.hpp"
+#include "util/errc.hpp"
 
 namespace sluice::drivers {
 

@@ -10,12 +10,6 @@
 
 namespace sluice::detail {
 
-// This target links config.cpp alone; the real definition lives in src/boot/boot.cpp.
-bool is_launcher_variable(std::string_view n) {
-  return n == "RANK" || n == "SIZE" || n == "LOCAL_RANK" || n == "LOCAL_SIZE" || n == "JOB_ID" ||
-         n == "JOB_KEY" || n == "BOOT_ADDR";
-}
-
 namespace {
 
 Config parse(std::vector<std::string> env, std::vector<std::string>& problems) {
