@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B of sluice-bench binaries on the udp 8 B ping-pong, interleaved (issue 4, latency work).
+# A/B of sluice-bench binaries on the udp 8 B ping-pong, interleaved.
 #
 #   bench/ab-udp-lat.sh PAIRS BIN...            loopback: sluicerun -n 2 --bind core
 #   bench/ab-udp-lat.sh --netns PAIRS BIN...    one rank in each of two tests/netns hosts

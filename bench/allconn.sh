@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Paper 002's startup benchmark over N = 2, 4, ..., 128 processes on this host (oversubscribed
+# [OpenMPI-UD]'s startup benchmark over N = 2, 4, ..., 128 processes on this host (oversubscribed
 # on a small machine): Sluice's udp and tcp drivers (SLUICE_DRIVERS=udp / tcp, so every peer
 # goes through the network driver, over loopback) and Open MPI's tcp BTL as the peer.
 # Writes bench/results/allconn.jsonl (one JSON object per run), the scaling model
@@ -58,7 +58,7 @@ if command -v gnuplot >/dev/null; then
   gnuplot <<GP
 set terminal pngcairo size 1200,500 noenhanced
 set output "$results/allconn.png"
-set multiplot layout 1,2 title "allconn (paper 002): every process sends 0 B to every other, loopback, 2 cores"
+set multiplot layout 1,2 title "allconn ([OpenMPI-UD]): every process sends 0 B to every other, loopback, 2 cores"
 set logscale xy
 set xlabel "processes N"
 set key top left

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Round-by-round verdicts of issue 4's network targets for a bench/compare-net.sh or
+"""Round-by-round verdicts of the network targets below for a bench/compare-net.sh or
 bench/compare-netns.sh results directory (the n-th line of a stack's file for a size is
 round n; every ratio is taken within its round):
 

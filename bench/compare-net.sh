@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interleaved network comparison on loopback (issue 4): Sluice's tcp and udp drivers against
+# Interleaved network comparison on loopback: Sluice's tcp and udp drivers against
 # Open MPI's tcp BTL, MPICH over UCX tcp, UCX itself (ucx_perftest) and libfabric's
 # udp;ofi_rxd (fi_pingpong), in one session: R rounds, each running every stack once, then
 # the table of medians [min-max] over rounds with the ratios the issue's targets name

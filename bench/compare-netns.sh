@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/compare-net.sh between two network-namespace hosts (issue 4): the same stacks, one
+# bench/compare-net.sh between two network-namespace hosts: the same stacks, one
 # rank in each of two tests/netns hosts joined by veth links on a bridge (10.77.1.1 and
 # 10.77.1.2, eth0), instead of two processes on 127.0.0.1. Needs root.
 #

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Heat maps of nonblocking-collective overlap like paper 004's figure 3: one panel per stack
+# Heat maps of nonblocking-collective overlap like [MPC-Threads]' figure 3: one panel per stack
 # (rows) and operation (columns), ranks (y) x message size (x) -> overlap (colour, %), the
 # number in each cell. Input: the JSON lines of bench/nbc-overlap.sh; where a (stack, op,
 # ranks, size) was measured several times, the median overlap is drawn.
 #
 # Usage: bench/nbc-overlap-plot.sh [IN.jsonl] [OUT.png] [--ops "ialltoall igather iscatter"]
 #                                  [--stacks "sluice-on sluice-off openmpi mpich"]
-#        (defaults: bench/results/nbc-overlap.jsonl, docs/nbc-overlap-heatmap.png)
+#        (defaults: bench/results/nbc-overlap.jsonl, docs/img/nbc-overlap-heatmap.png)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 in="$repo/bench/results/nbc-overlap.jsonl"
-out="$repo/docs/nbc-overlap-heatmap.png"
+out="$repo/docs/img/nbc-overlap-heatmap.png"
 ops="ialltoall igather iscatter"
 stacks="sluice-on sluice-off openmpi mpich"
 pos=0

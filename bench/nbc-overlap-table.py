@@ -9,7 +9,7 @@ Usage: bench/nbc-overlap-table.py [IN.jsonl] [--ops ialltoall,igather,iscatter]
                                   [--stacks sluice-on,sluice-off,openmpi,mpich]
                                   [--ceiling sluice-on] [--verdict sluice-on,sluice-off]
 
-With --verdict, a last column judges issue 5's target for the best of the named Sluice
+With --verdict, a last column judges the overlap target for the best of the named Sluice
 stacks (medians): target = better peer + 30 points; "met" when that stack reaches the
 target and is within 10 points of the ceiling, "unreachable" when the ceiling itself is
 below the target (the stack is then judged against the ceiling - 10 only), else "not met".
@@ -88,7 +88,7 @@ def judge(op, r, s):
     return f"{'met' if ok else 'not met'} (target {target:.0f}, {who} {best:.0f})"
 
 
-extra_head = " | target (issue 5)" if verdict else ""
+extra_head = " | target" if verdict else ""
 print("| op | ranks | size | " + " | ".join(stacks) + f" | ceiling ({a.ceiling}){extra_head} |")
 print("|---|---|---|" + "---|" * len(stacks) + "---|" + ("---|" if verdict else ""))
 for op in ops:

@@ -1,4 +1,4 @@
-# One static library per layer of src/ (docs/ARCHITECTURE.md: util < mem < drivers < proto <
+# One static library per layer of src/ (docs/DESIGN.md: util < mem < drivers < proto <
 # core < coll < boot < api < mpi; tools on top), each linking only layers below it.
 #
 # Headers are included as "<layer>/file.hpp". A layer's include root is a directory of its

@@ -1,4 +1,4 @@
-/* Sluice MPI interface: MPI-3.1 C bindings (the subset listed in issue 3).
+/* Sluice MPI interface: MPI-3.1 C bindings (the subset docs/MPI.md lists).
  *
  * Handles are pointers to opaque structs; predefined handles are the addresses of
  * objects defined inside libmpi (sluice_dt_*, sluice_op_*, sluice_comm_*, ...).
@@ -98,6 +98,29 @@ SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_int;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2int;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_short_int;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_long_double_int;
+/* Fortran types usable from C (gfortran's default kinds) and the C++ types. */
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_real;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_double_precision;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_double_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_logical;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_character;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_real4;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_real8;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer1;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer2;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer4;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer8;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex8;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex16;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2integer;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2real;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2double_precision;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_bool;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_float_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_double_complex;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_cxx_long_double_complex;
 
 SLUICE_PREDEFINED struct sluice_op_s sluice_op_max;
 SLUICE_PREDEFINED struct sluice_op_s sluice_op_min;
@@ -176,6 +199,28 @@ SLUICE_PREDEFINED struct sluice_info_s sluice_info_env;
 #define MPI_2INT (&sluice_dt_2int)
 #define MPI_SHORT_INT (&sluice_dt_short_int)
 #define MPI_LONG_DOUBLE_INT (&sluice_dt_long_double_int)
+#define MPI_INTEGER (&sluice_dt_integer)
+#define MPI_REAL (&sluice_dt_real)
+#define MPI_DOUBLE_PRECISION (&sluice_dt_double_precision)
+#define MPI_COMPLEX (&sluice_dt_complex)
+#define MPI_DOUBLE_COMPLEX (&sluice_dt_double_complex)
+#define MPI_LOGICAL (&sluice_dt_logical)
+#define MPI_CHARACTER (&sluice_dt_character)
+#define MPI_REAL4 (&sluice_dt_real4)
+#define MPI_REAL8 (&sluice_dt_real8)
+#define MPI_INTEGER1 (&sluice_dt_integer1)
+#define MPI_INTEGER2 (&sluice_dt_integer2)
+#define MPI_INTEGER4 (&sluice_dt_integer4)
+#define MPI_INTEGER8 (&sluice_dt_integer8)
+#define MPI_COMPLEX8 (&sluice_dt_complex8)
+#define MPI_COMPLEX16 (&sluice_dt_complex16)
+#define MPI_2INTEGER (&sluice_dt_2integer)
+#define MPI_2REAL (&sluice_dt_2real)
+#define MPI_2DOUBLE_PRECISION (&sluice_dt_2double_precision)
+#define MPI_CXX_BOOL (&sluice_dt_cxx_bool)
+#define MPI_CXX_FLOAT_COMPLEX (&sluice_dt_cxx_float_complex)
+#define MPI_CXX_DOUBLE_COMPLEX (&sluice_dt_cxx_double_complex)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX (&sluice_dt_cxx_long_double_complex)
 
 #define MPI_MAX (&sluice_op_max)
 #define MPI_MIN (&sluice_op_min)
@@ -234,6 +279,12 @@ SLUICE_PREDEFINED int sluice_mpi_in_place_marker;
 #define MPI_GRAPH 1
 #define MPI_CART 2
 #define MPI_DIST_GRAPH 3
+
+/* Dist_graph weights: no weights at all, or no edge (degree 0) of a weighted graph. */
+SLUICE_PREDEFINED int sluice_mpi_unweighted_marker;
+SLUICE_PREDEFINED int sluice_mpi_weights_empty_marker;
+#define MPI_UNWEIGHTED ((int*)&sluice_mpi_unweighted_marker)
+#define MPI_WEIGHTS_EMPTY ((int*)&sluice_mpi_weights_empty_marker)
 
 /* datatype combiners */
 #define MPI_COMBINER_NAMED 1
@@ -617,6 +668,68 @@ int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
               MPI_Comm comm, MPI_Request* request);
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request* request);
+
+/* ---- process topologies and neighbourhood collectives (topo.cpp) ----------------------- */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm* comm_cart);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank);
+int MPI_Cartdim_get(MPI_Comm comm, int* ndims);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm* comm_graph);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank);
+int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm* comm_dist_graph);
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm* comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[]);
+int MPI_Topo_test(MPI_Comm comm, int* status);
+
+int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm);
+int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request* request);
+int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request* request);
+int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request* request);
+int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm, MPI_Request* request);
 
 int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MPI_Op_free(MPI_Op* op);

@@ -3,7 +3,7 @@
 
 Usage: tools/check-layers.py [ROOT]   (ROOT: a source tree, default this repository)
 
-The layers, bottom-up (docs/ARCHITECTURE.md): util < mem < drivers < proto < core < coll <
+The layers, bottom-up (docs/DESIGN.md): util < mem < drivers < proto < core < coll <
 boot < api < mpi < tools. A file under src/<layer>/ may include headers of its own layer
 and of the layers below it. The public headers belong to the layer that implements them
 (sluice/errc.hpp: util, sluice/sluice.hpp: core, sluice/collectives.hpp: coll, mpi.h:

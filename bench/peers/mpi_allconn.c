@@ -1,5 +1,5 @@
 /*
- * mpi_allconn.c - paper 002's startup benchmark for any MPI (the peer of
+ * mpi_allconn.c - [OpenMPI-UD]'s startup benchmark for any MPI (the peer of
  * `sluice-bench allconn`, same method and JSON fields).
  *
  * Right after MPI_Init and a barrier, every rank sends a 0-byte message to every other

@@ -20,7 +20,7 @@
  *   bw_best_MBps  the best repetition.
  *
  * Sizes default to 1 B .. 16 MiB in 5 % steps (round(1.05^i), deduplicated, plus the
- * maximum), as in the first-touch vs best-time sweeps of paper 000. The same sequence is
+ * maximum), as in the first-touch vs best-time sweeps of [NewMadeleine]. The same sequence is
  * produced by tools/sluice-bench/sizes.hpp.
  *
  * Usage: mpirun -n 2 mpi_pingpong [--json] [--sizes a,b,c] [--max-size S] [--iters N]

@@ -1,8 +1,7 @@
 // The collective algorithms, each compiled into a Schedule by a Builder.
 //
 // Sources: dissemination barrier (Hensgen, Finkel & Manber 1988); binomial trees, recursive
-// doubling, Bruck and pairwise exchange as in Thakur, Rabenseifner & Gropp, "Optimization
-// of Collective Communication Operations in MPICH" (IJHPCA 2005), which also gives the
+// doubling, [Bruck] and pairwise exchange as in [Thakur-Coll], which also gives the
 // fold of extra ranks for non-powers of two; Rabenseifner's reduce-scatter + allgather
 // allreduce (2004); van de Geijn's scatter + allgather broadcast (Barnett et al. 1994).
 //
@@ -1002,7 +1001,7 @@ Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t by
     for (int i = 0; i < P; ++i) displs[i] = static_cast<std::size_t>(i) * bytes;
     // All at once while the whole exchange stays small: every round of the pairwise
     // exchange is a synchronisation point, and with ranks sharing cores each costs a
-    // context switch (4 ranks on 2 cores, 64 KiB blocks: 179 -> see PERFORMANCE.md).
+    // context switch.
     if (bytes <= kAlltoallMedium || total <= kAlltoallAtOnceTotal) {
       alltoallv_at_once(b, in, counts, displs, out, counts, displs);
     } else {

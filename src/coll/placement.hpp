@@ -1,6 +1,6 @@
-// Placement of ranks and progress threads on the cores of one host (issue 5, item 2).
+// Placement of ranks and progress threads on the cores of one host ([MPC-Threads]).
 //
-// Policies, drawn as describe() draws them, for paper 004's host (8 cores, 2 NUMA nodes) with
+// Policies, drawn as describe() draws them, for [MPC-Threads]' host (8 cores, 2 NUMA nodes) with
 // 3 and with 7 ranks: `o` a core, `|` a rank on it, `/` a progress thread on it (stacked).
 //
 //   none   nothing is bound: the kernel schedules ranks and threads anywhere.
@@ -12,7 +12,7 @@
 //                      |   |       |                      | | | |   | | |
 //                      o o o o   o o o o                  o o o o   o o o o
 //
-//   numa   paper 004, section 3. Algorithm 1: the ranks split evenly across the NUMA nodes,
+//   numa   [MPC-Threads], section 3. Algorithm 1: the ranks split evenly across the NUMA nodes,
 //          then scattered inside each node (figure 1b). Algorithm 2: each progress thread on a
 //          free core of its rank's NUMA node, on the rank's own core when the node has none
 //          free, never on another NUMA node (figure 2b).
@@ -23,7 +23,7 @@
 //          (7 ranks: NUMA 0 is full, so its threads share their ranks' cores; NUMA 1 has one
 //          free core, and its three threads all go there, as the paper describes.)
 //
-// Paper 004's formulas, for rank r of n on a host of N NUMA nodes with c cores each:
+// [MPC-Threads]' formulas, for rank r of n on a host of N NUMA nodes with c cores each:
 //   Algorithm 1   numa    = floor(r * N / n)
 //                 local   = r - ceil(numa * n / N)
 //                 k       = ceil((numa + 1) * n / N) - ceil(numa * n / N)   (ranks on that node)

@@ -43,7 +43,7 @@ constexpr ConfigKey kTable[] = {
     {"SHM_COLL_CMA_MAX", T::size, "4M",
      "collective schedules' sends (SHM_RNDV=auto) move by CMA up to this size even above "
      "SHM_CMA_MAX: every rank of a collective copies, so one copy per message beats the "
-     "two-copy pipeline there (docs/PERFORMANCE.md, issue 5)"},
+     "two-copy pipeline there (docs/PERFORMANCE.md)"},
     {"SHM_PUSH_MAX", T::size, "0",
      "largest message the sender pushes through the bulk slots right after its rendezvous "
      "request, without waiting for the receiver (0: never); the receiver copies it out, or "

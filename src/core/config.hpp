@@ -1,5 +1,4 @@
 // Configuration: one typed table of SLUICE_* keys (name, type with units, default, help).
-// (INTERFACE FIXED by the core; the implementer may add private members.)
 #pragma once
 
 #include <cstdint>

@@ -107,7 +107,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool abandon(RequestImpl* r);
   Errc barrier();
 
-  // Process failures (ULFM-style, docs/ARCHITECTURE.md "Peer failure"). A context's members
+  // Process failures (ULFM-style, docs/DESIGN.md "Peer failure"). A context's members
   // decide which failures its any-source receives see; an unregistered context (the world,
   // internal ones) has every rank. Failures are acknowledged per context: an any-source
   // receive fails while the context has a dead member it has not acknowledged.
@@ -212,7 +212,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   EngineStats stats_;
   uint64_t spin_ns_ = 50000;
   uint64_t max_sleep_ns_ = 1000000;
-  uint32_t yield_rounds_ = 0;  // 200 when local ranks outnumber CPUs
+  uint32_t yield_rounds_ = 0;  // 2000 (and spin 0) when local ranks outnumber CPUs
   bool print_stats_ = false;
   drivers::SelfDriver* self_ = nullptr;         // drivers_[0]
   drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use

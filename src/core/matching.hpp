@@ -1,6 +1,4 @@
 // Tag matching: posted receives and unexpected messages, keyed by (context, source, tag).
-// (INTERFACE FIXED by the core: the helper implementing it may add private members and
-// engine-private fields in MatchEntry, but must keep the public names and semantics.)
 //
 // Semantics (MPI non-overtaking): among the posted receives that match an arrival, the
 // one posted first wins; among the unexpected messages that match a receive/probe, the one

@@ -239,6 +239,7 @@ class IdupOp final : public AsyncOp {
     done_ = true;
     if (agreement_->error() == MPI_SUCCESS) {
       *out_ = new_comm(parent_->world, agreement_->ctx(), parent_);
+      (*out_)->topo = parent_->topo;  // a duplicate keeps the topology (MPI-3.1 §7.4)
       copy_error_ = copy_attrs(parent_, *out_);
     }
     return true;
@@ -341,6 +342,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   if (int rc = agree(comm, {}, ag))
     return raise(comm, rc, "MPI_Comm_dup", "context agreement failed");
   MPI_Comm c = new_comm(comm->world, ag->ctx(), comm);
+  c->topo = comm->topo;  // a duplicate keeps the topology (MPI-3.1 §7.4)
   if (int rc = copy_attrs(comm, c)) {
     delete_attrs(c);
     destroy_comm(c);

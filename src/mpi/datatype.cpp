@@ -50,6 +50,28 @@ sluice_datatype_s sluice_dt_long_int;
 sluice_datatype_s sluice_dt_2int;
 sluice_datatype_s sluice_dt_short_int;
 sluice_datatype_s sluice_dt_long_double_int;
+sluice_datatype_s sluice_dt_integer;
+sluice_datatype_s sluice_dt_real;
+sluice_datatype_s sluice_dt_double_precision;
+sluice_datatype_s sluice_dt_complex;
+sluice_datatype_s sluice_dt_double_complex;
+sluice_datatype_s sluice_dt_logical;
+sluice_datatype_s sluice_dt_character;
+sluice_datatype_s sluice_dt_real4;
+sluice_datatype_s sluice_dt_real8;
+sluice_datatype_s sluice_dt_integer1;
+sluice_datatype_s sluice_dt_integer2;
+sluice_datatype_s sluice_dt_integer4;
+sluice_datatype_s sluice_dt_integer8;
+sluice_datatype_s sluice_dt_complex8;
+sluice_datatype_s sluice_dt_complex16;
+sluice_datatype_s sluice_dt_2integer;
+sluice_datatype_s sluice_dt_2real;
+sluice_datatype_s sluice_dt_2double_precision;
+sluice_datatype_s sluice_dt_cxx_bool;
+sluice_datatype_s sluice_dt_cxx_float_complex;
+sluice_datatype_s sluice_dt_cxx_double_complex;
+sluice_datatype_s sluice_dt_cxx_long_double_complex;
 
 namespace sluice::mpi {
 namespace {
@@ -374,25 +396,26 @@ void set_basic(Type& t, TypeClass cls, Scalar s) {
   t.scalar = s;
 }
 
-// MAXLOC/MINLOC pair types: the layout of the C struct {V value; int index;}.
-template <typename V>
+// MAXLOC/MINLOC pair types: the layout of the C struct {V value; I index;} (I is int for
+// the C pairs, the value's type for the Fortran ones).
+template <typename V, typename I = int>
 void set_pair(Type& t, Scalar s) {
   struct P {
     V value;
-    int index;
+    I index;
   };
   t.predefined = true;
   t.committed = true;
   t.combiner = MPI_COMBINER_NAMED;
-  t.size = sizeof(V) + sizeof(int);
-  t.lb = 0, t.ub = sizeof(P), t.true_lb = 0, t.true_ub = offsetof(P, index) + sizeof(int);
+  t.size = sizeof(V) + sizeof(I);
+  t.lb = 0, t.ub = sizeof(P), t.true_lb = 0, t.true_ub = offsetof(P, index) + sizeof(I);
   t.align = alignof(P);
   RunBuilder b(t.runs);
   b.block(0, sizeof(V));
-  b.block(offsetof(P, index), sizeof(int));
+  b.block(offsetof(P, index), sizeof(I));
   t.sig.clear();
   append_sig(t.sig, {sizeof(V), 1});
-  append_sig(t.sig, {sizeof(int), 1});
+  append_sig(t.sig, {sizeof(I), 1});
   t.n_basic = 2;
   t.contiguous = t.extent() == static_cast<MPI_Aint>(t.size) && t.runs.size() == 1;
   t.op_base = &t;
@@ -423,8 +446,9 @@ void set_int(Type& t) {
 
 const bool predefined_ready = [] {
   static_assert(sizeof(long double) == 16, "x86-64 long double layout assumed");
-  // Characters: moved by MPI, but no predefined reduction applies (MPI-3.1 §5.9.2).
-  set_basic<char>(sluice_dt_char, TypeClass::none, Scalar::i8);
+  // MPI-3.1 §5.9.2 defines no reduction on MPI_CHAR; Sluice allows the arithmetic ones
+  // (as Open MPI and MPICH do: programs and benchmarks expect it).
+  set_basic<char>(sluice_dt_char, TypeClass::character, Scalar::i8);
   set_basic<wchar_t>(sluice_dt_wchar, TypeClass::none, Scalar::i32);
   set_basic<unsigned char>(sluice_dt_packed, TypeClass::none, Scalar::u8);
   set_basic<unsigned char>(sluice_dt_byte, TypeClass::byte, Scalar::u8);
@@ -501,6 +525,57 @@ const bool predefined_ready = [] {
   sluice_dt_2int.name = "MPI_2INT";
   sluice_dt_short_int.name = "MPI_SHORT_INT";
   sluice_dt_long_double_int.name = "MPI_LONG_DOUBLE_INT";
+
+  // Fortran types with gfortran's default kinds (INTEGER, REAL, LOGICAL: 4 bytes; DOUBLE
+  // PRECISION: 8), for C code that exchanges Fortran data. The reduction groups follow
+  // MPI-3.1 §5.9.2 (Fortran integer ~ C integer; LOGICAL takes the logical ops, 0 is
+  // .FALSE.); CHARACTER, like MPI_WCHAR, has none.
+  set_int<std::int32_t>(sluice_dt_integer);
+  set_basic<float>(sluice_dt_real, TypeClass::floating, Scalar::f32);
+  set_basic<double>(sluice_dt_double_precision, TypeClass::floating, Scalar::f64);
+  set_basic<std::complex<float>>(sluice_dt_complex, TypeClass::complex, Scalar::c32);
+  set_basic<std::complex<double>>(sluice_dt_double_complex, TypeClass::complex, Scalar::c64);
+  set_basic<std::int32_t>(sluice_dt_logical, TypeClass::logical, Scalar::i32);
+  set_basic<char>(sluice_dt_character, TypeClass::none, Scalar::i8);
+  set_basic<float>(sluice_dt_real4, TypeClass::floating, Scalar::f32);
+  set_basic<double>(sluice_dt_real8, TypeClass::floating, Scalar::f64);
+  set_int<std::int8_t>(sluice_dt_integer1);
+  set_int<std::int16_t>(sluice_dt_integer2);
+  set_int<std::int32_t>(sluice_dt_integer4);
+  set_int<std::int64_t>(sluice_dt_integer8);
+  set_basic<std::complex<float>>(sluice_dt_complex8, TypeClass::complex, Scalar::c32);
+  set_basic<std::complex<double>>(sluice_dt_complex16, TypeClass::complex, Scalar::c64);
+  set_pair<std::int32_t>(sluice_dt_2integer, Scalar::pair_int_int);
+  set_pair<float, float>(sluice_dt_2real, Scalar::pair_float_float);
+  set_pair<double, double>(sluice_dt_2double_precision, Scalar::pair_double_double);
+  // C++ bool and std::complex have the C types' layouts.
+  set_basic<bool>(sluice_dt_cxx_bool, TypeClass::logical, Scalar::boolean);
+  set_basic<std::complex<float>>(sluice_dt_cxx_float_complex, TypeClass::complex, Scalar::c32);
+  set_basic<std::complex<double>>(sluice_dt_cxx_double_complex, TypeClass::complex, Scalar::c64);
+  set_basic<std::complex<long double>>(sluice_dt_cxx_long_double_complex, TypeClass::complex,
+                                       Scalar::c80);
+  sluice_dt_integer.name = "MPI_INTEGER";
+  sluice_dt_real.name = "MPI_REAL";
+  sluice_dt_double_precision.name = "MPI_DOUBLE_PRECISION";
+  sluice_dt_complex.name = "MPI_COMPLEX";
+  sluice_dt_double_complex.name = "MPI_DOUBLE_COMPLEX";
+  sluice_dt_logical.name = "MPI_LOGICAL";
+  sluice_dt_character.name = "MPI_CHARACTER";
+  sluice_dt_real4.name = "MPI_REAL4";
+  sluice_dt_real8.name = "MPI_REAL8";
+  sluice_dt_integer1.name = "MPI_INTEGER1";
+  sluice_dt_integer2.name = "MPI_INTEGER2";
+  sluice_dt_integer4.name = "MPI_INTEGER4";
+  sluice_dt_integer8.name = "MPI_INTEGER8";
+  sluice_dt_complex8.name = "MPI_COMPLEX8";
+  sluice_dt_complex16.name = "MPI_COMPLEX16";
+  sluice_dt_2integer.name = "MPI_2INTEGER";
+  sluice_dt_2real.name = "MPI_2REAL";
+  sluice_dt_2double_precision.name = "MPI_2DOUBLE_PRECISION";
+  sluice_dt_cxx_bool.name = "MPI_CXX_BOOL";
+  sluice_dt_cxx_float_complex.name = "MPI_CXX_FLOAT_COMPLEX";
+  sluice_dt_cxx_double_complex.name = "MPI_CXX_DOUBLE_COMPLEX";
+  sluice_dt_cxx_long_double_complex.name = "MPI_CXX_LONG_DOUBLE_COMPLEX";
   return true;
 }();
 

@@ -28,7 +28,8 @@ namespace sluice::mpi {
 
 // What a reduction operator may do with a predefined type (MPI-3.1 §5.9.2 groups).
 enum class TypeClass : std::uint8_t {
-  none,       // derived types, MPI_CHAR, MPI_WCHAR, MPI_PACKED: no predefined op applies
+  none,       // derived types, MPI_WCHAR, MPI_PACKED, MPI_CHARACTER: no predefined op applies
+  character,  // MPI_CHAR: MAX/MIN/SUM/PROD as a signed char, as Open MPI and MPICH allow
   c_integer,  // C integers, fixed-width integers, MPI_AINT/OFFSET/COUNT
   floating,   // float, double, long double
   complex,    // C complex types
@@ -61,6 +62,8 @@ enum class Scalar : std::uint8_t {
   pair_int_int,
   pair_short_int,
   pair_long_double_int,
+  pair_float_float,    // MPI_2REAL
+  pair_double_double,  // MPI_2DOUBLE_PRECISION
 };
 
 // `count` blocks of `length` bytes, the i-th at `offset + i * stride` (relative to the

@@ -480,7 +480,7 @@ int MPI_Op_commutative(MPI_Op op, int* commute) {
   return MPI_SUCCESS;
 }
 
-// Not in issue 3's list (so not declared in mpi.h yet) but standard MPI-2.2: applies an op
+// Not in docs/MPI.md's list (so not declared in mpi.h yet) but standard MPI-2.2: applies an op
 // locally, which is how the op kernels are tested without collectives.
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op) {

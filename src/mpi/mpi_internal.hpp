@@ -6,10 +6,12 @@
 // >= kMgmtTagBase are reserved for communicator management (context agreement of
 // dup/split/create); collective algorithms use tags below it.
 //
-// Threads: MPI_Init_thread provides up to MPI_THREAD_MULTIPLE. The engine has no locks, so
-// under MULTIPLE one process-wide lock serializes MPI calls: every entry point starts with
-// SLUICE_MPI_CALL; blocking waits (block_until) drop it between progress passes so other
-// threads' calls proceed while one thread is blocked. Below MULTIPLE the lock is skipped.
+// Threads: MPI_Init_thread provides up to MPI_THREAD_MULTIPLE. The engine is single-threaded;
+// its engine lock (core/engine_lock.hpp) is on only while a progress thread runs, so under
+// MULTIPLE one process-wide lock also serializes MPI calls: every entry point starts with
+// SLUICE_MPI_CALL, which takes both; blocking waits (block_until) drop both between progress
+// passes so other threads' calls proceed while one thread is blocked. Below MULTIPLE the
+// process-wide lock is skipped.
 #pragma once
 
 #include <mpi.h>
@@ -45,6 +47,9 @@ inline constexpr uint32_t kCommMagic = 0x534c4343;  // "SLCC"
 namespace sluice::coll {
 struct Group;
 }
+namespace sluice::mpi {
+struct Topology;  // topo.cpp
+}
 
 struct sluice_comm_s {
   uint32_t magic = 0;  // kCommMagic while the communicator is valid
@@ -58,6 +63,8 @@ struct sluice_comm_s {
   bool predefined = false;
   uint32_t mgmt_seq = 0;  // communicator-management operations started on this comm
   std::vector<std::pair<int, void*>> attrs;  // user attributes (keyval, value), set order
+  // Cartesian / graph / distributed-graph topology (topo.cpp); dup and idup share it.
+  std::shared_ptr<const sluice::mpi::Topology> topo;
 
   bool valid() const { return magic == kCommMagic; }
   // comm rank of a world rank (for MPI_SOURCE); `src` may be negative (passed through).
@@ -263,6 +270,9 @@ detail::RequestImpl* irecv_bytes(MPI_Comm comm, void* buf, std::size_t bytes, in
 
 // ---- communicators -----------------------------------------------------------------
 inline constexpr int kMgmtTagBase = 0x3fff0000;
+// Neighbourhood collectives (topo.cpp) use coll_ctx tags from here up, above every
+// management tag and every user tag.
+inline constexpr int kNeighborTagBase = 0x40000000;
 // Builds a communicator over `world_ranks` (this process must be a member) with the
 // given context pair; errhandler inherited from `parent`.
 MPI_Comm make_comm(const std::vector<int>& world_ranks, uint32_t p2p_ctx, MPI_Comm parent);

@@ -137,12 +137,12 @@ void bool_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
   }
 }
 
-// MAXLOC/MINLOC on {V value; int index;}; on equal values the lower index wins.
-template <typename V>
+// MAXLOC/MINLOC on {V value; I index;}; on equal values the lower index wins.
+template <typename V, typename I = int>
 void pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
   struct P {
     V value;
-    int index;
+    I index;
   };
   const P* a = static_cast<const P*>(in);
   P* b = static_cast<P*>(inout);
@@ -167,24 +167,24 @@ void pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
   }
 }
 
-// MAXLOC/MINLOC on packed pairs: value then int index with no padding between elements.
-template <typename V>
+// MAXLOC/MINLOC on packed pairs: value then index with no padding between elements.
+template <typename V, typename I = int>
 void packed_pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
-  constexpr std::size_t kStride = sizeof(V) + sizeof(int);
+  constexpr std::size_t kStride = sizeof(V) + sizeof(I);
   const char* a = static_cast<const char*>(in);
   char* b = static_cast<char*>(inout);
   for (std::size_t i = 0; i < n; ++i, a += kStride, b += kStride) {
     V av, bv;
-    int ai, bi;
+    I ai, bi;
     std::memcpy(&av, a, sizeof(V));
     std::memcpy(&bv, b, sizeof(V));
-    std::memcpy(&ai, a + sizeof(V), sizeof(int));
-    std::memcpy(&bi, b + sizeof(V), sizeof(int));
+    std::memcpy(&ai, a + sizeof(V), sizeof(I));
+    std::memcpy(&bi, b + sizeof(V), sizeof(I));
     bool a_wins = k == OpKind::maxloc ? av > bv : av < bv;
     if (a_wins) {
       std::memcpy(b, a, kStride);
     } else if (av == bv && ai < bi) {
-      std::memcpy(b + sizeof(V), &ai, sizeof(int));
+      std::memcpy(b + sizeof(V), &ai, sizeof(I));
     }
   }
 }
@@ -204,6 +204,10 @@ void packed_pair(OpKind k, const sluice_datatype_s& base, const void* in, void* 
       return packed_pair_kernel<short>(k, in, inout, n);
     case Scalar::pair_long_double_int:
       return packed_pair_kernel<long double>(k, in, inout, n);
+    case Scalar::pair_float_float:
+      return packed_pair_kernel<float, float>(k, in, inout, n);
+    case Scalar::pair_double_double:
+      return packed_pair_kernel<double, double>(k, in, inout, n);
     default:
       return;
   }
@@ -255,6 +259,10 @@ void kernel(OpKind k, const sluice_datatype_s& base, const void* in, void* inout
       return pair_kernel<short>(k, in, inout, n);
     case Scalar::pair_long_double_int:
       return pair_kernel<long double>(k, in, inout, n);
+    case Scalar::pair_float_float:
+      return pair_kernel<float, float>(k, in, inout, n);
+    case Scalar::pair_double_double:
+      return pair_kernel<double, double>(k, in, inout, n);
     case Scalar::none:
       return;
   }
@@ -290,10 +298,11 @@ bool allowed(OpKind k, TypeClass c) {
   switch (k) {
     case OpKind::max:
     case OpKind::min:
-      return c == TypeClass::c_integer || c == TypeClass::floating;
+      return c == TypeClass::c_integer || c == TypeClass::floating || c == TypeClass::character;
     case OpKind::sum:
     case OpKind::prod:
-      return c == TypeClass::c_integer || c == TypeClass::floating || c == TypeClass::complex;
+      return c == TypeClass::c_integer || c == TypeClass::floating || c == TypeClass::complex ||
+             c == TypeClass::character;
     case OpKind::land:
     case OpKind::lor:
     case OpKind::lxor:

@@ -1,4 +1,4 @@
-// A stranger's traffic to a running job (issue 4, item 9): rank 0 plays the stranger
+// A stranger's traffic to a running job: rank 0 plays the stranger
 // towards rank 1's network address with raw sockets, then the ranks exchange verified
 // messages. Over tcp: connections with a wrong key, with garbage, and with a data frame
 // before any handshake, each closed by rank 1. Over udp: garbage, a runt, a valid udp

@@ -613,8 +613,9 @@ TEST(RandomTypes, BasicTypesAndSimpleBuildsMatchReference) {
 // ---- reduction operators
 // -------------------------------------------------------------------------
 
-// The op groups of MPI-3.1 §5.9.2, written out independently of op.cpp.
-enum class Group { integer, floating, complex, logical, byte, pair, none };
+// The op groups of MPI-3.1 §5.9.2, written out independently of op.cpp, plus `character`:
+// MPI_CHAR, which Sluice (like Open MPI and MPICH) lets MAX/MIN/SUM/PROD reduce.
+enum class Group { integer, floating, complex, logical, byte, pair, character, none };
 
 struct NamedType {
   MPI_Datatype t;
@@ -623,7 +624,7 @@ struct NamedType {
 
 const std::vector<NamedType>& all_types() {
   static const std::vector<NamedType> v = {
-      {MPI_CHAR, Group::none},
+      {MPI_CHAR, Group::character},
       {MPI_WCHAR, Group::none},
       {MPI_PACKED, Group::none},
       {MPI_BYTE, Group::byte},
@@ -661,6 +662,30 @@ const std::vector<NamedType>& all_types() {
       {MPI_2INT, Group::pair},
       {MPI_SHORT_INT, Group::pair},
       {MPI_LONG_DOUBLE_INT, Group::pair},
+      // Fortran types from C (Fortran integers in the integer group, as Sluice defines them)
+      // and the C++ types
+      {MPI_INTEGER, Group::integer},
+      {MPI_INTEGER1, Group::integer},
+      {MPI_INTEGER2, Group::integer},
+      {MPI_INTEGER4, Group::integer},
+      {MPI_INTEGER8, Group::integer},
+      {MPI_REAL, Group::floating},
+      {MPI_DOUBLE_PRECISION, Group::floating},
+      {MPI_REAL4, Group::floating},
+      {MPI_REAL8, Group::floating},
+      {MPI_COMPLEX, Group::complex},
+      {MPI_DOUBLE_COMPLEX, Group::complex},
+      {MPI_COMPLEX8, Group::complex},
+      {MPI_COMPLEX16, Group::complex},
+      {MPI_LOGICAL, Group::logical},
+      {MPI_CHARACTER, Group::none},
+      {MPI_2INTEGER, Group::pair},
+      {MPI_2REAL, Group::pair},
+      {MPI_2DOUBLE_PRECISION, Group::pair},
+      {MPI_CXX_BOOL, Group::logical},
+      {MPI_CXX_FLOAT_COMPLEX, Group::complex},
+      {MPI_CXX_DOUBLE_COMPLEX, Group::complex},
+      {MPI_CXX_LONG_DOUBLE_COMPLEX, Group::complex},
   };
   return v;
 }
@@ -673,10 +698,10 @@ struct NamedOp {
 const std::vector<NamedOp>& all_ops() {
   using G = Group;
   static const std::vector<NamedOp> v = {
-      {MPI_MAX, {G::integer, G::floating}},
-      {MPI_MIN, {G::integer, G::floating}},
-      {MPI_SUM, {G::integer, G::floating, G::complex}},
-      {MPI_PROD, {G::integer, G::floating, G::complex}},
+      {MPI_MAX, {G::integer, G::floating, G::character}},
+      {MPI_MIN, {G::integer, G::floating, G::character}},
+      {MPI_SUM, {G::integer, G::floating, G::complex, G::character}},
+      {MPI_PROD, {G::integer, G::floating, G::complex, G::character}},
       {MPI_LAND, {G::integer, G::logical}},
       {MPI_LOR, {G::integer, G::logical}},
       {MPI_LXOR, {G::integer, G::logical}},

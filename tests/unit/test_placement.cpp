@@ -1,4 +1,4 @@
-// Unit tests for rank and progress-thread placement (src/coll/placement): paper 004's
+// Unit tests for rank and progress-thread placement (src/coll/placement): [MPC-Threads]'
 // algorithms 1 and 2 on synthetic hwloc topologies, the bind and none policies, the report,
 // and real binding of the calling thread on this machine.
 #include <gtest/gtest.h>
@@ -105,7 +105,7 @@ TEST(PlacementTopology, MovedTopologyKeepsWorking) {
   EXPECT_EQ(place(a, 2, Policy::numa).thread_core, (Cores{1, 5}));
 }
 
-// ---- paper 004, algorithms 1 and 2 ---------------------------------------------------------
+// ---- [MPC-Threads], algorithms 1 and 2 -----------------------------------------------------
 
 // Expected values written from the paper's formulas (section 3), N = 2 NUMA nodes, c = 4
 // cores each, n ranks, rank r:

@@ -823,7 +823,7 @@ TEST(Reliable, WindowBoundsPacketsInFlight) {
 // cover them, but only so far that the sender's next window still fits in the receive
 // ring: before, the ack covered all of them, the sender ran past the ring and the
 // receiver dropped its own arrivals as beyond_window (with windows above 128, runs longer
-// than the selective acks cover, repaired one timeout at a time: the issue-4 stall).
+// than the selective acks cover, repaired one timeout at a time: a stall).
 TEST(Reliable, LaggingReceiverAcksNoFurtherThanItsRingHolds) {
   constexpr std::uint32_t kCount = 1000;
   std::uint64_t clock = 1'000'000;

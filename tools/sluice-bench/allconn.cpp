@@ -1,4 +1,4 @@
-// sluice-bench allconn: paper 002's startup benchmark. Every process sends a 0-byte message
+// sluice-bench allconn: [OpenMPI-UD]'s startup benchmark. Every process sends a 0-byte message
 // to every other process in ring order (rank r sends to r+1, r+2, ..., r-1, receives from
 // everyone), starting right after the job is up, so connection setup (lazy, for tcp) is in
 // the time. Reported over all ranks: the time of the exchange, the time Session() took,

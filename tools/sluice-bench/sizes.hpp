@@ -13,7 +13,7 @@
 namespace sluice::bench {
 
 // round(1.05^i) for i = 0, 1, ... while <= max_size, deduplicated, then max_size itself if
-// the sequence did not land on it: 5 % steps, as in paper 000's first-touch sweeps.
+// the sequence did not land on it: 5 % steps, as in [NewMadeleine]'s first-touch sweeps.
 // 1 B .. 16 MiB gives 300 sizes.
 inline std::vector<std::size_t> sweep_sizes(std::size_t max_size) {
   std::vector<std::size_t> out;

@@ -450,7 +450,7 @@ class Launcher {
 
   void unwatch(int fd) { ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }
 
-  // Paper 004's placement (src/coll/placement.hpp) over the CPUs we may use: each rank's
+  // [MPC-Threads]' placement (src/coll/placement.hpp) over the CPUs we may use: each rank's
   // CPU set, applied between fork and exec, and its progress thread's CPUs, passed as
   // SLUICE_PROGRESS_CPUS (the rank binds its thread itself).
   bool plan_placement(std::string& error) {

@@ -8,7 +8,7 @@
 namespace sluicerun {
 
 // automatic: bind to cores when every rank gets one, otherwise leave placement to the kernel.
-// numa / scatter: paper 004's placements (src/coll/placement.hpp: policies numa and bind),
+// numa / scatter: [MPC-Threads]' placements (src/coll/placement.hpp: policies numa and bind),
 // which also give each rank's progress thread its CPUs (SLUICE_PROGRESS_CPUS).
 enum class BindPolicy { automatic, none, core, numa, scatter };
 

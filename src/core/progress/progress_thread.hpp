@@ -1,4 +1,4 @@
-// The progress thread (issue 5): drives Engine::progress() — every driver, the outbound
+// The progress thread: drives Engine::progress() — every driver, the outbound
 // queues and the progress hooks (collective schedules) — while the application computes.
 //
 // Locking: the thread try-locks the engine lock around one progress pass and never waits

@@ -24,15 +24,15 @@ namespace {
 // doubled whenever a read fills it, up to kMaxInput (bulk payloads are received in place).
 constexpr std::size_t kMinInput = 4 * 1024;
 constexpr std::size_t kMaxInput = 256 * 1024;
+// A backlogged connection copies payloads up to kCopyLimit into its queue; larger ones wait
+// (IoStatus::again) instead of being copied.
 constexpr std::size_t kCopyLimit = 16 * 1024;
-constexpr std::size_t kPlaceMin = 32 * 1024;
-constexpr std::size_t kSmallFrame = 256;  // frames up to this size leave in one send()
-constexpr std::size_t kLowat =
-    128 * 1024;  // bytes worth a recv during an in-place receive  // frames from this size are
-                 // received in place            // larger payloads wait instead of queueing
-constexpr std::size_t kDirectPoll = 8;                   // up to this many connections: recv each
-                                                         // instead of asking epoll first
-constexpr uint64_t kRetryNs = 20'000'000;                // between connect attempts
+constexpr std::size_t kPlaceMin = 32 * 1024;  // frames from this size are received in place
+constexpr std::size_t kSmallFrame = 256;      // frames up to this size leave in one send()
+constexpr std::size_t kLowat = 128 * 1024;    // bytes worth a recv during an in-place receive
+constexpr std::size_t kDirectPoll = 8;        // up to this many connections: recv each
+                                              // instead of asking epoll first
+constexpr uint64_t kRetryNs = 20'000'000;     // between connect attempts
 constexpr uint64_t kStrangerTimeoutNs = 10'000'000'000;  // silent unauthenticated conns
 
 void tune_socket(int fd, std::size_t buf) {

@@ -1,49 +1,22 @@
 // UDP driver: connectionless and unreliable (the engine stacks proto/reliable on it).
 //
 // Receiving: one socket per process, bound to INADDR_ANY, with a fixed pool of receive
-// buffers (rx_buffers datagrams) filled by one recvmmsg per poll; the kernel's drops
-// (socket buffer overflow: the socket's drop counter, read with SO_MEMINFO when the
-// statistics are asked for, not carried per datagram as SO_RXQ_OVFL would: that control
-// message costs ~60 ns per receive) and malformed datagrams are counted.
-// Sending: K unbound send sockets used round-robin (paper 002's send queues), one
-// sendmsg per packet with the driver header, packet header and payload as separate
-// iovecs (no copy). A full socket (EAGAIN / ENOBUFS) answers IoStatus::again. Each send
-// socket is connect()ed to the first peer it sends to and sends to that peer without an
-// address (the kernel keeps the route: ~0.5 us less per packet than sendto on loopback);
-// to any other peer it sends with the address as before, so the socket count stays K
-// whatever the number of peers.
-// Receiving asks recvmmsg for as many datagrams as the previous call found (doubling
-// while batches come back full, up to the budget): a ping-pong then makes one receive
-// call per datagram instead of a second one that only finds the socket empty.
-// Datagram size is configurable: up to ~64 KiB on loopback, the path MTU otherwise (see
-// path_mtu()); larger messages are fragmented by the protocol layer (caps().max_packet).
-// Segmentation offload (gso, on by default): send_batch() sends a run of packets to one
-// peer as one sendmsg with a UDP_SEGMENT cmsg (every segment gso_size bytes but the last,
-// <= 64 segments and 65507 bytes in all); the wire is unchanged, each segment is an
-// ordinary datagram. On veth / bridge / loopback the super-packet travels whole, as TCP's
-// TSO does, which divides the per-datagram stack cost at MTU 1500. A kernel or route that
-// refuses it (EIO: no checksum offload, EINVAL, EMSGSIZE) turns gso off for good and the
-// batch goes out one datagram at a time.
-// Receive offload (gro, on by default): UDP_GRO on the receive socket; a read then may
-// hold several datagrams of one sender (cmsg UDP_GRO: the segment size), split here at
-// that stride and delivered one by one. The pool's buffers are then 64 KiB each (pool
-// memory: rx_buffers x 64 KiB), every read carries control space for that cmsg (the
-// one-datagram path then uses recvmsg, not recv), and one coalesced read is delivered
-// whole, so a poll may deliver more packets than its budget. Receive-in-place (placing_)
-// takes only single datagrams.
-// Connected pair (connect_pair, on by default, 2-process jobs only): with exactly one peer,
-// the receive socket is connect()ed to the peer's receive address and every packet to the
-// peer leaves through it (no send sockets used), as a raw connected UDP ping-pong does: the
-// kernel's early demux then finds the socket and its cached route for each arriving
-// datagram instead of a full input route lookup per packet (0.25-0.4 us less per 8 B
-// message between two namespace hosts, docs/PERFORMANCE.md). A connected socket takes only
-// the peer's datagrams, so a second, unconnected socket shares the port (SO_REUSEPORT; the
-// kernel prefers the connected one for the peer's address) and catches the rest: strangers
-// (rejected and counted as before), and the peer's datagrams that arrived before the
-// connect or from an unexpected source address. It is read every kStrayEvery-th poll, on
-// every poll for a while after it yielded one of the peer's datagrams, and by block().
+// buffers filled by recvmmsg (as many datagrams as the previous call found, doubling while
+// batches come back full); kernel drops (SO_MEMINFO, read on demand) and malformed
+// datagrams are counted. UDP_GRO reads are split at the segment size.
+// Sending: K unbound send sockets used round-robin ([OpenMPI-UD]'s send queues), one sendmsg
+// per packet with driver header, packet header and payload as separate iovecs (no copy);
+// each send socket is connect()ed to the first peer it sends to, so the socket count stays K
+// whatever the number of peers. A full socket answers IoStatus::again. send_batch() sends a
+// run of packets to one peer as one UDP_SEGMENT (GSO) sendmsg; a kernel or route that
+// refuses it turns GSO off for good.
+// Datagram size: up to ~64 KiB on loopback, the path MTU otherwise (path_mtu()); larger
+// messages are fragmented by the protocol layer (caps().max_packet).
+// Connected pair (2-process jobs): the receive socket is connect()ed to the peer and carries
+// everything (the kernel's early demux then skips a route lookup per datagram); an
+// unconnected SO_REUSEPORT twin catches strangers and early datagrams.
 // All socket I/O is in send(), send_batch() and receive_batch(), the places an io_uring path
-// (provided-buffer ring for receives, SEND_ZC for sends) would replace.
+// would replace. Design and limits: docs/drivers/udp.md; measured choices: docs/PERFORMANCE.md.
 #pragma once
 
 #include <netinet/in.h>

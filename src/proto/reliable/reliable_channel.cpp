@@ -728,7 +728,7 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
   }
   if (newest_xmit == 0) return;
   // Fast retransmission: a packet sent after this one's last transmission has arrived,
-  // so this one is presumed lost (paper 001: re-request optimistically, don't wait).
+  // so this one is presumed lost ([Open-MX]: re-request optimistically, don't wait).
   for (std::size_t i = 0; i < p.flight.size(); ++i) {
     TxPacket& t = p.flight[i];
     // First transmissions go in seq order: from here on every packet (resent or not, or
@@ -819,7 +819,7 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
     return;
   }
   ++stats_.out_of_order;
-  // A gap: re-request it at once, once per cumulative point (paper 001).
+  // A gap: re-request it at once, once per cumulative point ([Open-MX]).
   if (!p.nacked || p.nacked_at != p.next_deliver) {
     p.nacked = true;
     p.nacked_at = p.next_deliver;

@@ -9,7 +9,7 @@
 // a peer timeout that declares silent peers dead (send() then fails; dead_peers() and
 // on_peer_dead tell the engine, which fails their requests with Errc::peer_dead).
 //
-// Multi-rail (paper 002's failover): given several inner drivers that reach the same
+// Multi-rail ([OpenMPI-UD]'s failover): given several inner drivers that reach the same
 // peers (e.g. one udp driver per network interface), the channel stripes packets over
 // them round-robin, per peer. A rail that loses rail_fail_after packets in a row (no ack
 // for anything sent over it in between) is taken out of the rotation for that peer and
@@ -76,7 +76,7 @@ inline constexpr std::size_t kMaxRails = 4;
 // a 6-rank netns stress run crawl: a run of more than 128 lost packets is repaired one
 // timeout at a time, since nothing past the sack range can prove a hole lost (fast
 // retransmission needs that evidence). Capped here until the sender can repair such runs.
-// Re-measured after the lagging-receiver ack fix (f26d336), MTU 1500: 256 a few % more,
+// Re-measured with the lagging-receiver ack fix, MTU 1500: 256 a few % more,
 // 512 / 1024 less or no more; the sender is CPU-bound there, not window-bound (PERFORMANCE.md).
 inline constexpr std::uint32_t kMaxWindow = kSackBits;
 

@@ -1,10 +1,10 @@
 // Wire format and timers of the reliability layer (ReliableChannel), which makes any
 // unreliable packet driver (udp, libfabric DGRAM) reliable and ordered.
 //
-// Why it exists: paper 002 (Friedley et al.) runs MPI over connectionless unreliable
+// Why it exists: [OpenMPI-UD] runs MPI over connectionless unreliable
 // datagrams and keeps reliability in software — acknowledgements, an ACK timeout and
-// retransmission — so per-peer state stays small and startup needs no connections. Paper
-// 001 (Open-MX) adds optimistic re-request: when later packets arrive while an earlier one
+// retransmission — so per-peer state stays small and startup needs no connections. [Open-MX]
+// adds optimistic re-request: when later packets arrive while an earlier one
 // is missing, ask for it at once instead of waiting for the timeout. Unlike go-back-N we
 // acknowledge selectively, so one loss costs one retransmission, not a window's worth.
 //
@@ -53,7 +53,7 @@
 //
 // Types:
 //   data   one upper-layer packet (header + payload) to deliver exactly once, in order.
-//   ack    acknowledgement only. With flag nack it is paper 001's optimistic re-request:
+//   ack    acknowledgement only. With flag nack it is [Open-MX]'s optimistic re-request:
 //          the receiver saw a gap (a later seq arrived while `ack` is missing) and asks for
 //          the holes now.
 //   probe  keepalive (only when ReliableConfig::keepalive_ns != 0): "are you alive?";

@@ -1,5 +1,5 @@
 // Sluice's own collective API (src/coll) when a rank is SIGKILLed mid-run, under
-// `sluicerun -n 4 --enable-recovery` (docs/ARCHITECTURE.md "Peer failure"): each iteration
+// `sluicerun -n 4 --enable-recovery` (docs/DESIGN.md "Peer failure"): each iteration
 // starts three nonblocking collectives on the world group (barrier, 64 KiB allreduce,
 // alltoall) and then finishes them. Checked on every survivor:
 //  - the collectives in flight when the rank dies complete with Errc::peer_dead, also on
