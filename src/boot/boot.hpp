@@ -1,15 +1,5 @@
-<<<<<<< HEAD
 // Bootstrap clients: the implementations of core's BootClient interface
 // (core/boot_client.hpp, which also lists the variables a launcher sets for each rank).
-=======
-// Bootstrap client: how a rank learns its place in the job and exchanges addresses.
-//
-// The launcher (sluicerun) sets, for every rank it starts:
-//   SLUICE_RANK, SLUICE_SIZE, SLUICE_LOCAL_RANK, SLUICE_LOCAL_SIZE,
-//   SLUICE_JOB_ID (unique per job), SLUICE_BOOT_ADDR (path of the launcher's Unix socket)
-// These are launcher variables, not configuration keys: the config layer must not report
-// them as unknown (see is_launcher_variable()).
->>>>>>> main
 #pragma once
 
 #include <memory>
