@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/boot_client.hpp"
+#include "drivers/registry.hpp"
 
 extern char** environ;
 
@@ -18,113 +19,91 @@ namespace {
 
 using T = ConfigType;
 
-// The one table of every key (the only global: constant data).
-constexpr ConfigKey kTable[] = {
-    {"DRIVERS", T::string, "shm,tcp",
-     "comma list of drivers (shm, tcp, udp) in preference order: each peer gets the first that "
-     "reaches it (shm: same host only); \"self\" is always used for the own rank"},
-    {"SHM_CELL_SIZE", T::size, "8K",
-     "bytes per shared-memory ring cell; eager messages travel inline in one cell"},
-    {"SHM_RING_CELLS", T::integer, "64",
-     "cells per ring (count), one ring per ordered pair of local ranks"},
+// Core: waiting, logging, driver choice, the progress thread. (A function: the DRIVERS
+// default comes from the registry.)
+std::span<const ConfigKey> core_keys() {
+  static const ConfigKey keys[] = {
+      {"DRIVERS", T::string, drivers::default_driver_list(),
+       "comma list of drivers (sluice-info --drivers) in preference order: each peer gets the "
+       "first that reaches it (same-host drivers: local peers only); the own rank always uses the "
+       "loopback"},
+      {"SPIN_TIME", T::duration, "50us",
+       "how long a blocked wait polls before it starts to yield and sleep (0 when local ranks "
+       "outnumber CPUs, unless set)"},
+      {"BACKOFF_MAX", T::duration, "1ms", "longest sleep between polls of a long-blocked wait"},
+      {"STATS", T::boolean, "0", "print per-rank statistics to stderr at finalize"},
+      {"LOG_LEVEL", T::choice, "warn", "messages printed to stderr at this level and above",
+       "error|warn|info|debug"},
+      {"PMIX_FAILURE_POLL", T::duration, "200ms",
+       "under a PMIx launcher, how often (at most) a rank asks for the job's process table to "
+       "learn of failed ranks (a round trip to the launcher per rank)"},
+      {"PROGRESS_THREAD", T::choice, "off",
+       "a thread per rank that progresses communication while the application computes; auto = "
+       "on when a core is free for it (per sluicerun's placement, else fewer ranks than CPUs)",
+       "off|on|auto"},
+      {"PROGRESS_CPUS", T::string, "",
+       "CPUs (OS indices, e.g. 1 or 2-3) the progress thread is bound to; sluicerun --bind "
+       "numa|bind sets it; empty: not bound"},
+      {"PROGRESS_SPIN", T::duration, "20us",
+       "how long an idle progress thread polls before it sleeps in the driver's doorbell (0 "
+       "when it shares a CPU with its rank, unless set)"},
+      {"REPORT_BINDINGS", T::boolean, "0",
+       "each rank prints the CPUs it and its progress thread run on, at init (sluicerun "
+       "--report-bindings)"},
+  };
+  return keys;
+}
+
+// Point-to-point protocols: where eager ends and which rendezvous runs (any driver).
+constexpr ConfigKey kP2pKeys[] = {
     {"EAGER_LIMIT", T::size, "4K",
-     "largest message (bytes) sent eagerly on shm; larger ones use rendezvous; clamped to the "
-     "cell payload"},
-    {"SHM_RNDV", T::choice, "auto",
-     "rendezvous data path: pipeline = copy through shared bulk slots, cma = single copy "
-     "(process_vm_readv), auto = cma from SHM_CMA_THRESHOLD up to SHM_CMA_MAX, the pipeline "
-     "elsewhere (measured crossovers in docs/PERFORMANCE.md)",
-     "auto|cma|pipeline"},
-    {"SHM_CMA_THRESHOLD", T::size, "32K",
-     "message size (bytes) from which SHM_RNDV=auto uses CMA instead of the pipeline"},
-    {"SHM_CMA_MAX", T::size, "512K",
-     "largest message SHM_RNDV=auto moves by CMA; larger ones take the pipeline (CMA pins "
-     "the sender's pages per call; no upper bound when local ranks outnumber CPUs)"},
-    {"SHM_COLL_CMA_MAX", T::size, "4M",
-     "collective schedules' sends (SHM_RNDV=auto) move by CMA up to this size even above "
-     "SHM_CMA_MAX: every rank of a collective copies, so one copy per message beats the "
+     "largest message (bytes) sent eagerly; larger ones use rendezvous; clamped to the "
+     "driver's inline payload"},
+    {"RNDV_MODE", T::choice, "auto",
+     "rendezvous data path on a driver with one-sided get: pipeline = pipelined copy through "
+     "the driver, get = single copy by the receiver (cma: the same), auto = get from "
+     "RNDV_GET_THRESHOLD up to RNDV_GET_MAX, the pipeline elsewhere (measured crossovers in "
+     "docs/PERFORMANCE.md)",
+     "auto|get|cma|pipeline"},
+    {"RNDV_GET_THRESHOLD", T::size, "32K",
+     "message size (bytes) from which RNDV_MODE=auto uses get instead of the pipeline"},
+    {"RNDV_GET_MAX", T::size, "512K",
+     "largest message RNDV_MODE=auto moves by get; larger ones take the pipeline (a get by "
+     "CMA pins the sender's pages per call; no upper bound when local ranks outnumber CPUs)"},
+    {"RNDV_COLL_GET_MAX", T::size, "4M",
+     "collective schedules' sends (RNDV_MODE=auto) move by get up to this size even above "
+     "RNDV_GET_MAX: every rank of a collective copies, so one copy per message beats the "
      "two-copy pipeline there (docs/PERFORMANCE.md)"},
-    {"SHM_PUSH_MAX", T::size, "0",
-     "largest message the sender pushes through the bulk slots right after its rendezvous "
-     "request, without waiting for the receiver (0: never); the receiver copies it out, or "
-     "stashes it until its receive is posted. Synchronous sends never push"},
-    {"SHM_PIPE_CHUNK", T::size, "8K", "bytes per pipelined fragment / shared bulk slot"},
-    {"SHM_PIPE_SLOTS", T::integer, "16", "bulk slots (count) per ordered pair of local ranks"},
-    {"SPIN_TIME", T::duration, "50us",
-     "how long a blocked wait polls before it starts to yield and sleep"},
-    {"BACKOFF_MAX", T::duration, "1ms", "longest sleep between polls of a long-blocked wait"},
-    {"STATS", T::boolean, "0", "print per-rank statistics to stderr at finalize"},
-    {"LOG_LEVEL", T::choice, "warn", "messages printed to stderr at this level and above",
-     "error|warn|info|debug"},
-    {"NET_IF", T::string, "",
-     "network interface whose IPv4 addresses tcp/udp publish to peers (empty: every interface "
-     "that is up)"},
-    {"NET_ADDR", T::string, "",
-     "the one IPv4 address tcp/udp publish to peers (empty: the interfaces' addresses)"},
-    {"TCP_MAX_PACKET", T::size, "512K",
-     "payload bytes per tcp frame, i.e. per pipelined rendezvous fragment"},
-    {"TCP_QUEUE_LIMIT", T::size, "16M",
-     "bytes queued per tcp peer in user space before sends wait for the socket to drain"},
-    {"TCP_SOCKET_BUFFER", T::size, "0", "SO_SNDBUF/SO_RCVBUF of tcp sockets; 0: kernel autotuning"},
-    {"TCP_CONNECT_TIMEOUT", T::duration, "30s",
-     "how long tcp keeps trying to connect to a peer before declaring it dead"},
-    {"PMIX_FAILURE_POLL", T::duration, "200ms",
-     "under a PMIx launcher, how often (at most) a rank asks for the job's process table to "
-     "learn of failed ranks (a round trip to the launcher per rank)"},
-    {"UDP_DATAGRAM", T::size, "0",
-     "bytes per udp datagram; 0: from the path MTU (65507 on loopback, 1472 on a 1500 MTU link)"},
-    {"UDP_RX_BUFFERS", T::integer, "64",
-     "udp receive pool: datagram buffers filled per recvmmsg call (count)"},
-    {"UDP_SEND_SOCKETS", T::integer, "4", "udp send sockets used round-robin (count)"},
-    {"UDP_GSO", T::boolean, "1",
-     "udp segmentation offload: a run of full-size datagrams to one peer goes out in one "
-     "sendmsg (UDP_SEGMENT); off by itself where the kernel or route refuses it"},
-    {"UDP_GRO", T::boolean, "1",
-     "udp receive offload (UDP_GRO): coalesced reads, split here; receive buffers are then "
-     "64 KiB each (pool: UDP_RX_BUFFERS x 64 KiB)"},
-    {"UDP_CONNECT", T::boolean, "1",
-     "udp in a 2-process job: receive and send through one socket connected to the peer (the "
-     "kernel's early demux, as a raw connected socket); an unconnected one shares the port for "
-     "anything else"},
-    {"UDP_SOCKET_BUFFER", T::size, "8M",
-     "udp SO_RCVBUF (and SO_SNDBUF, split over the send sockets); forced beyond rmem_max when "
-     "permitted"},
-    {"UDP_RAILS", T::string, "",
-     "udp multi-rail: comma-separated interfaces, one rail each (e.g. eth0,eth1); traffic is "
-     "striped over them and fails over when one stops delivering (empty: one rail)"},
-    {"UDP_FAULT", T::string, "",
-     "test only: damage udp packets below the reliability layer with the seeded injector, e.g. "
-     "\"drop=0.2,duplicate=0.01,reorder=0.05,corrupt=0.01,seed=7\" (seed defaults to rank+1)"},
+    {"RNDV_PUSH_MAX", T::size, "0",
+     "largest message the sender pushes right after its rendezvous request, without waiting "
+     "for the receiver, on a driver that takes pushed fragments (0: never); the receiver "
+     "copies it out, or stashes it until its receive is posted. Synchronous sends never push"},
+};
+
+// The protocol-level keys' former, driver-named names (they keep working).
+constexpr ConfigAlias kP2pAliases[] = {
+    {"SHM_RNDV", "RNDV_MODE"},         {"SHM_CMA_THRESHOLD", "RNDV_GET_THRESHOLD"},
+    {"SHM_CMA_MAX", "RNDV_GET_MAX"},   {"SHM_COLL_CMA_MAX", "RNDV_COLL_GET_MAX"},
+    {"SHM_PUSH_MAX", "RNDV_PUSH_MAX"},
+};
+
+// The reliability layer the engine stacks on a driver whose caps say unreliable.
+constexpr ConfigKey kReliableKeys[] = {
     {"REL_WINDOW", T::integer, "0",
-     "reliability layer (udp): unacknowledged packets per peer (1..128); 0: "
+     "reliability layer: unacknowledged packets per peer (1..128); 0: "
      "REL_WINDOW_BYTES / datagram payload, 64..128"},
-    {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer (udp): unacknowledged bytes per peer"},
-    {"REL_MIN_RTO", T::duration, "2ms", "reliability layer (udp): smallest retransmission timeout"},
+    {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer: unacknowledged bytes per peer"},
+    {"REL_MIN_RTO", T::duration, "2ms", "reliability layer: smallest retransmission timeout"},
     {"REL_DELAYED_ACK", T::duration, "50us",
-     "reliability layer (udp): how long an ack waits for reverse traffic to ride on"},
+     "reliability layer: how long an ack waits for reverse traffic to ride on"},
     {"REL_PEER_TIMEOUT", T::duration, "30s",
-     "reliability layer (udp): a peer that acknowledges nothing this long is declared dead"},
-    {"PROGRESS_THREAD", T::choice, "off",
-     "a thread per rank that progresses communication while the application computes; auto = "
-     "on when a core is free for it (per sluicerun's placement, else fewer ranks than CPUs)",
-     "off|on|auto"},
-    {"PROGRESS_CPUS", T::string, "",
-     "CPUs (OS indices, e.g. 1 or 2-3) the progress thread is bound to; sluicerun --bind "
-     "numa|bind sets it; empty: not bound"},
-    {"PROGRESS_SPIN", T::duration, "20us",
-     "how long an idle progress thread polls before it sleeps in the driver's doorbell (0 "
-     "when it shares a CPU with its rank, unless set)"},
-    {"REPORT_BINDINGS", T::boolean, "0",
-     "each rank prints the CPUs it and its progress thread run on, at init (sluicerun "
-     "--report-bindings)"},
+     "reliability layer: a peer that acknowledges nothing this long is declared dead"},
 };
 
 constexpr std::string_view kPrefix = "SLUICE_";
 
 const ConfigKey* lookup(std::string_view name) {
-  for (const ConfigKey& k : kTable)
-    if (k.name == name) return &k;
-  return nullptr;
+  return find_config_key(name);
 }
 
 std::string_view trim(std::string_view s) {
@@ -268,8 +247,40 @@ const ConfigKey& checked(std::string_view name, ConfigType a, ConfigType b) {
 
 }  // namespace
 
-std::span<const ConfigKey> config_table() {
-  return kTable;
+std::vector<ConfigGroup> config_groups() {
+  std::vector<ConfigGroup> g = {
+      {"core", "waiting, logging, driver choice, the progress thread", core_keys()},
+      {"p2p", "point-to-point protocols: eager and rendezvous thresholds (any driver)", kP2pKeys,
+       kP2pAliases},
+      {"reliable", "the reliability layer, stacked on any driver whose caps say unreliable",
+       kReliableKeys},
+  };
+  for (const ConfigGroup& shared : drivers::driver_shared_config()) g.push_back(shared);
+  for (const drivers::DriverComponent* d : drivers::driver_components())
+    g.push_back({d->name, d->title, d->config, d->aliases});
+  return g;
+}
+
+std::vector<ConfigKey> config_table() {
+  std::vector<ConfigKey> all;
+  for (const ConfigGroup& g : config_groups()) all.insert(all.end(), g.keys.begin(), g.keys.end());
+  return all;
+}
+
+const ConfigAlias* find_config_alias(std::string_view name) {
+  // The groups' spans point at constant data, so the pointer outlives the vector.
+  for (const ConfigGroup& g : config_groups())
+    for (const ConfigAlias& a : g.aliases)
+      if (a.old_name == name) return &a;
+  return nullptr;
+}
+
+const ConfigKey* find_config_key(std::string_view name) {
+  if (const ConfigAlias* a = find_config_alias(name)) name = a->name;
+  for (const ConfigGroup& g : config_groups())
+    for (const ConfigKey& k : g.keys)
+      if (k.name == name) return &k;
+  return nullptr;
 }
 
 bool parse_size(std::string_view text, uint64_t& out) {
@@ -354,14 +365,19 @@ bool parse_bool(std::string_view text, bool& out) {
 std::string closest_config_key(std::string_view unknown) {
   std::string name = upper(unknown);
   if (std::string_view(name).starts_with(kPrefix)) name.erase(0, kPrefix.size());
+  std::vector<std::string_view> candidates;  // every key, and the former names that still work
+  for (const ConfigGroup& g : config_groups()) {
+    for (const ConfigKey& k : g.keys) candidates.push_back(k.name);
+    for (const ConfigAlias& a : g.aliases) candidates.push_back(a.old_name);
+  }
   std::string_view best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-  for (const ConfigKey& k : kTable) {
-    const std::size_t d = edit_distance(name, k.name);
+  for (std::string_view c : candidates) {
+    const std::size_t d = edit_distance(name, c);
     // Close enough to be a typo: about a third of the name, and always 2 edits.
-    const std::size_t limit = std::max<std::size_t>(2, k.name.size() / 3);
+    const std::size_t limit = std::max<std::size_t>(2, c.size() / 3);
     if (d <= limit && d < best_distance) {
-      best = k.name;
+      best = c;
       best_distance = d;
     }
   }
@@ -369,9 +385,9 @@ std::string closest_config_key(std::string_view unknown) {
 }
 
 Config::Config() {
-  for (const ConfigKey& k : kTable) {
+  for (const ConfigKey& k : config_table()) {
     values_[std::string(k.name)] = std::string(k.default_value);
-    set_[std::string(k.name)] = false;
+    set_[std::string(k.name)] = {};
   }
 }
 
@@ -384,11 +400,13 @@ Config Config::from_environment(std::vector<std::string>& problems) {
 
 Config Config::from_strings(std::span<const std::string> env, std::vector<std::string>& problems) {
   Config config;
+  std::vector<std::string_view> set_by_name;  // keys set under their own name: no alias overrides
   for (const std::string& entry : env) {
     std::string_view text = entry;
     if (!text.starts_with(kPrefix)) continue;  // not ours
     const std::size_t eq = text.find('=');
     const std::string_view name = text.substr(kPrefix.size(), eq - kPrefix.size());
+    const ConfigAlias* alias = find_config_alias(name);
     const std::string_view value =
         eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1);
     const ConfigKey* key = lookup(name);
@@ -408,52 +426,63 @@ Config Config::from_strings(std::span<const std::string> env, std::vector<std::s
                          std::string(key->default_value));
       continue;
     }
-    config.values_[std::string(name)] = std::move(canonical);
-    config.set_[std::string(name)] = true;
+    if (alias && std::find(set_by_name.begin(), set_by_name.end(), key->name) != set_by_name.end())
+      continue;  // the key's own name wins over its former one
+    if (!alias) set_by_name.push_back(key->name);
+    config.values_[std::string(key->name)] = std::move(canonical);
+    config.set_[std::string(key->name)] =
+        "SLUICE_" + std::string(name) +
+        (alias ? " (alias of SLUICE_" + std::string(key->name) + ")" : "");
   }
   return config;
 }
 
 bool Config::get_bool(std::string_view name) const {
-  checked(name, T::boolean, T::boolean);
   bool v = false;
-  parse_bool(values_.find(name)->second, v);
+  parse_bool(values_.find(checked(name, T::boolean, T::boolean).name)->second, v);
   return v;
 }
 
 int64_t Config::get_int(std::string_view name) const {
-  checked(name, T::integer, T::integer);
   int64_t v = 0;
-  parse_int(values_.find(name)->second, v);
+  parse_int(values_.find(checked(name, T::integer, T::integer).name)->second, v);
   return v;
 }
 
 uint64_t Config::get_size(std::string_view name) const {
-  checked(name, T::size, T::size);
   uint64_t v = 0;
-  parse_size(values_.find(name)->second, v);
+  parse_size(values_.find(checked(name, T::size, T::size).name)->second, v);
   return v;
 }
 
 double Config::get_seconds(std::string_view name) const {
-  checked(name, T::duration, T::duration);
   double v = 0;
-  parse_duration(values_.find(name)->second, v);
+  parse_duration(values_.find(checked(name, T::duration, T::duration).name)->second, v);
   return v;
 }
 
 std::string Config::get_string(std::string_view name) const {
-  checked(name, T::string, T::choice);
-  return values_.find(name)->second;
+  return values_.find(checked(name, T::string, T::choice).name)->second;
 }
 
 std::string Config::value_text(std::string_view name) const {
+  if (const ConfigAlias* a = find_config_alias(name)) name = a->name;
   auto it = values_.find(name);
   if (it == values_.end()) misuse(name, "is not in the configuration table");
   return it->second;
 }
 
 bool Config::is_set(std::string_view name) const {
+  return !source_of(name).empty();
+}
+
+std::string Config::source(std::string_view name) const {
+  const std::string& s = source_of(name);
+  return s.empty() ? "default" : s;
+}
+
+const std::string& Config::source_of(std::string_view name) const {
+  if (const ConfigAlias* a = find_config_alias(name)) name = a->name;
   auto it = set_.find(name);
   if (it == set_.end()) misuse(name, "is not in the configuration table");
   return it->second;

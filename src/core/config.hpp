@@ -1,4 +1,5 @@
-// Configuration: one typed table of SLUICE_* keys (name, type with units, default, help).
+// Configuration: the SLUICE_* keys of every component (core, protocols, each driver in its
+// own table, src/drivers/registry.hpp), read once from the environment at start-up.
 #pragma once
 
 #include <cstdint>
@@ -8,29 +9,26 @@
 #include <string_view>
 #include <vector>
 
+#include "util/config_key.hpp"
+
 namespace sluice::detail {
 
-enum class ConfigType {
-  boolean,   // 1/0, yes/no, on/off, true/false
-  integer,   // signed 64-bit
-  size,      // bytes, suffixes K/KiB, M/MiB, G/GiB (binary), e.g. "64K"
-  duration,  // seconds; suffixes ns, us, ms, s; a bare number is seconds
-  string,
-  choice,  // one of a '|'-separated list in `choices`
-};
+using util::ConfigAlias;
+using util::ConfigGroup;
+using util::ConfigKey;
+using util::ConfigType;
 
-struct ConfigKey {
-  std::string_view name;  // without the SLUICE_ prefix, upper case, e.g. "EAGER_LIMIT"
-  ConfigType type;
-  std::string_view default_value;
-  std::string_view help;          // one line
-  std::string_view choices = {};  // for ConfigType::choice
-};
+// Every component's keys, in the order the docs list them: core, the protocols, the
+// reliability layer, the drivers' shared keys, then each registered driver's own table.
+std::vector<ConfigGroup> config_groups();
+// The keys of every group, flattened.
+std::vector<ConfigKey> config_table();
+// The key `name` (or the key an alias of that name sets), nullptr if unknown.
+const ConfigKey* find_config_key(std::string_view name);
+// The alias `name` is, or nullptr.
+const ConfigAlias* find_config_alias(std::string_view name);
 
-// The table of every key Sluice knows.
-std::span<const ConfigKey> config_table();
-
-class Config {
+class Config final : public util::ConfigValues {
  public:
   // Defaults only.
   Config();
@@ -43,19 +41,23 @@ class Config {
 
   // Typed getters; `name` must be in the table with the matching type (else std::abort:
   // that is a programming error, not user input).
-  bool get_bool(std::string_view name) const;
-  int64_t get_int(std::string_view name) const;
-  uint64_t get_size(std::string_view name) const;
-  double get_seconds(std::string_view name) const;
-  std::string get_string(std::string_view name) const;  // also for choice
+  // An alias (a key's former name) reads the key it sets.
+  bool get_bool(std::string_view name) const override;
+  int64_t get_int(std::string_view name) const override;
+  uint64_t get_size(std::string_view name) const override;
+  double get_seconds(std::string_view name) const override;
+  std::string get_string(std::string_view name) const override;  // also for choice
 
   // Text value in force and whether it came from the environment.
   std::string value_text(std::string_view name) const;
-  bool is_set(std::string_view name) const;
+  bool is_set(std::string_view name) const override;
+  // Where the value came from: "default", "SLUICE_<KEY>", or "SLUICE_<ALIAS> (alias)".
+  std::string source(std::string_view name) const;
 
  private:
-  std::map<std::string, std::string, std::less<>> values_;  // name -> text value
-  std::map<std::string, bool, std::less<>> set_;
+  std::map<std::string, std::string, std::less<>> values_;    // name -> text value
+  const std::string& source_of(std::string_view name) const;  // "" for the default
+  std::map<std::string, std::string, std::less<>> set_;       // name -> variable that set it
 };
 
 // Closest known key name to `unknown` (edit distance), or empty if nothing is close.

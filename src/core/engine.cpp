@@ -7,8 +7,6 @@
 #include <stdexcept>
 
 #include "core/progress/progress_thread.hpp"
-#include "drivers/tcp/tcp_driver.hpp"
-#include "drivers/udp/udp_driver.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "util/log.hpp"
 
@@ -41,14 +39,14 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
 
   proto::Thresholds th;
   th.eager_limit = config_.get_size("EAGER_LIMIT");
-  th.get_threshold = config_.get_size("SHM_CMA_THRESHOLD");
-  th.get_max = config_.get_size("SHM_CMA_MAX");
-  th.push_max = config_.get_size("SHM_PUSH_MAX");
-  th.coll_get_max = config_.get_size("SHM_COLL_CMA_MAX");
-  const std::string rndv = config_.get_string("SHM_RNDV");
-  th.rndv = rndv == "cma"        ? proto::Thresholds::RndvMode::get
-            : rndv == "pipeline" ? proto::Thresholds::RndvMode::pipeline
-                                 : proto::Thresholds::RndvMode::automatic;
+  th.get_threshold = config_.get_size("RNDV_GET_THRESHOLD");
+  th.get_max = config_.get_size("RNDV_GET_MAX");
+  th.push_max = config_.get_size("RNDV_PUSH_MAX");
+  th.coll_get_max = config_.get_size("RNDV_COLL_GET_MAX");
+  const std::string rndv = config_.get_string("RNDV_MODE");
+  th.rndv = rndv == "get" || rndv == "cma" ? proto::Thresholds::RndvMode::get
+            : rndv == "pipeline"           ? proto::Thresholds::RndvMode::pipeline
+                                           : proto::Thresholds::RndvMode::automatic;
   wire_up(th);
 }
 
@@ -90,10 +88,8 @@ std::string_view Engine::driver_name(int peer) const {
 
 std::string Engine::peer_address(int peer) const {
   if (peer < 0 || peer >= size_) return {};
-  const drivers::Driver* d = p2p_->route(peer);
-  if (tcp_ && d == tcp_) return tcp_->peer_address(peer);
-  if (rel_ && d == rel_) return udp_->peer_address(peer);
-  return {};
+  const drivers::Endpoint* ep = peer_endpoint_[static_cast<std::size_t>(peer)];
+  return ep ? ep->peer_address(peer) : std::string();
 }
 
 std::string Engine::stats_report() const {
@@ -105,17 +101,17 @@ std::string Engine::stats_report() const {
   o << "  thresholds: eager <= " << th.eager_limit << " B (SLUICE_EAGER_LIMIT), then ";
   switch (th.rndv) {
     case proto::Thresholds::RndvMode::pipeline:
-      o << "rendezvous by pipelined copy (SLUICE_SHM_RNDV=pipeline)\n";
+      o << "rendezvous by pipelined copy (SLUICE_RNDV_MODE=pipeline)\n";
       break;
     case proto::Thresholds::RndvMode::get:
-      o << "rendezvous by get where the driver can (SLUICE_SHM_RNDV=cma)\n";
+      o << "rendezvous by get where the driver can (SLUICE_RNDV_MODE=get)\n";
       break;
     case proto::Thresholds::RndvMode::automatic:
-      o << "pipelined copy below " << th.get_threshold << " B (SLUICE_SHM_CMA_THRESHOLD), get ";
+      o << "pipelined copy below " << th.get_threshold << " B (SLUICE_RNDV_GET_THRESHOLD), get ";
       if (th.get_max == SIZE_MAX)
         o << "from there (no upper bound: local ranks outnumber CPUs)\n";
       else
-        o << "up to " << th.get_max << " B (SLUICE_SHM_CMA_MAX), pipelined copy above\n";
+        o << "up to " << th.get_max << " B (SLUICE_RNDV_GET_MAX), pipelined copy above\n";
       break;
   }
   for (proto::Protocol p : {proto::Protocol::eager, proto::Protocol::rndv_get,

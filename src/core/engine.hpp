@@ -14,14 +14,12 @@
 #include "core/matching.hpp"
 #include "core/request.hpp"
 #include "drivers/driver.hpp"
-#include "drivers/net/net.hpp"
+#include "drivers/registry.hpp"
 #include "proto/p2p.hpp"
 #include "util/backoff.hpp"
 
 namespace sluice::drivers {
-class SelfDriver;
-class TcpDriver;
-class UdpDriver;
+class LoopbackDriver;
 }  // namespace sluice::drivers
 namespace sluice::proto::reliable {
 class ReliableChannel;
@@ -65,15 +63,15 @@ class ProgressHook {
   ~ProgressHook() = default;
 };
 
-class Engine final : public proto::Upcalls, public util::Sleeper {
+class Engine final : public proto::Upcalls, public util::Sleeper, private drivers::WireupServices {
  public:
   // Wires up the job `boot` has joined (core never creates a boot client: the composition
   // root does, see open_engine()). Throws std::runtime_error when the job cannot be joined.
   explicit Engine(std::unique_ptr<BootClient> boot);
   ~Engine();
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
 
   // coll: a collective schedule's send (may take the single-copy get up to coll_get_max).
   RequestImpl* isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx, bool sync,
@@ -130,7 +128,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   util::Backoff make_backoff() {
     return util::Backoff(spin_ns_, max_sleep_ns_, this, yield_rounds_);
   }
-  // util::Sleeper: block in the driver that can (shm doorbell), else sleep.
+  // util::Sleeper: block in the driver that can (a doorbell, epoll), else sleep.
   void sleep_for(uint64_t ns) override;
 
   void add_progress_hook(ProgressHook* h) {
@@ -140,11 +138,14 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   void remove_progress_hook(ProgressHook* h) { std::erase(hooks_, h); }
 
   std::string_view driver_name(int peer) const;
-  // The network address `peer` is reached at ("ip:port"), or "" when no socket driver
-  // serves it.
+  // The address `peer` is reached at (e.g. "ip:port"), or "" when its driver has none.
   std::string peer_address(int peer) const;
   std::string stats_report() const;
-  const Config& config() const { return config_; }
+  const Config& config() const override { return config_; }
+  // Blocked waits: poll this long before yielding/sleeping, sleep at most this long
+  // (SPIN_TIME / BACKOFF_MAX as adjusted at start-up, e.g. for oversubscription).
+  uint64_t spin_ns() const { return spin_ns_; }
+  uint64_t max_sleep_ns() const { return max_sleep_ns_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }
 
   // Progress thread support (core/progress). The thread runs progress() under the engine
@@ -161,7 +162,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   void thread_sleep(uint64_t ns);
   void thread_pass_done();
   // Whether thread_sleep() blocks in a driver that a peer's packet wakes (one driver besides
-  // self); else it is a plain sleep, and long ones would leave packets waiting.
+  // the loopback); else it is a plain sleep, and long ones would leave packets waiting.
   bool thread_sleep_wakes() const;
   const ProgressThread* progress_thread() const { return progress_thread_.get(); }
   const EngineStats& stats() const { return stats_; }
@@ -214,8 +215,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   uint64_t max_sleep_ns_ = 1000000;
   uint32_t yield_rounds_ = 0;  // 2000 (and spin 0) when local ranks outnumber CPUs
   bool print_stats_ = false;
-  drivers::SelfDriver* self_ = nullptr;         // drivers_[0]
-  drivers::Driver* blocking_driver_ = nullptr;  // the one driver whose block() we use
+  drivers::LoopbackDriver* loopback_ = nullptr;  // drivers_[0]
+  drivers::Driver* blocking_driver_ = nullptr;   // the one driver whose block() we use
   uint32_t barrier_epoch_ = 0;
   int64_t active_sends_ = 0;     // sends not yet complete (finalize drains them)
   int64_t abandoned_sends_ = 0;  // ... of which abandon() took (finalize does not wait)
@@ -235,13 +236,18 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
 
   // Throws std::runtime_error("sluice: " + what): the job cannot be joined.
   [[noreturn]] static void fail(const std::string& what);
-  // Driver selection per peer, shm segments, network drivers, routes (engine_wireup.cpp).
+  // Driver selection per peer, the components' wire-up, routes (engine_wireup.cpp).
   void wire_up(proto::Thresholds th);
-  // Network drivers (tcp, udp under the reliability layer): created and published before
-  // the bootstrap fence, given the peers' addresses after it, then routed.
-  void open_network(bool need_tcp, bool need_udp);
-  void connect_network(const std::vector<std::string>& kind, const std::vector<int>& local);
-  void route_network(const std::vector<std::string>& kind);
+  // drivers::WireupServices (rank(), size() and config() are the public ones).
+  std::span<const int> local_ranks() const override { return local_; }
+  std::string job_id() const override;
+  std::string job_key() const override;
+  bool publish(std::string_view key, std::string_view value) override;
+  bool lookup(std::string_view key, int rank, std::string& value) override;
+  void peer_dead(int peer) override { dead_pending_.push_back(peer); }
+  // Stacks the reliability layer on an unreliable component's rails.
+  std::unique_ptr<drivers::Driver> make_reliable(
+      std::vector<std::unique_ptr<drivers::Driver>> rails, const drivers::Endpoint& ep);
   void quiesce_network();
   // A driver declared `peer` dead: fail every request that waits on it.
   void fail_peer(int peer);
@@ -251,17 +257,14 @@ class Engine final : public proto::Upcalls, public util::Sleeper {
   bool peer_failed(int peer) const {
     return !failed_order_.empty() && peer_failed_[static_cast<std::size_t>(peer)];
   }
-  std::vector<drivers::net::IfAddr> my_addrs_;
-  std::unique_ptr<drivers::TcpDriver> tcp_owned_;  // until routed (then in drivers_)
-  std::unique_ptr<drivers::UdpDriver> udp_owned_;
-  // Extra udp rails (SLUICE_UDP_RAILS: rail 1.. on their own interfaces; rail 0 is udp_).
-  std::vector<std::unique_ptr<drivers::UdpDriver>> udp_rails_owned_;
-  std::vector<std::vector<drivers::net::IfAddr>> rail_addrs_;  // this rank's, per extra rail
-  std::unique_ptr<proto::reliable::ReliableChannel> rel_owned_;
-  drivers::TcpDriver* tcp_ = nullptr;
-  drivers::UdpDriver* udp_ = nullptr;
+  std::vector<int> local_;  // world ranks on this host, sorted, own included
+  // The opened driver components, in SLUICE_DRIVERS order (kept for introspection and
+  // finalize; their drivers are in drivers_).
+  std::vector<std::unique_ptr<drivers::Endpoint>> endpoints_;
+  std::vector<const drivers::Endpoint*> peer_endpoint_;  // by peer; nullptr for the own rank
   proto::reliable::ReliableChannel* rel_ = nullptr;
-  uint64_t job_key64_ = 0;
+  // The unreliable component's driver the progress thread may block in without the lock.
+  drivers::Driver* rel_blocker_ = nullptr;
   std::vector<int> dead_pending_;  // reported by drivers, failed at the next progress pass
   std::vector<bool> peer_failed_;
   std::vector<int> failed_order_;  // failed ranks, in detection order

@@ -22,7 +22,7 @@ class EngineLock {
   // Re-entrant. Returns whether it locked (pass that to unlock()).
   bool lock() {
     if (!enabled()) return false;
-    if (owner_.load(std::memory_order_relaxed) == self()) {
+    if (owner_.load(std::memory_order_relaxed) == thread_tag()) {
       ++depth_;
       return true;
     }
@@ -31,14 +31,14 @@ class EngineLock {
     bool got = false;
     for (int i = 0; i < 64 && !got; ++i) got = mutex_.try_lock();
     if (!got) mutex_.lock();
-    owner_.store(self(), std::memory_order_relaxed);
+    owner_.store(thread_tag(), std::memory_order_relaxed);
     depth_ = 1;
     return true;
   }
   // For the progress thread: never waits.
   bool try_lock() {
     if (!mutex_.try_lock()) return false;
-    owner_.store(self(), std::memory_order_relaxed);
+    owner_.store(thread_tag(), std::memory_order_relaxed);
     depth_ = 1;
     return true;
   }
@@ -61,7 +61,7 @@ class EngineLock {
   // Drops every level this thread holds (a blocking wait letting others in); returns how
   // many, for relock().
   int unlock_all() {
-    if (owner_.load(std::memory_order_relaxed) != self()) return 0;
+    if (owner_.load(std::memory_order_relaxed) != thread_tag()) return 0;
     const int d = depth_;
     depth_ = 1;
     unlock();
@@ -74,7 +74,7 @@ class EngineLock {
   }
 
  private:
-  static const void* self() {
+  static const void* thread_tag() {
     static thread_local char tag;
     return &tag;
   }

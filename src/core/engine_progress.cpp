@@ -8,9 +8,8 @@
 #include <cstdio>
 
 #include "core/progress/progress_thread.hpp"
+#include "drivers/loopback.hpp"
 #include "drivers/net/net.hpp"
-#include "drivers/self/self_driver.hpp"
-#include "drivers/udp/udp_driver.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "util/cpu.hpp"
 #include "util/futex.hpp"
@@ -29,8 +28,8 @@ bool Engine::progress() {
       poll_launcher_notices();
     }
   }
-  // drivers_[0] is the self driver, almost always idle: look before calling it.
-  if (!self_->idle()) n += self_->poll(*p2p_, 64);
+  // drivers_[0] is the loopback, almost always idle: look before calling it.
+  if (!loopback_->idle()) n += loopback_->poll(*p2p_, 64);
   for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(*p2p_, 64);
   if (!dead_pending_.empty()) {
     drain_drivers();
@@ -46,7 +45,7 @@ bool Engine::progress() {
 }
 
 void Engine::sleep_for(uint64_t ns) {
-  // The shm doorbell only hears local peers; with other drivers present, a short sleep
+  // A shared-memory doorbell only hears local peers; with other drivers present, a short sleep
   // keeps them polled.
   // A send waiting for room may miss the peer's wake-up if the room appeared just before
   // we went to sleep (the peer only rings sleepers): keep such sleeps short.
@@ -59,8 +58,9 @@ void Engine::sleep_for(uint64_t ns) {
 
 bool Engine::needs_progress() const {
   if (active_sends_ > 0 || active_recvs_ > 0 || p2p_->has_outbound()) return true;
-  // An eager send over udp completes at once, but its packets wait for acks (and may need
-  // a retransmission); an arrival may owe a delayed ack: the reliability timers need a pass.
+  // An eager send under the reliability layer completes at once, but its packets wait for acks (and
+  // may need a retransmission); an arrival may owe a delayed ack: the reliability timers need a
+  // pass.
   if (rel_ && !rel_->quiescent()) return true;
   for (const ProgressHook* h : hooks_)
     if (h->busy()) return true;
@@ -105,7 +105,7 @@ void Engine::thread_pass_done() {
 
 bool Engine::thread_sleep_wakes() const {
   if (drivers_.size() != 2) return false;
-  return rel_ ? rel_->rails() == 1 && udp_ != nullptr : blocking_driver_ != nullptr;
+  return rel_ ? rel_->rails() == 1 && rel_blocker_ != nullptr : blocking_driver_ != nullptr;
 }
 
 void Engine::thread_sleep(uint64_t ns) {
@@ -117,9 +117,10 @@ void Engine::thread_sleep(uint64_t ns) {
       if (due <= now) return;
       ns = std::min(ns, due - now);
     }
-    // ReliableChannel::block (and a fault injector's) read engine state: sleep in the one
-    // rail's socket directly (a ppoll on a fixed fd).
-    if (drivers_.size() == 2 && rel_->rails() == 1 && udp_ && udp_->block(ns)) return;
+    // ReliableChannel::block (and a decorator's under it) read engine state: sleep in the
+    // one rail the component says may be blocked in without the lock (a ppoll on a fixed fd).
+    if (drivers_.size() == 2 && rel_->rails() == 1 && rel_blocker_ && rel_blocker_->block(ns))
+      return;
   } else if (blocking_driver_ && drivers_.size() == 2 && blocking_driver_->block(ns)) {
     return;
   }

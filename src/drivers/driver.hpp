@@ -34,6 +34,10 @@ struct DriverCaps {
   // them out as the kernel hands them over, so a small first fragment only costs one more
   // frame and syscall on each side (and its staging copy).
   bool whole_fragments = false;
+  // A rendezvous may be pushed (fragments sent right after the request, unasked): they wait
+  // in receiver-side buffers the sender may fill (shm bulk slots). On a socket driver they
+  // would sit in kernel buffers, which the socket protocols do not expect.
+  bool takes_push = false;
 };
 
 enum class IoStatus {

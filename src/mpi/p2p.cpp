@@ -459,9 +459,8 @@ void big_unlock() {
 void block_until_threaded(const std::function<bool()>& done) {
   // MULTIPLE: let other threads in between passes. The wait sleeps with nanosleep, not the
   // engine's driver doorbell, because another thread may be inside the engine meanwhile.
-  const auto& cfg = engine().config();
-  util::Backoff bo(static_cast<uint64_t>(cfg.get_seconds("SPIN_TIME") * 1e9),
-                   static_cast<uint64_t>(cfg.get_seconds("BACKOFF_MAX") * 1e9), nullptr);
+  // The engine's values as adjusted at start-up (oversubscription), not the raw keys.
+  util::Backoff bo(engine().spin_ns(), engine().max_sleep_ns(), nullptr);
   while (!done()) {
     const bool moved = progress();
     const int depth = t_lock_depth;

@@ -53,9 +53,8 @@ void PointToPoint::set_route(int peer, drivers::Driver* d) {
     push_ok_.resize(static_cast<std::size_t>(peer) + 1, false);
   }
   routes_[static_cast<std::size_t>(peer)] = d;
-  // Pushing fills the receiver's shared bulk slots before it asked; on a socket driver the
-  // bytes would sit in kernel buffers instead, which the socket protocols do not expect.
-  push_ok_[static_cast<std::size_t>(peer)] = d && d->name() == "shm";
+  // Pushing fills receiver-side buffers before the receiver asked (DriverCaps::takes_push).
+  push_ok_[static_cast<std::size_t>(peer)] = d && d->caps().takes_push;
 }
 
 PointToPoint::~PointToPoint() {
@@ -196,15 +195,15 @@ void PointToPoint::mark_active(int peer) {
 bool PointToPoint::push_fragments(Transfer& t) {
   drivers::Driver* d = route(t.peer);
   const std::size_t chunk = d->caps().max_packet;
-  // A lending driver (udp+rel) sends straight from the user's buffer and resends from it
-  // until acknowledged: the receiver's fin (sent after the last fragment arrived, so it
-  // carries the ack of every fragment) completes the send instead.
+  // A lending driver (the reliability layer) sends straight from the user's buffer and resends from
+  // it until acknowledged: the receiver's fin (sent after the last fragment arrived, so it carries
+  // the ack of every fragment) completes the send instead.
   const bool lend = d->caps().lends_payload;
   // Fragments start at 8 KiB and double up to the driver's packet size: the receiver starts
   // copying out after the first 8 KiB rather than a whole chunk, which halves a 64 KiB
   // message's pipeline fill, while large messages still move in full chunks (Alltoall
   // 64 KiB on 2 ranks: 19 -> 16 us; 1 MiB bandwidth unchanged).
-  // (Not for drivers that want whole fragments: tcp, DriverCaps::whole_fragments.)
+  // (Not for drivers that want whole fragments: byte streams, DriverCaps::whole_fragments.)
   constexpr std::size_t kFirstFragment = 8 * 1024;
   const bool whole = d->caps().whole_fragments;
   while (t.offset < t.length) {

@@ -1,10 +1,10 @@
 // Point-to-point protocols over any reliable, ordered driver: eager copy, rendezvous by
 // one-sided get (single copy, when the driver can read peer memory), rendezvous by
 // pipelined fragments (when it cannot, or below the get threshold), and pushed rendezvous
-// (shm, up to push_max: the sender streams the fragments right after the rts, so it copies
-// in its own call while the receiver copies out in its own — nobody waits for the other
-// side to enter the library, which is what lets a nonblocking collective overlap). The strategy
-// that picks one per message lives in choose(); its reasons are counted in ProtoStats.
+// (drivers that take pushes, up to push_max: the sender streams the fragments right after the rts,
+// so it copies in its own call while the receiver copies out in its own — nobody waits for the
+// other side to enter the library, which is what lets a nonblocking collective overlap). The
+// strategy that picks one per message lives in choose(); its reasons are counted in ProtoStats.
 //
 // The protocol layer knows nothing of tag matching: it hands every arriving match packet
 // (eager, rts) up through Upcalls::on_incoming, and the core calls deliver() once it has
@@ -74,8 +74,8 @@ struct Thresholds {
   std::size_t eager_limit = 4096;
   std::size_t get_threshold = 32768;  // automatic: rendezvous at or above this uses get
   std::size_t get_max = SIZE_MAX;     // ... and up to this size (inclusive)
-  std::size_t push_max = 0;           // shm: non-sync rendezvous up to this size is pushed
-  std::size_t coll_get_max = 0;       // automatic: a collective's send uses get up to this
+  std::size_t push_max = 0;      // caps().takes_push: non-sync rendezvous up to this size is pushed
+  std::size_t coll_get_max = 0;  // automatic: a collective's send uses get up to this
   enum class RndvMode : uint8_t { automatic, get, pipeline } rndv = RndvMode::automatic;
 };
 
@@ -171,7 +171,7 @@ class PointToPoint final : public drivers::PacketSink {
   std::vector<drivers::Driver*> routes_;
   std::vector<PeerQueue> queues_;
   std::vector<int> active_peers_;
-  std::vector<bool> push_ok_;    // by peer: its route is shm (pushed rendezvous allowed)
+  std::vector<bool> push_ok_;    // by peer: its route takes pushed rendezvous (caps)
   std::vector<PushRx*> pushes_;  // receiving side, owned; few (one per message in flight)
   std::vector<std::pair<std::size_t, std::unique_ptr<std::byte[]>>> spare_stash_;
   ProtoStats stats_;

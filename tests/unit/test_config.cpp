@@ -1,12 +1,15 @@
 // Unit tests for the typed configuration table: defaults, parsers, problems reported.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/config.hpp"
+#include "drivers/registry.hpp"
 
 namespace sluice::detail {
 
@@ -138,7 +141,7 @@ TEST(ConfigEnv, BadValuesKeepDefaultAndNameKeyValueAndForm) {
   EXPECT_TRUE(contains(problems[1], "integer")) << problems[1];
   EXPECT_TRUE(contains(problems[2], "duration")) << problems[2];
   EXPECT_TRUE(contains(problems[3], "boolean")) << problems[3];
-  EXPECT_TRUE(contains(problems[4], "auto, cma, pipeline")) << problems[4];
+  EXPECT_TRUE(contains(problems[4], "auto, get, cma, pipeline")) << problems[4];
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
   EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
@@ -200,6 +203,61 @@ TEST(ConfigGetterMisuseDeathTest, WrongTypeOrUnknownNameAborts) {
   EXPECT_DEATH(c.get_int("EAGER_LIMIT"), "wrong type");
   EXPECT_DEATH(c.get_size("NO_SUCH_KEY"), "not in the configuration table");
   EXPECT_DEATH(c.get_bool("DRIVERS"), "wrong type");
+}
+
+TEST(ConfigAliases, FormerProtocolKeysStillWork) {
+  // The rendezvous thresholds were named after shm; they apply to any driver with get.
+  std::vector<std::string> problems;
+  Config c = parse({"SLUICE_SHM_CMA_THRESHOLD=64K", "SLUICE_SHM_RNDV=cma", "SLUICE_SHM_CMA_MAX=1M",
+                    "SLUICE_SHM_COLL_CMA_MAX=8M", "SLUICE_SHM_PUSH_MAX=16K"},
+                   problems);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(c.get_size("RNDV_GET_THRESHOLD"), 65536u);
+  EXPECT_EQ(c.get_string("RNDV_MODE"), "cma");
+  EXPECT_EQ(c.get_size("RNDV_GET_MAX"), 1u << 20);
+  EXPECT_EQ(c.get_size("RNDV_COLL_GET_MAX"), 8u << 20);
+  EXPECT_EQ(c.get_size("RNDV_PUSH_MAX"), 16384u);
+  EXPECT_TRUE(c.is_set("RNDV_GET_MAX"));
+  EXPECT_TRUE(c.is_set("SHM_CMA_MAX"));  // the alias reads its key
+  EXPECT_EQ(c.get_size("SHM_CMA_MAX"), 1u << 20);
+  EXPECT_EQ(c.source("RNDV_GET_MAX"), "SLUICE_SHM_CMA_MAX (alias of SLUICE_RNDV_GET_MAX)");
+  EXPECT_EQ(c.source("EAGER_LIMIT"), "default");
+}
+
+TEST(ConfigAliases, TheKeysOwnNameWinsInAnyOrder) {
+  std::vector<std::string> problems;
+  Config a = parse({"SLUICE_RNDV_GET_MAX=2M", "SLUICE_SHM_CMA_MAX=1M"}, problems);
+  Config b = parse({"SLUICE_SHM_CMA_MAX=1M", "SLUICE_RNDV_GET_MAX=2M"}, problems);
+  EXPECT_EQ(a.get_size("RNDV_GET_MAX"), 2u << 20);
+  EXPECT_EQ(b.get_size("RNDV_GET_MAX"), 2u << 20);
+  EXPECT_EQ(b.source("RNDV_GET_MAX"), "SLUICE_RNDV_GET_MAX");
+  EXPECT_EQ(closest_config_key("SHM_CMA_THRESHLD"), "SHM_CMA_THRESHOLD");
+}
+
+TEST(ConfigGroups, EachDriverComponentOwnsItsPrefixedKeys) {
+  // A driver's keys are SLUICE_<NAME>_*, in its own table, and appear in config_table().
+  const std::vector<ConfigKey> all = config_table();
+  std::size_t drivers_seen = 0;
+  for (const drivers::DriverComponent* d : drivers::driver_components()) {
+    ++drivers_seen;
+    std::string prefix;
+    for (char ch : d->name)
+      prefix += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    prefix += "_";
+    for (const ConfigKey& k : d->config) {
+      EXPECT_TRUE(k.name.starts_with(prefix)) << d->name << ": " << k.name;
+      EXPECT_NE(std::find_if(all.begin(), all.end(),
+                             [&](const ConfigKey& a) { return a.name == k.name; }),
+                all.end());
+    }
+  }
+  EXPECT_GE(drivers_seen, 3u);
+  // The groups are core, p2p, reliable, the drivers' shared keys, then one per driver.
+  const std::vector<ConfigGroup> groups = config_groups();
+  ASSERT_GE(groups.size(), 3u + drivers_seen);
+  EXPECT_EQ(groups[0].component, "core");
+  EXPECT_EQ(groups[1].component, "p2p");
+  EXPECT_EQ(groups[2].component, "reliable");
 }
 
 }  // namespace

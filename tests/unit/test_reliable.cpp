@@ -18,7 +18,7 @@
 
 #include "drivers/fault/fault_driver.hpp"
 #include "drivers/fault/loopback_wire.hpp"
-#include "drivers/self/self_driver.hpp"
+#include "drivers/loopback.hpp"
 #include "proto/reliable/wire.hpp"
 #include "util/crc32c.hpp"
 
@@ -321,9 +321,10 @@ TEST(Reliable, ForwardsOneSidedGetAndWorksOverAnyDriver) {
   // Over the loopback-to-self driver (which can read memory): packets to ourselves go
   // through the reliability layer, get() goes straight to the driver.
   ReliableConfig c = test_config();
-  ReliableChannel ch(std::make_unique<FaultDriver>(std::make_unique<sluice::drivers::SelfDriver>(0),
-                                                   FaultConfig{.seed = 1, .drop = 0.3}),
-                     c);
+  ReliableChannel ch(
+      std::make_unique<FaultDriver>(std::make_unique<sluice::drivers::LoopbackDriver>(0),
+                                    FaultConfig{.seed = 1, .drop = 0.3}),
+      c);
   EXPECT_TRUE(ch.caps().rdma_get);
   const std::uint64_t secret = 0x1122334455667788ull;
   std::uint64_t copy = 0;

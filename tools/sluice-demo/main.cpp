@@ -6,13 +6,12 @@
 #include <cstring>
 #include <vector>
 
-#include "core/engine.hpp"
-#include "sluice/sluice.hpp"
+#include <sluice/introspect.hpp>
+#include <sluice/sluice.hpp>
 
 int main() {
   sluice::Session s;
   const int n = s.size(), me = s.rank();
-  auto* eng = sluice::detail::current_engine();
 
   // 1. Token ring: each rank adds its rank number.
   long token = 0;
@@ -78,7 +77,7 @@ int main() {
       const int peer = n > 1 ? 1 : 0;
       double mbps = static_cast<double>(sizes[k]) * 2 * n / seconds[k] / 1e6;
       std::printf("%-10zu %-14s %9.1f us %9.0f MB/s\n", sizes[k],
-                  sluice::proto::protocol_name(eng->p2p().choose(peer, sizes[k])), seconds[k] * 1e6,
+                  sluice::introspect::protocol_for(s, peer, sizes[k]).c_str(), seconds[k] * 1e6,
                   mbps);
     }
     std::printf("data errors: %ld\n", total_errors);

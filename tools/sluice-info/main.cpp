@@ -1,58 +1,85 @@
-// sluice-info: what Sluice would do here, and why.
-//   sluice-info --config          every SLUICE_* key: value in force, default, help
-//   sluice-info [--peers]         (under sluicerun) which driver serves which peer
-//   sluice-info --protocols       which protocol each message size uses per driver
-#include <algorithm>
+// sluice-info: what Sluice would do here, and why. Uses only the public API
+// (sluice/sluice.hpp, sluice/introspect.hpp).
+//   sluice-info --config              every SLUICE_* key: value in force, default, source, help
+//   sluice-info --config --markdown   the key tables of docs/CONFIGURATION.md (defaults only)
+//   sluice-info --drivers             the registered driver components
+//   sluice-info [--peers]             (under sluicerun) which driver serves which peer
+//   sluice-info --protocols           which protocol each message size takes per peer, and why
+#include <sluice/introspect.hpp>
+#include <sluice/sluice.hpp>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"
-#include "core/engine.hpp"
-#include "sluice/sluice.hpp"
-
 namespace {
 
-const char* type_name(sluice::detail::ConfigType t) {
-  using sluice::detail::ConfigType;
-  switch (t) {
-    case ConfigType::boolean:
-      return "bool";
-    case ConfigType::integer:
-      return "int";
-    case ConfigType::size:
-      return "bytes";
-    case ConfigType::duration:
-      return "time";
-    case ConfigType::string:
-      return "string";
-    case ConfigType::choice:
-      return "choice";
-  }
-  return "?";
-}
+namespace is = sluice::introspect;
 
 int print_config() {
   std::vector<std::string> problems;
-  auto cfg = sluice::detail::Config::from_environment(problems);
+  const auto table = is::config(&problems);
   for (const auto& p : problems) std::printf("# warning: %s\n", p.c_str());
-  for (const auto& k : sluice::detail::config_table()) {
-    std::string name = "SLUICE_" + std::string(k.name);
-    std::string value = cfg.value_text(k.name);
-    std::printf("%-24s %-8s = %-10s (default %.*s%s)\n    %.*s", name.c_str(), type_name(k.type),
-                value.c_str(), static_cast<int>(k.default_value.size()), k.default_value.data(),
-                cfg.is_set(k.name) ? ", set in the environment" : "",
-                static_cast<int>(k.help.size()), k.help.data());
-    if (!k.choices.empty())
-      std::printf(" [%.*s]", static_cast<int>(k.choices.size()), k.choices.data());
-    std::printf("\n");
+  for (const auto& c : table) {
+    std::printf("# %s: %s\n", c.name.c_str(), c.title.c_str());
+    for (const auto& k : c.keys) {
+      std::printf("%-24s %-8s = %-10s (default %s%s%s)\n    %s", k.key.c_str(), k.type.c_str(),
+                  k.value.c_str(), k.default_value.c_str(),
+                  k.source == "default" ? "" : ", set by ",
+                  k.source == "default" ? "" : k.source.c_str(), k.help.c_str());
+      if (!k.choices.empty()) std::printf(" [%s]", k.choices.c_str());
+      for (const auto& a : k.aliases) std::printf(" (alias: %s)", a.c_str());
+      std::printf("\n");
+    }
   }
+  return problems.empty() ? 0 : 1;
+}
+
+// A table cell: '|' would end the cell.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The tables between the markers of docs/CONFIGURATION.md: defaults only, so the output
+// does not depend on the environment it runs in.
+int print_config_markdown() {
+  bool first = true;
+  for (const auto& c : is::config()) {
+    if (!first) std::printf("\n");
+    first = false;
+    std::printf("### %s%s\n\n%s.\n\n", c.is_driver ? "Driver: " : "", c.name.c_str(),
+                cell(c.title).c_str());
+    std::printf("| key | type | default | meaning |\n|---|---|---|---|\n");
+    for (const auto& k : c.keys) {
+      std::string meaning = k.help;
+      if (!k.choices.empty()) meaning += " (one of `" + k.choices + "`)";
+      for (const auto& a : k.aliases) meaning += "; former name `" + a + "` still works";
+      std::printf("| `%s` | %s | %s | %s |\n", k.key.c_str(), k.type.c_str(),
+                  k.default_value.empty() ? "(empty)" : ("`" + k.default_value + "`").c_str(),
+                  cell(meaning).c_str());
+    }
+  }
+  return 0;
+}
+
+int print_drivers() {
+  for (const auto& d : is::drivers())
+    std::printf("%-10s %-10s %-12s %s\n", d.name.c_str(),
+                d.same_host_only ? "same-host" : "any-host", d.on_by_default ? "default" : "",
+                d.title.c_str());
   return 0;
 }
 
 std::string human(std::size_t b) {
   char buf[32];
+  if (b == SIZE_MAX) return "any size";
   if (b >= (1u << 20) && b % (1u << 20) == 0)
     std::snprintf(buf, sizeof buf, "%zu MiB", b >> 20);
   else if (b >= 1024 && b % 1024 == 0)
@@ -65,39 +92,46 @@ std::string human(std::size_t b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool config = false, protocols = false, peers = false;
+  bool config = false, markdown = false, protocols = false, peers = false, drivers = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--config"))
       config = true;
+    else if (!std::strcmp(argv[i], "--markdown"))
+      markdown = true;
     else if (!std::strcmp(argv[i], "--protocols"))
       protocols = true;
     else if (!std::strcmp(argv[i], "--peers"))
       peers = true;
+    else if (!std::strcmp(argv[i], "--drivers"))
+      drivers = true;
     else {
-      std::fprintf(stderr,
-                   "usage: sluice-info [--config] [--peers] [--protocols]\n"
-                   "  --config     every SLUICE_* key with its value, default and help\n"
-                   "  --peers      (under sluicerun) the driver that serves each peer\n"
-                   "  --protocols  the protocol each message size takes, and why\n");
+      std::fprintf(
+          stderr,
+          "usage: sluice-info [--config [--markdown]] [--drivers] [--peers] [--protocols]\n"
+          "  --config     every SLUICE_* key with its value, default, source and help\n"
+          "  --markdown   with --config: the key tables of docs/CONFIGURATION.md\n"
+          "  --drivers    the registered driver components\n"
+          "  --peers      (under sluicerun) the driver that serves each peer\n"
+          "  --protocols  the protocol each message size takes, and why\n");
       return 2;
     }
   }
-  if (!config && !protocols) peers = true;
-  if (config) print_config();
-  if (!peers && !protocols) return 0;
+  if (markdown) return config ? print_config_markdown() : 2;
+  if (!config && !protocols && !drivers) peers = true;
+  int rc = 0;
+  if (config) rc = print_config();
+  if (drivers) print_drivers();
+  if (!peers && !protocols) return rc;
 
   sluice::Session s;
-  auto* eng = sluice::detail::current_engine();
   if (peers) {
     // Each rank reports its own routes, in rank order.
     for (int r = 0; r < s.size(); ++r) {
       if (r == s.rank()) {
         std::printf("rank %d:", r);
-        for (int p = 0; p < s.size(); ++p) {
-          std::printf(" %d->%.*s", p, static_cast<int>(s.driver_name(p).size()),
-                      s.driver_name(p).data());
-          const std::string addr = eng->peer_address(p);  // socket drivers only
-          if (!addr.empty()) std::printf("(%s)", addr.c_str());
+        for (const auto& route : is::routes(s)) {
+          std::printf(" %d->%s", route.peer, route.driver.c_str());
+          if (!route.address.empty()) std::printf("(%s)", route.address.c_str());
         }
         std::printf("\n");
         std::fflush(stdout);
@@ -106,34 +140,20 @@ int main(int argc, char** argv) {
     }
   }
   if (protocols && s.rank() == 0) {
-    const auto& p2p = eng->p2p();
-    const auto& th = p2p.thresholds();
+    const is::Thresholds th = is::thresholds(s);
     std::printf(
         "eager limit %s (SLUICE_EAGER_LIMIT), rendezvous by get from %s "
-        "(SLUICE_SHM_CMA_THRESHOLD) to %s (SLUICE_SHM_CMA_MAX), SLUICE_SHM_RNDV=%s\n",
-        human(th.eager_limit).c_str(), human(th.get_threshold).c_str(),
-        th.get_max == SIZE_MAX ? "any size" : human(th.get_max).c_str(),
-        eng->config().get_string("SHM_RNDV").c_str());
-    for (int p = 0; p < s.size(); ++p) {
-      const auto& caps = p2p.route(p)->caps();
-      std::printf("peer %d via %.*s (inline payload %s, packet %s, one-sided get %s):\n", p,
-                  static_cast<int>(s.driver_name(p).size()), s.driver_name(p).data(),
-                  human(caps.inline_payload).c_str(), human(caps.max_packet).c_str(),
-                  caps.rdma_get ? "yes" : "no");
-      // The choice only changes at the thresholds: evaluate each range once.
-      std::vector<std::size_t> edges = {0, th.eager_limit + 1, caps.inline_payload + 1,
-                                        th.get_threshold};
-      if (th.get_max != SIZE_MAX) edges.push_back(th.get_max + 1);
-      std::sort(edges.begin(), edges.end());
-      edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-      auto last = sluice::proto::Protocol::none;
-      for (std::size_t e : edges) {
-        auto pr = p2p.choose(p, e);
-        if (pr == last) continue;
-        std::printf("  from %-10s %s\n", human(e).c_str(), sluice::proto::protocol_name(pr));
-        last = pr;
-      }
+        "(SLUICE_RNDV_GET_THRESHOLD) to %s (SLUICE_RNDV_GET_MAX), SLUICE_RNDV_MODE=%s\n",
+        human(th.eager_limit).c_str(), human(th.get_threshold).c_str(), human(th.get_max).c_str(),
+        th.rndv_mode.c_str());
+    for (const auto& route : is::routes(s)) {
+      std::printf("peer %d via %s (inline payload %s, packet %s, one-sided get %s):\n", route.peer,
+                  route.driver.c_str(), human(route.inline_payload).c_str(),
+                  human(route.max_packet).c_str(), route.one_sided_get ? "yes" : "no");
+      for (const auto& c : is::protocols(s, route.peer))
+        std::printf("  from %-10s %-14s %s\n", human(c.from).c_str(), c.protocol.c_str(),
+                    c.why.c_str());
     }
   }
-  return 0;
+  return rc;
 }

@@ -159,4 +159,23 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+namespace {
+constexpr util::ConfigKey kNetKeys[] = {
+    {"NET_IF", util::ConfigType::string, "",
+     "network interface whose IPv4 addresses the network drivers publish to peers (empty: every "
+     "interface that is up)"},
+    {"NET_ADDR", util::ConfigType::string, "",
+     "the one IPv4 address the network drivers publish to peers (empty: the interfaces' "
+     "addresses)"},
+};
+}  // namespace
+
+std::span<const util::ConfigKey> config_keys() {
+  return kNetKeys;
+}
+
+std::vector<IfAddr> configured_addresses(const util::ConfigValues& config, std::string& error) {
+  return local_addresses(config.get_string("NET_IF"), config.get_string("NET_ADDR"), error);
+}
+
 }  // namespace sluice::drivers::net

@@ -13,9 +13,12 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "util/config_key.hpp"
 
 namespace sluice::drivers::net {
 
@@ -48,5 +51,10 @@ bool parse_job_key(std::string_view hex, std::array<uint8_t, 16>& key);
 uint64_t fold_job_key(const std::array<uint8_t, 16>& key);
 
 uint64_t monotonic_ns();
+
+// The keys every network driver shares (SLUICE_NET_IF, SLUICE_NET_ADDR).
+std::span<const util::ConfigKey> config_keys();
+// local_addresses() as SLUICE_NET_IF / SLUICE_NET_ADDR select them.
+std::vector<IfAddr> configured_addresses(const util::ConfigValues& config, std::string& error);
 
 }  // namespace sluice::drivers::net

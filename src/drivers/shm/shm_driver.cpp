@@ -79,6 +79,7 @@ ShmDriver::ShmDriver(int my_rank, std::vector<int> local_ranks, const ShmParams&
   caps_.max_packet = params_.bulk_slot_size;
   caps_.reliable = true;
   caps_.ordered = true;
+  caps_.takes_push = true;
   caps_.rdma_get = false;  // set once CMA is probed
   segment_bytes_ = kSegmentHeaderBytes + local_ranks_.size() * channel_bytes();
 }

@@ -1,5 +1,5 @@
-// ReliableChannel: a Driver that wraps an unreliable Driver (udp, libfabric DGRAM, the
-// fault injector) and presents a reliable, ordered one (caps().reliable = ordered = true),
+// ReliableChannel: a Driver that wraps an unreliable Driver (datagram sockets, libfabric
+// DGRAM, a loss injector) and presents a reliable, ordered one (caps().reliable = ordered = true),
 // so the protocols above (proto/p2p) run over it unchanged. Named "<inner>+rel".
 //
 // Per peer: sequence numbers, cumulative + selective acks (piggybacked, else delayed),
@@ -10,7 +10,7 @@
 // on_peer_dead tell the engine, which fails their requests with Errc::peer_dead).
 //
 // Multi-rail ([OpenMPI-UD]'s failover): given several inner drivers that reach the same
-// peers (e.g. one udp driver per network interface), the channel stripes packets over
+// peers (e.g. one datagram driver per network interface), the channel stripes packets over
 // them round-robin, per peer. A rail that loses rail_fail_after packets in a row (no ack
 // for anything sent over it in between) is taken out of the rotation for that peer and
 // retransmissions go over the others; after rail_retry_ns one packet tries it again, and
@@ -61,8 +61,8 @@ struct ReliableConfig {
   std::uint32_t rail_fail_after = 8;               // losses in a row that take a rail out
   std::uint64_t rail_retry_ns = 100'000'000;       // then try it again after this long
   // Full-size data packets to one peer are held back (corked) and handed to the rail in one
-  // send_batch() (udp: one GSO sendmsg) when the run is long enough, a smaller packet or
-  // another peer's comes, or at the next poll / timer query; false: one send() each.
+  // send_batch() (datagram sockets: one GSO sendmsg) when the run is long enough, a smaller packet
+  // or another peer's comes, or at the next poll / timer query; false: one send() each.
   bool cork = true;
   // Monotonic nanoseconds; empty means std::chrono::steady_clock. Tests pass a fake clock.
   std::function<std::uint64_t()> clock;
@@ -160,7 +160,7 @@ class ReliableChannel final : public drivers::Driver {
   bool rail_up(int peer, std::size_t rail) const;
 
  private:
-  // A data packet's header bytes: inline up to kInline (every header over the udp driver's
+  // A data packet's header bytes: inline up to kInline (every header over the datagram driver's
   // default 112 B limit fits), on the heap beyond. No allocation, pool trip or zero fill
   // per packet on the sender's path. The inline bytes are left uninitialised on purpose.
   class HeaderBuf {

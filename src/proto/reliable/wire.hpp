@@ -1,5 +1,5 @@
 // Wire format and timers of the reliability layer (ReliableChannel), which makes any
-// unreliable packet driver (udp, libfabric DGRAM) reliable and ordered.
+// unreliable packet driver (datagram sockets, libfabric DGRAM) reliable and ordered.
 //
 // Why it exists: [OpenMPI-UD] runs MPI over connectionless unreliable
 // datagrams and keeps reliability in software — acknowledgements, an ACK timeout and

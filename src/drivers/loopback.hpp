@@ -1,5 +1,6 @@
 // Loopback for messages a rank sends to itself: packets queue in process memory and are
-// delivered on the next poll; get() is a plain memcpy of our own memory.
+// delivered on the next poll; get() is a plain memcpy of our own memory. Every rank has one
+// (not a component: SLUICE_DRIVERS does not list it); it shows as "self".
 #pragma once
 
 #include <cstring>
@@ -10,15 +11,16 @@
 
 namespace sluice::drivers {
 
-class SelfDriver final : public Driver {
+class LoopbackDriver final : public Driver {
  public:
-  explicit SelfDriver(int my_rank) : rank_(my_rank) {
+  explicit LoopbackDriver(int my_rank) : rank_(my_rank) {
     caps_.max_header = 256;
     caps_.max_packet = std::size_t{1} << 40;
     caps_.inline_payload = caps_.max_packet;
     caps_.reliable = caps_.ordered = caps_.rdma_get = true;
   }
-  std::string_view name() const override { return "self"; }
+  static constexpr std::string_view kName = "self";
+  std::string_view name() const override { return kName; }
   const DriverCaps& caps() const override { return caps_; }
   bool reaches(int peer) const override { return peer == rank_; }
 

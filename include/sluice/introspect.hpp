@@ -1,0 +1,83 @@
+// Sluice native C++ API: what the library would do here, and why (for tools such as
+// sluice-info and sluice-demo, and for tests). Read-only; nothing here is on a data path.
+//
+//   sluice::Session s;
+//   for (const auto& r : sluice::introspect::routes(s)) std::printf("%d -> %s\n", r.peer,
+//   r.driver.c_str()); auto table = sluice::introspect::config();  // no Session needed
+#pragma once
+
+#include <sluice/sluice.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sluice::introspect {
+
+// One configuration key (SLUICE_<key>) with the value in force.
+struct ConfigEntry {
+  std::string key;                   // with the SLUICE_ prefix
+  std::string type;                  // bool, int, bytes, time, string, choice
+  std::string value;                 // in force
+  std::string default_value;         // the table's
+  std::string help;                  // one line
+  std::string choices;               // for choice: "a|b|c"
+  std::string source;                // "default", "SLUICE_<KEY>", or "SLUICE_<OLD> (alias of ...)"
+  std::vector<std::string> aliases;  // former names that still set it (with SLUICE_)
+};
+
+// A component's keys: "core", "p2p" (protocols), "reliable", "net", then each driver's.
+struct ConfigComponent {
+  std::string name;
+  std::string title;
+  bool is_driver = false;
+  std::vector<ConfigEntry> keys;
+};
+
+// The whole table with the values of this process's environment; `problems` (if given)
+// gets the unknown keys (with a did-you-mean) and bad values, one line each.
+std::vector<ConfigComponent> config(std::vector<std::string>* problems = nullptr);
+
+// A registered driver component.
+struct DriverInfo {
+  std::string name;   // as SLUICE_DRIVERS lists it
+  std::string title;  // one line
+  bool same_host_only = false;
+  bool on_by_default = false;
+};
+std::vector<DriverInfo> drivers();
+
+// Which driver serves a peer, and where it is reached.
+struct Route {
+  int peer = 0;
+  std::string driver;              // e.g. "shm", "tcp", "udp+rel", "self"
+  std::string address;             // e.g. "10.0.0.2:40123"; "" when the driver has none
+  std::size_t inline_payload = 0;  // the driver's caps
+  std::size_t max_packet = 0;
+  bool one_sided_get = false;
+  bool reliable = false;  // after stacking (the reliability layer makes it so)
+};
+std::vector<Route> routes(const Session& s);
+
+// The protocol a message of a size takes towards a peer, and why.
+struct ProtocolChoice {
+  std::size_t from = 0;  // first size of the range this choice covers
+  std::string protocol;  // eager, rndv_get, rndv_pipeline, rndv_push
+  std::string why;       // one line naming the limits and keys that decide it
+};
+// The ranges of sizes (ascending, each up to the next one's `from`) and their protocols.
+std::vector<ProtocolChoice> protocols(const Session& s, int peer);
+// The protocol one message of `size` bytes takes towards `peer`.
+std::string protocol_for(const Session& s, int peer, std::size_t size);
+
+// The thresholds in force (after start-up adjustments, e.g. oversubscription).
+struct Thresholds {
+  std::size_t eager_limit = 0;
+  std::size_t get_threshold = 0;
+  std::size_t get_max = 0;  // SIZE_MAX: no upper bound
+  std::size_t push_max = 0;
+  std::string rndv_mode;  // auto, get, pipeline
+};
+Thresholds thresholds(const Session& s);
+
+}  // namespace sluice::introspect

@@ -1,0 +1,175 @@
+// The public introspection API (include/sluice/introspect.hpp) over the engine, the config
+// groups and the driver registry.
+#include "sluice/introspect.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/config.hpp"
+#include "core/engine.hpp"
+#include "drivers/registry.hpp"
+
+namespace sluice::introspect {
+
+namespace {
+
+const char* type_name(detail::ConfigType t) {
+  using detail::ConfigType;
+  switch (t) {
+    case ConfigType::boolean:
+      return "bool";
+    case ConfigType::integer:
+      return "int";
+    case ConfigType::size:
+      return "bytes";
+    case ConfigType::duration:
+      return "time";
+    case ConfigType::string:
+      return "string";
+    case ConfigType::choice:
+      return "choice";
+  }
+  return "?";
+}
+
+const detail::Engine& engine_of(const Session&) {
+  // A Session exists (the caller holds one), so the process's engine does.
+  return *detail::current_engine();
+}
+
+std::string bytes(std::size_t b) {
+  if (b == SIZE_MAX) return "any size";
+  if (b >= (1u << 20) && b % (1u << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  if (b >= 1024 && b % 1024 == 0) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
+
+}  // namespace
+
+std::vector<ConfigComponent> config(std::vector<std::string>* problems) {
+  std::vector<std::string> found;
+  const detail::Config cfg = detail::Config::from_environment(found);
+  if (problems) *problems = std::move(found);
+  std::vector<ConfigComponent> out;
+  for (const detail::ConfigGroup& g : detail::config_groups()) {
+    ConfigComponent c;
+    c.name = g.component;
+    c.title = g.title;
+    c.is_driver = drivers::find_driver_component(g.component) != nullptr;
+    for (const detail::ConfigKey& k : g.keys) {
+      ConfigEntry e;
+      e.key = "SLUICE_" + std::string(k.name);
+      e.type = type_name(k.type);
+      e.value = cfg.value_text(k.name);
+      e.default_value = k.default_value;
+      e.help = k.help;
+      e.choices = k.choices;
+      e.source = cfg.source(k.name);
+      for (const detail::ConfigAlias& a : g.aliases)
+        if (a.name == k.name) e.aliases.push_back("SLUICE_" + std::string(a.old_name));
+      c.keys.push_back(std::move(e));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<DriverInfo> drivers() {
+  std::vector<DriverInfo> out;
+  for (const drivers::DriverComponent* d : drivers::driver_components())
+    out.push_back({std::string(d->name), std::string(d->title),
+                   d->locality == drivers::Locality::same_host, d->on_by_default});
+  return out;
+}
+
+std::vector<Route> routes(const Session& s) {
+  const detail::Engine& e = engine_of(s);
+  std::vector<Route> out;
+  for (int p = 0; p < e.size(); ++p) {
+    const drivers::Driver* d = e.p2p().route(p);
+    Route r;
+    r.peer = p;
+    r.driver = d->name();
+    r.address = e.peer_address(p);
+    r.inline_payload = d->caps().inline_payload;
+    r.max_packet = d->caps().max_packet;
+    r.one_sided_get = d->caps().rdma_get;
+    r.reliable = d->caps().reliable;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Thresholds thresholds(const Session& s) {
+  const proto::Thresholds& th = engine_of(s).p2p().thresholds();
+  Thresholds t;
+  t.eager_limit = th.eager_limit;
+  t.get_threshold = th.get_threshold;
+  t.get_max = th.get_max;
+  t.push_max = th.push_max;
+  t.rndv_mode = th.rndv == proto::Thresholds::RndvMode::get        ? "get"
+                : th.rndv == proto::Thresholds::RndvMode::pipeline ? "pipeline"
+                                                                   : "auto";
+  return t;
+}
+
+std::string protocol_for(const Session& s, int peer, std::size_t size) {
+  return proto::protocol_name(engine_of(s).p2p().choose(peer, size));
+}
+
+std::vector<ProtocolChoice> protocols(const Session& s, int peer) {
+  const proto::PointToPoint& p2p = engine_of(s).p2p();
+  const proto::Thresholds& th = p2p.thresholds();
+  const drivers::DriverCaps& caps = p2p.route(peer)->caps();
+  // The choice only changes at the thresholds: evaluate each range once.
+  std::vector<std::size_t> edges = {0, th.eager_limit + 1, caps.inline_payload + 1,
+                                    th.get_threshold};
+  if (th.push_max > 0) edges.push_back(th.push_max + 1);
+  if (th.get_max != SIZE_MAX) edges.push_back(th.get_max + 1);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  const std::string eager = "above the eager limit (min of SLUICE_EAGER_LIMIT " +
+                            bytes(th.eager_limit) + " and the driver's inline payload " +
+                            bytes(caps.inline_payload) + ")";
+  std::vector<ProtocolChoice> out;
+  for (std::size_t size : edges) {
+    const proto::Protocol p = p2p.choose(peer, size);
+    std::string why;
+    switch (p) {
+      case proto::Protocol::eager:
+        why = "fits the eager limit (min of SLUICE_EAGER_LIMIT " + bytes(th.eager_limit) +
+              " and the driver's inline payload " + bytes(caps.inline_payload) + ")";
+        break;
+      case proto::Protocol::rndv_push:
+        why = eager + ", up to SLUICE_RNDV_PUSH_MAX " + bytes(th.push_max) +
+              " on a driver that takes pushed fragments";
+        break;
+      case proto::Protocol::rndv_get:
+        why =
+            eager + "; the driver has one-sided get and " +
+            (th.rndv == proto::Thresholds::RndvMode::get
+                 ? std::string("SLUICE_RNDV_MODE=get")
+                 : "SLUICE_RNDV_MODE=auto takes get from SLUICE_RNDV_GET_THRESHOLD " +
+                       bytes(th.get_threshold) + " up to SLUICE_RNDV_GET_MAX " + bytes(th.get_max));
+        break;
+      case proto::Protocol::rndv_pipeline:
+        why = eager + "; " +
+              (!caps.rdma_get ? std::string("the driver has no one-sided get")
+               : th.rndv == proto::Thresholds::RndvMode::pipeline
+                   ? std::string("SLUICE_RNDV_MODE=pipeline")
+               : size < th.get_threshold
+                   ? "below SLUICE_RNDV_GET_THRESHOLD " + bytes(th.get_threshold)
+                   : "above SLUICE_RNDV_GET_MAX " + bytes(th.get_max));
+        break;
+      case proto::Protocol::none:
+        why = "no driver";
+        break;
+    }
+    if (!out.empty() && out.back().protocol == proto::protocol_name(p) && out.back().why == why)
+      continue;
+    out.push_back({size, proto::protocol_name(p), std::move(why)});
+  }
+  return out;
+}
+
+}  // namespace sluice::introspect

@@ -1,0 +1,112 @@
+// The tcp driver as a component: its keys, and wire-up (listen and publish before the
+// first fence, learn the peers' addresses after it; connections open on first use).
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "drivers/net/net.hpp"
+#include "drivers/registry.hpp"
+#include "drivers/tcp/tcp_driver.hpp"
+
+namespace sluice::drivers {
+
+namespace {
+
+using T = util::ConfigType;
+
+constexpr util::ConfigKey kKeys[] = {
+    {"TCP_MAX_PACKET", T::size, "512K",
+     "payload bytes per tcp frame, i.e. per pipelined rendezvous fragment"},
+    {"TCP_QUEUE_LIMIT", T::size, "16M",
+     "bytes queued per tcp peer in user space before sends wait for the socket to drain"},
+    {"TCP_SOCKET_BUFFER", T::size, "0", "SO_SNDBUF/SO_RCVBUF of tcp sockets; 0: kernel autotuning"},
+    {"TCP_CONNECT_TIMEOUT", T::duration, "30s",
+     "how long tcp keeps trying to connect to a peer before declaring it dead"},
+};
+
+class TcpEndpoint final : public Endpoint {
+ public:
+  TcpEndpoint(std::unique_ptr<TcpDriver> d, std::vector<int> peers, std::vector<net::IfAddr> mine)
+      : driver_(std::move(d)),
+        raw_(driver_.get()),
+        peers_(std::move(peers)),
+        mine_(std::move(mine)) {}
+
+  std::string connect(WireupServices& w) override {
+    const std::span<const int> local = w.local_ranks();
+    for (int r : peers_) {
+      std::string text;
+      uint16_t port = 0;
+      std::vector<net::IfAddr> addrs;
+      if (!w.lookup("tcp", r, text) || !net::parse_published(text, port, addrs))
+        return "bootstrap: rank " + std::to_string(r) +
+               " published no tcp address (is SLUICE_DRIVERS the same on every rank?)";
+      const bool same_host = std::find(local.begin(), local.end(), r) != local.end();
+      raw_->set_peer_address(r, net::choose_address(port, addrs, mine_, same_host));
+    }
+    return {};
+  }
+  std::vector<std::unique_ptr<Driver>> take_rails() override {
+    std::vector<std::unique_ptr<Driver>> v;
+    v.push_back(std::move(driver_));
+    return v;
+  }
+  std::string peer_address(int peer) const override { return raw_->peer_address(peer); }
+  void drain(uint64_t timeout_ns) override { raw_->drain(timeout_ns); }
+
+ private:
+  std::unique_ptr<TcpDriver> driver_;
+  TcpDriver* raw_;  // owned by the engine after take_rails()
+  std::vector<int> peers_;
+  std::vector<net::IfAddr> mine_;
+};
+
+std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers,
+                                   std::string& err) {
+  const util::ConfigValues& c = w.config();
+  TcpParams tp;
+  if (!net::parse_job_key(w.job_key(), tp.key)) {
+    err = "the network drivers need the job key (SLUICE_JOB_KEY, 32 hex digits, set by sluicerun)";
+    return nullptr;
+  }
+  std::vector<net::IfAddr> mine = net::configured_addresses(c, err);
+  if (mine.empty()) {
+    err = "network drivers: " + err;
+    return nullptr;
+  }
+  err.clear();
+  tp.rank = w.rank();
+  tp.size = w.size();
+  tp.max_packet = std::max<uint64_t>(4096, c.get_size("TCP_MAX_PACKET"));
+  tp.queue_limit = c.get_size("TCP_QUEUE_LIMIT");
+  tp.socket_buffer = c.get_size("TCP_SOCKET_BUFFER");
+  tp.connect_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_CONNECT_TIMEOUT") * 1e9);
+  tp.on_peer_dead = [&w](int peer) { w.peer_dead(peer); };
+  std::unique_ptr<TcpDriver> d;
+  try {
+    d = std::make_unique<TcpDriver>(tp);
+  } catch (const std::runtime_error& e) {
+    err = e.what();
+    return nullptr;
+  }
+  if (!w.publish("tcp", net::format_published(d->port(), mine))) {
+    err = "bootstrap put failed";
+    return nullptr;
+  }
+  return std::make_unique<TcpEndpoint>(std::move(d), std::vector<int>(peers.begin(), peers.end()),
+                                       std::move(mine));
+}
+
+}  // namespace
+
+extern const DriverComponent kTcpComponent = {
+    .name = "tcp",
+    .title = "TCP sockets to any rank (one connection per peer, frames placed in place)",
+    .locality = Locality::any,
+    .config = kKeys,
+    .aliases = {},
+    .open = open_tcp,
+    .on_by_default = true,
+};
+
+}  // namespace sluice::drivers
