@@ -81,3 +81,11 @@ bench: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+
+# make install PREFIX=/opt/sluice: the tools (sluicerun also as mpirun/mpiexec), mpicc and
+# mpicxx, mpi.h and include/sluice/, libmpi and libsluice (shared and static), sluice.pc and
+# the CMake package (find_package(Sluice) -> Sluice::sluice). See cmake/Install.cmake.
+PREFIX ?= /usr/local
+.PHONY: install
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)

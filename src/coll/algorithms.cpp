@@ -1,9 +1,9 @@
 // The collective algorithms, each compiled into a Schedule by a Builder.
 //
-// Sources: dissemination barrier (Hensgen, Finkel & Manber 1988); binomial trees, recursive
+// Sources: dissemination barrier [Hensgen]; binomial trees, recursive
 // doubling, [Bruck] and pairwise exchange as in [Thakur-Coll], which also gives the
 // fold of extra ranks for non-powers of two; Rabenseifner's reduce-scatter + allgather
-// allreduce (2004); van de Geijn's scatter + allgather broadcast (Barnett et al. 1994).
+// allreduce [Rabenseifner]; van de Geijn's scatter + allgather broadcast [InterCom].
 //
 // Conventions: `r` is this rank and `P` the group size; algorithms over a root work in
 // relative ranks vr = (r - root) mod P. Every pair of ranks posts its messages in the same

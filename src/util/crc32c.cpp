@@ -86,11 +86,10 @@ constexpr std::size_t kShortBlock = 256;
 constexpr ZeroShift kLongShift(kLongBlock);
 constexpr ZeroShift kShortShift(kShortBlock);
 
-// PCLMULQDQ folding (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ",
-// reflected variant): a 128-bit lane moved forward by F bits is clmul(lo64, x^(F+32) mod P) ^
-// clmul(hi64, x^(F-32) mod P), constants bit-reflected and shifted left by one because
-// clmul of reflected operands yields the product one bit low. Computed here, not copied:
-// fold_constant(544) == 0x740eef02 and fold_constant(480) == 0x9e4addf8 (the published
+// PCLMULQDQ folding ([PCLMUL-CRC], reflected variant): a 128-bit lane moved forward by F bits is
+// clmul(lo64, x^(F+32) mod P) ^ clmul(hi64, x^(F-32) mod P), constants bit-reflected and shifted
+// left by one because clmul of reflected operands yields the product one bit low. Computed here,
+// not copied: fold_constant(544) == 0x740eef02 and fold_constant(480) == 0x9e4addf8 (the published
 // CRC32C fold-by-64 pair; with the CRC32 polynomial the same formula gives Linux's R1/R2).
 constexpr std::uint64_t fold_constant(unsigned exponent) {
   std::uint32_t r = 0x80000000u;  // x^0 in reflected form

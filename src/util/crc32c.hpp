@@ -1,4 +1,4 @@
-// CRC32C (Castagnoli, polynomial 0x1EDC6F41, reflected 0x82F63B78): the checksum the
+// CRC32C ([CRC32C], polynomial 0x1EDC6F41, reflected 0x82F63B78): the checksum the
 // reliability layer puts on every packet. Uses the SSE4.2 `crc32` instruction when the CPU
 // has it (checked once at run time; binaries are built for any x86-64), on long buffers
 // together with PCLMULQDQ folding when the CPU has that too (which also merges the three

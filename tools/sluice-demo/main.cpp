@@ -9,7 +9,17 @@
 #include <sluice/introspect.hpp>
 #include <sluice/sluice.hpp>
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    const bool help = !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h");
+    std::fprintf(help ? stdout : stderr,
+                 "usage: sluicerun -n N sluice-demo\n"
+                 "  every rank exchanges messages of growing size with every other (checking\n"
+                 "  the contents) and passes a token around a ring; rank 0 prints the driver\n"
+                 "  and protocol each size used and how long the exchange took (make run)\n"
+                 "  -h, --help   show this help\n");
+    return help ? 0 : 2;
+  }
   sluice::Session s;
   const int n = s.size(), me = s.rank();
 

@@ -105,15 +105,18 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--drivers"))
       drivers = true;
     else {
+      const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
       std::fprintf(
-          stderr,
+          help ? stdout : stderr,
           "usage: sluice-info [--config [--markdown]] [--drivers] [--peers] [--protocols]\n"
           "  --config     every SLUICE_* key with its value, default, source and help\n"
           "  --markdown   with --config: the key tables of docs/CONFIGURATION.md\n"
           "  --drivers    the registered driver components\n"
           "  --peers      (under sluicerun) the driver that serves each peer\n"
-          "  --protocols  the protocol each message size takes, and why\n");
-      return 2;
+          "  --protocols  the protocol each message size takes, and why\n"
+          "  -h, --help   show this help\n"
+          "With no option: --peers.\n");
+      return help ? 0 : 2;
     }
   }
   if (markdown) return config ? print_config_markdown() : 2;

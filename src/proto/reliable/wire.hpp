@@ -98,7 +98,7 @@
 //                    after ack_every in-order packets, on a gap (with nack), on a
 //                    duplicate, when a gap is filled, and on ack_request.
 //   retransmission   One per peer, armed while packets are unacknowledged. RTO from
-//   timeout (RTO)    measured RTT, Jacobson/Karels: first sample R gives SRTT = R,
+//   timeout (RTO)    measured RTT, Jacobson/Karels [RTO]: first sample R gives SRTT = R,
 //                    RTTVAR = R/2; later SRTT += (R - SRTT)/8, RTTVAR += (|SRTT - R| -
 //                    RTTVAR)/4; RTO = SRTT + max(4 RTTVAR, 10 us), clamped to
 //                    [min_rto_ns, max_rto_ns]; initial_rto_ns before any sample. Karn's
@@ -198,7 +198,7 @@ ParseResult parse_header(std::span<const std::byte> header, std::size_t payload_
 std::uint32_t packet_crc(const RelHeader& rel, std::span<const std::byte> upper_header,
                          std::span<const std::byte> payload);
 
-// Serial-number arithmetic (RFC 1982) on 32-bit sequence numbers.
+// Serial-number arithmetic [RFC1982] on 32-bit sequence numbers.
 inline bool seq_before(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(a - b) < 0;
 }

@@ -1,0 +1,23 @@
+// Built by tests/install against the installed native API (pkg-config and find_package).
+#include <sluice/sluice.hpp>
+
+#include <cstdio>
+#include <span>
+
+int main() {
+  sluice::Session s;
+  int value = s.rank() * 10;
+  if (s.size() > 1) {
+    if (s.rank() == 0) {
+      int got = -1;
+      if (s.recv(std::as_writable_bytes(std::span(&got, 1)), 1, 3) != sluice::Errc::ok) return 1;
+      std::printf("native ok: size %d got %d\n", s.size(), got);
+      return got == 10 ? 0 : 1;
+    }
+    if (s.rank() == 1 && s.send(std::as_bytes(std::span(&value, 1)), 0, 3) != sluice::Errc::ok)
+      return 1;
+  } else {
+    std::printf("native ok: size 1\n");
+  }
+  return 0;
+}
