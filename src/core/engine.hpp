@@ -3,6 +3,7 @@
 // progress. The public Session is a thin handle to it.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -138,6 +139,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   void remove_progress_hook(ProgressHook* h) { std::erase(hooks_, h); }
 
   std::string_view driver_name(int peer) const;
+  // Whether `peer` (world rank) runs on this host (the own rank included).
+  bool same_host(int peer) const { return std::binary_search(local_.begin(), local_.end(), peer); }
   // The address `peer` is reached at (e.g. "ip:port"), or "" when its driver has none.
   std::string peer_address(int peer) const;
   std::string stats_report() const;

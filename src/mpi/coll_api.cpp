@@ -574,17 +574,19 @@ using namespace sluice::mpi;
 // Every binding holds the MPI_THREAD_MULTIPLE lock (SLUICE_MPI_CALL, declared first so it
 // is released last); block_until drops it between progress passes. Blocking: a CollOp on
 // the stack, started and waited for. Nonblocking: on the heap, handed to a request.
-#define SLUICE_BLOCKING(fn, comm, ...)     \
-  do {                                     \
-    SLUICE_MPI_CALL;                       \
-    CollOp op_;                            \
-    if (int rc_ = __VA_ARGS__) return rc_; \
-    return finish_blocking(comm, op_, fn); \
+#define SLUICE_BLOCKING(fn, comm, ...)               \
+  do {                                               \
+    SLUICE_MPI_CALL;                                 \
+    if (int rc_ = check_intra(comm, fn)) return rc_; \
+    CollOp op_;                                      \
+    if (int rc_ = __VA_ARGS__) return rc_;           \
+    return finish_blocking(comm, op_, fn);           \
   } while (0)
 #define SLUICE_NONBLOCKING(fn, comm, request, ...)                \
   do {                                                            \
     SLUICE_MPI_CALL;                                              \
     if (int rc_ = check_comm(comm, fn)) return rc_;               \
+    if (int rc_ = check_intra(comm, fn)) return rc_;              \
     if (int rc_ = check_request(comm, request, fn)) return rc_;   \
     auto holder_ = std::make_unique<CollOp>();                    \
     CollOp& op_ = *holder_;                                       \
@@ -599,6 +601,8 @@ extern "C" const int sluice_mpi_coll_thread_safe = 1;
 extern "C" {
 
 int MPI_Barrier(MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::barrier, {});
   SLUICE_BLOCKING("MPI_Barrier", comm, start_barrier(op_, comm, "MPI_Barrier"));
 }
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
@@ -606,6 +610,9 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::bcast,
+                            {.recvbuf = buffer, .count = count, .type = datatype, .root = root});
   SLUICE_BLOCKING("MPI_Bcast", comm,
                   start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Bcast"));
 }
@@ -630,6 +637,10 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(
+        comm, InterCollective::allreduce,
+        {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op});
   SLUICE_BLOCKING(
       "MPI_Allreduce", comm,
       start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Allreduce"));
@@ -701,6 +712,14 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::allgather,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .count = sendcount,
+                             .type = sendtype,
+                             .recvcount = recvcount,
+                             .recvtype = recvtype});
   SLUICE_BLOCKING("MPI_Allgather", comm,
                   start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                   comm, "MPI_Allgather"));
@@ -729,6 +748,14 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::alltoall,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .count = sendcount,
+                             .type = sendtype,
+                             .recvcount = recvcount,
+                             .recvtype = recvtype});
   SLUICE_BLOCKING("MPI_Alltoall", comm,
                   start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm, "MPI_Alltoall"));

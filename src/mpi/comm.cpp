@@ -311,6 +311,44 @@ void finalize_comms() {
   }
 }
 
+// ---- for agreements outside this file (inter.cpp) -----------------------------------------
+
+uint32_t ctx_lowest_free(uint32_t from) {
+  return free_ctx_from(from);
+}
+
+bool ctx_try_hold(uint32_t v) {
+  if (ctx_taken(v)) return false;
+  g_held.insert(v);
+  return true;
+}
+
+void ctx_drop_hold(uint32_t v) {
+  g_held.erase(g_held.find(v));
+}
+
+void ctx_claim_held(uint32_t v) {
+  ctx_drop_hold(v);
+  g_claimed.insert(v);
+  g_next_ctx = std::max(g_next_ctx, v + 2);
+}
+
+MPI_Comm make_user_comm(const std::vector<int>& world_ranks, uint32_t ctx, MPI_Comm parent) {
+  return new_comm(world_ranks, ctx, parent);
+}
+
+int dup_hidden(MPI_Comm comm, MPI_Comm* out) {
+  std::unique_ptr<CtxAgreement> ag;
+  if (int rc = agree(comm, {}, ag)) return rc;
+  *out = make_comm(comm->world, ag->ctx(), comm);
+  return MPI_SUCCESS;
+}
+
+int reject_inter(MPI_Comm comm, const char* function) {
+  return raisef(comm, MPI_ERR_COMM, function, "%s is an intercommunicator (not supported here)",
+                comm_label(comm));
+}
+
 }  // namespace sluice::mpi
 
 int sluice_group_s::rank_of_self() const {
@@ -324,7 +362,7 @@ extern "C" {
 int MPI_Comm_size(MPI_Comm comm, int* size) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_size")) return rc;
-  *size = comm->size;
+  *size = comm->inter ? inter_local_size(comm) : comm->size;
   return MPI_SUCCESS;
 }
 
@@ -338,6 +376,7 @@ int MPI_Comm_rank(MPI_Comm comm, int* rank) {
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_dup")) return rc;
+  if (comm->inter) return inter_dup(comm, newcomm);
   std::unique_ptr<CtxAgreement> ag;
   if (int rc = agree(comm, {}, ag))
     return raise(comm, rc, "MPI_Comm_dup", "context agreement failed");
@@ -376,6 +415,7 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_idup")) return rc;
+  if (comm->inter) return reject_inter(comm, "MPI_Comm_idup");
   *newcomm = MPI_COMM_NULL;
   *request = make_async_request(comm, std::make_unique<IdupOp>(comm, newcomm));
   return MPI_SUCCESS;
@@ -384,6 +424,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split")) return rc;
+  if (comm->inter) return reject_inter(comm, "MPI_Comm_split");
   // A bad color still takes part in the exchange (as MPI_UNDEFINED), so the other members
   // do not wait forever when the error handler returns.
   const bool bad_color = color < 0 && color != MPI_UNDEFINED;
@@ -417,12 +458,9 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
   if (int rc = check_comm(comm, "MPI_Comm_split_type")) return rc;
   int color = MPI_UNDEFINED;
   if (split_type == MPI_COMM_TYPE_SHARED) {
-    // Shared-memory domain: the lowest comm rank reachable through shared memory (the
-    // engine routes exactly the processes of this host through "self" or "shm").
-    for (int r = 0; r < comm->size && color == MPI_UNDEFINED; ++r) {
-      const auto d = engine().driver_name(comm->world[r]);
-      if (d == "self" || d == "shm") color = r;
-    }
+    // Shared-memory domain: the lowest comm rank on this host (whichever driver serves it).
+    for (int r = 0; r < comm->size && color == MPI_UNDEFINED; ++r)
+      if (engine().same_host(comm->world[r])) color = r;
   } else if (split_type != MPI_UNDEFINED) {
     return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
   }
@@ -432,6 +470,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_create")) return rc;
+  if (comm->inter) return reject_inter(comm, "MPI_Comm_create");
   if (!group) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group MPI_GROUP_NULL");
   std::unique_ptr<CtxAgreement> ag;
   if (int rc = agree(comm, {}, ag)) return raise(comm, rc, "MPI_Comm_create", "exchange failed");
@@ -499,14 +538,14 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_group")) return rc;
-  *group = new_group(comm->world);
+  *group = new_group(comm->inter ? inter_local_world(comm) : comm->world);
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_test_inter")) return rc;
-  *flag = 0;  // Sluice has intracommunicators only
+  *flag = comm->inter != nullptr;
   return MPI_SUCCESS;
 }
 

@@ -48,8 +48,9 @@ namespace sluice::coll {
 struct Group;
 }
 namespace sluice::mpi {
-struct Topology;  // topo.cpp
-}
+struct Topology;   // topo.cpp
+struct InterComm;  // inter.cpp
+}  // namespace sluice::mpi
 
 struct sluice_comm_s {
   uint32_t magic = 0;  // kCommMagic while the communicator is valid
@@ -65,6 +66,10 @@ struct sluice_comm_s {
   std::vector<std::pair<int, void*>> attrs;  // user attributes (keyval, value), set order
   // Cartesian / graph / distributed-graph topology (topo.cpp); dup and idup share it.
   std::shared_ptr<const sluice::mpi::Topology> topo;
+  // Intercommunicators (inter.cpp): `world`, `world_to_comm` and `size` then describe the
+  // REMOTE group (what point-to-point addresses), `rank` is the rank in the local group,
+  // and `inter` holds the local group. Null for intracommunicators.
+  std::shared_ptr<sluice::mpi::InterComm> inter;
 
   bool valid() const { return magic == kCommMagic; }
   // comm rank of a world rank (for MPI_SOURCE); `src` may be negative (passed through).
@@ -273,6 +278,8 @@ inline constexpr int kMgmtTagBase = 0x3fff0000;
 // Neighbourhood collectives (topo.cpp) use coll_ctx tags from here up, above every
 // management tag and every user tag.
 inline constexpr int kNeighborTagBase = 0x40000000;
+// MPI_Comm_create_group's agreement (inter.cpp): coll_ctx tags from here up, one per user tag.
+inline constexpr int kCreateGroupTagBase = 0x48000000;
 // Builds a communicator over `world_ranks` (this process must be a member) with the
 // given context pair; errhandler inherited from `parent`.
 MPI_Comm make_comm(const std::vector<int>& world_ranks, uint32_t p2p_ctx, MPI_Comm parent);
@@ -284,5 +291,47 @@ int copy_attrs(MPI_Comm from, MPI_Comm to);
 int delete_attrs(MPI_Comm comm);
 // A user attribute for Comm_get_attr: MPI_SUCCESS (flag set), or -1 for an unknown keyval.
 int get_user_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+
+// Context ids for agreements run outside comm.cpp (over two groups, or a group that is not
+// a communicator yet): the lowest id from `from` up this process can propose; hold one
+// while the others check theirs (false if it is taken or held here); drop the hold, or
+// turn it into a claim once every member accepted.
+uint32_t ctx_lowest_free(uint32_t from);
+bool ctx_try_hold(uint32_t ctx);
+void ctx_drop_hold(uint32_t ctx);
+void ctx_claim_held(uint32_t ctx);
+// A user communicator (freed at finalize if the user does not) over `world_ranks`.
+MPI_Comm make_user_comm(const std::vector<int>& world_ranks, uint32_t ctx, MPI_Comm parent);
+// A duplicate of `comm` the library owns (not a user communicator: whoever made it frees it
+// with destroy_comm). Collective over comm.
+int dup_hidden(MPI_Comm comm, MPI_Comm* out);
+
+// ---- intercommunicators (inter.cpp) ----------------------------------------------------
+int inter_local_size(MPI_Comm inter);
+const std::vector<int>& inter_local_world(MPI_Comm inter);
+int inter_dup(MPI_Comm inter, MPI_Comm* newcomm);
+// Raises MPI_ERR_COMM: `function` does not take intercommunicators.
+int reject_inter(MPI_Comm comm, const char* function);
+// The collectives implemented on intercommunicators (blocking only); coll_api.cpp routes
+// them here and rejects the others (check_intra).
+enum class InterCollective : uint8_t { barrier, bcast, allreduce, allgather, alltoall };
+struct InterArgs {
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  int count = 0;  // bcast/allreduce count, allgather/alltoall sendcount
+  MPI_Datatype type = nullptr;
+  int recvcount = 0;
+  MPI_Datatype recvtype = nullptr;
+  MPI_Op op = nullptr;
+  int root = 0;
+};
+int inter_collective(MPI_Comm comm, InterCollective which, const InterArgs& args);
+// MPI_SUCCESS for an intracommunicator (or an invalid handle, which the caller's own check
+// reports); MPI_ERR_COMM raised for an intercommunicator.
+inline int check_intra(MPI_Comm comm, const char* function) {
+  if (!comm || !comm->inter) [[likely]]
+    return MPI_SUCCESS;
+  return reject_inter(comm, function);
+}
 
 }  // namespace sluice::mpi

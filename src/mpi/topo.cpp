@@ -635,6 +635,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
   (void)reorder;
   const char* fn = "MPI_Dist_graph_create_adjacent";
   if (int rc = check_comm(comm_old, fn)) return rc;
+  if (comm_old->inter) return reject_inter(comm_old, fn);
   if (int rc = check_neighbor_ranks(comm_old, indegree, sources, "source", fn)) return rc;
   if (int rc = check_neighbor_ranks(comm_old, outdegree, destinations, "destination", fn))
     return rc;
@@ -660,6 +661,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
   (void)reorder;
   const char* fn = "MPI_Dist_graph_create";
   if (int rc = check_comm(comm_old, fn)) return rc;
+  if (comm_old->inter) return reject_inter(comm_old, fn);
   if (int rc = check_neighbor_ranks(comm_old, n, sources, "source", fn)) return rc;
   const int p = comm_old->size;
   // Every edge (s, d, w) given here goes to s (an out-edge) and to d (an in-edge): one

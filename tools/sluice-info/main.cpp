@@ -34,7 +34,7 @@ int print_config() {
       std::printf("\n");
     }
   }
-  return problems.empty() ? 0 : 1;
+  return 0;
 }
 
 // A table cell: '|' would end the cell.
