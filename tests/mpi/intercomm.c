@@ -2,9 +2,9 @@
  * Comm_test_inter, Comm_size/rank/group (local), Comm_remote_size/group, point-to-point
  * between the groups, Barrier, Bcast (MPI_ROOT / MPI_PROC_NULL), Allreduce, Allgather and
  * Alltoall, and the rooted and v/w ones (Reduce, Gather(v), Scatter(v), Allgatherv,
- * Alltoallv/w, Reduce_scatter_block) across the groups, Comm_dup of an intercommunicator, Intercomm_merge (high and
- * tie), and Comm_create_group (called by the group's members only). Groups: even and odd
- * world ranks. */
+ * Alltoallv/w, Reduce_scatter_block) across the groups, Comm_dup of an intercommunicator,
+ * Intercomm_merge (high and tie), and Comm_create_group (called by the group's members only).
+ * Groups: even and odd world ranks. */
 /* SLUICE_TEST_RANKS: 2 3 4 8 */
 #include <stdlib.h>
 
