@@ -879,6 +879,13 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::reduce_scatter,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .type = datatype,
+                             .op = op,
+                             .recvcounts = recvcounts});
   SLUICE_BLOCKING("MPI_Reduce_scatter", comm,
                   start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
                                        "MPI_Reduce_scatter"));

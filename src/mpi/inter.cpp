@@ -515,22 +515,31 @@ int inter_direct(const InterArgs& a, MPI_Comm comm, InterCollective which) {
   return MPI_SUCCESS;
 }
 
-// MPI-4.0 §6.10.2: each group's vectors (n * recvcount elements, n its own size; the
-// count is the same in both groups) are reduced at the leader, swapped for the other
-// group's result, which is scattered locally in blocks of recvcount.
-int inter_reduce_scatter_block(const InterArgs& a, MPI_Comm comm) {
-  const char* fn = "MPI_Reduce_scatter_block";
+// MPI-4.0 §6.10.2: each group's vectors (the sum of its recvcounts elements, or n *
+// recvcount for the block variant, n its own size; the count is the same in both groups)
+// are reduced at the leader, swapped for the other group's result, which is scattered
+// locally by recvcounts.
+int inter_reduce_scatter(const InterArgs& a, MPI_Comm comm, bool block) {
+  const char* fn = block ? "MPI_Reduce_scatter_block" : "MPI_Reduce_scatter";
   if (a.sendbuf == MPI_IN_PLACE)
     return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
   const int tag = next_tag(comm);
-  const int count = inter_local_size(comm) * a.recvcount;
+  const int n = inter_local_size(comm);
+  std::vector<int> counts(n, a.recvcount), displs(n, 0);
+  if (!block) counts.assign(a.recvcounts, a.recvcounts + n);
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    displs[i] = count;
+    count += counts[i];
+  }
   MPI_Comm local = comm->inter->local;
   TypedTemp mine(count, a.type), theirs(count, a.type);
   if (int rc = MPI_Reduce(a.sendbuf, mine.at, count, a.type, a.op, 0, local)) return rc;
   if (comm->rank == 0)
     if (int rc = leader_swap(comm, tag, mine.at, count, a.type, theirs.at, count, a.type))
       return raise(comm, rc, fn, "exchange between the groups failed");
-  return MPI_Scatter(theirs.at, a.recvcount, a.type, a.recvbuf, a.recvcount, a.type, 0, local);
+  return MPI_Scatterv(theirs.at, counts.data(), displs.data(), a.type, a.recvbuf,
+                      counts[comm->rank], a.type, 0, local);
 }
 
 }  // namespace
@@ -565,7 +574,9 @@ int inter_collective(MPI_Comm comm, InterCollective which, const InterArgs& a) {
     case InterCollective::alltoallw:
       return inter_direct(a, comm, which);
     case InterCollective::reduce_scatter_block:
-      return inter_reduce_scatter_block(a, comm);
+      return inter_reduce_scatter(a, comm, true);
+    case InterCollective::reduce_scatter:
+      return inter_reduce_scatter(a, comm, false);
   }
   return MPI_ERR_INTERN;
 }

@@ -329,6 +329,7 @@ enum class InterCollective : uint8_t {
   alltoallv,
   alltoallw,
   reduce_scatter_block,
+  reduce_scatter,
 };
 // The MPI arguments (send side: count/type; v and w variants: the arrays).
 struct InterArgs {

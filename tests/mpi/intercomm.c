@@ -2,7 +2,7 @@
  * Comm_test_inter, Comm_size/rank/group (local), Comm_remote_size/group, point-to-point
  * between the groups, Barrier, Bcast (MPI_ROOT / MPI_PROC_NULL), Allreduce, Allgather and
  * Alltoall, and the rooted and v/w ones (Reduce, Gather(v), Scatter(v), Allgatherv,
- * Alltoallv/w, Reduce_scatter_block) across the groups, Comm_dup of an intercommunicator,
+ * Alltoallv/w, Reduce_scatter(_block)) across the groups, Comm_dup of an intercommunicator,
  * Intercomm_merge (high and tie), and Comm_create_group (called by the group's members only).
  * Groups: even and odd world ranks. */
 /* SLUICE_TEST_RANKS: 2 3 4 8 */
@@ -191,6 +191,21 @@ static void rooted(MPI_Comm inter, int color, const int* remote, int nremote, co
     CHECK(blk[m] == 100 * rsum + nremote * k, "%s: reduce_scatter_block [%d] = %d, want %d", what,
           m, blk[m], 100 * rsum + nremote * k);
   }
+  /* Reduce_scatter: the same vectors, split unevenly by my group's recvcounts: one element
+   * to each rank but the last, which gets the rest */
+  int* counts = malloc(sizeof(int) * nlocal);
+  for (int i = 0; i < nlocal; ++i) counts[i] = i == nlocal - 1 ? total - (nlocal - 1) : 1;
+  int* part = malloc(sizeof(int) * total);
+  for (int k = 0; k < total; ++k) part[k] = -1;
+  MPI_Reduce_scatter(vec, part, counts, MPI_INT, MPI_SUM, inter);
+  const int first = lrank; /* offset of my block: one element per lower rank */
+  for (int m = 0; m < counts[lrank]; ++m) {
+    const int k = first + m;
+    CHECK(part[m] == 100 * rsum + nremote * k, "%s: reduce_scatter [%d] = %d, want %d", what, m,
+          part[m], 100 * rsum + nremote * k);
+  }
+  free(counts);
+  free(part);
   free(vec);
   free(blk);
   free(rc);
