@@ -46,8 +46,14 @@ endif()
 install(TARGETS sluice_shared mpi LIBRARY DESTINATION lib)
 install(FILES ${SLUICE_LIBSLUICE_A} ${CMAKE_ARCHIVE_OUTPUT_DIRECTORY}/libmpi.a DESTINATION lib)
 install(FILES ${CMAKE_SOURCE_DIR}/include/mpi.h DESTINATION include)
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/sluice DESTINATION include
-        FILES_MATCHING PATTERN "*.hpp")
+# Public headers by content: a header may be a link into src/ (one copy, e.g. a layer's
+# type the API shares), which must not be installed as a link.
+file(GLOB SLUICE_PUBLIC_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/sluice/*.hpp)
+foreach(h IN LISTS SLUICE_PUBLIC_HEADERS)
+  get_filename_component(name ${h} NAME)
+  file(REAL_PATH ${h} real)
+  install(FILES ${real} DESTINATION include/sluice RENAME ${name})
+endforeach()
 
 # ---- tools (sluicerun, sluice-bench and sluice-scale install themselves) ------------------
 install(TARGETS sluice-info sluice-demo RUNTIME DESTINATION bin)
