@@ -624,6 +624,14 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::reduce,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .count = count,
+                             .type = datatype,
+                             .op = op,
+                             .root = root});
   SLUICE_BLOCKING(
       "MPI_Reduce", comm,
       start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Reduce"));
@@ -654,6 +662,15 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::gather,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .count = sendcount,
+                             .type = sendtype,
+                             .recvcount = recvcount,
+                             .recvtype = recvtype,
+                             .root = root});
   SLUICE_BLOCKING("MPI_Gather", comm,
                   start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                root, comm, "MPI_Gather"));
@@ -669,6 +686,16 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::gatherv,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .count = sendcount,
+                             .type = sendtype,
+                             .recvtype = recvtype,
+                             .root = root,
+                             .recvcounts = recvcounts,
+                             .rdispls = displs});
   SLUICE_BLOCKING("MPI_Gatherv", comm,
                   start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                 recvtype, root, comm, "MPI_Gatherv"));
@@ -683,6 +710,15 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::scatter,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .count = sendcount,
+                             .type = sendtype,
+                             .recvcount = recvcount,
+                             .recvtype = recvtype,
+                             .root = root});
   SLUICE_BLOCKING("MPI_Scatter", comm,
                   start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 root, comm, "MPI_Scatter"));
@@ -698,6 +734,16 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::scatterv,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .type = sendtype,
+                             .recvcount = recvcount,
+                             .recvtype = recvtype,
+                             .root = root,
+                             .sendcounts = sendcounts,
+                             .sdispls = displs});
   SLUICE_BLOCKING("MPI_Scatterv", comm,
                   start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                  recvtype, root, comm, "MPI_Scatterv"));
@@ -734,6 +780,15 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::allgatherv,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .count = sendcount,
+                             .type = sendtype,
+                             .recvtype = recvtype,
+                             .recvcounts = recvcounts,
+                             .rdispls = displs});
   SLUICE_BLOCKING("MPI_Allgatherv", comm,
                   start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, comm, "MPI_Allgatherv"));
@@ -770,6 +825,16 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::alltoallv,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .type = sendtype,
+                             .recvtype = recvtype,
+                             .sendcounts = sendcounts,
+                             .sdispls = sdispls,
+                             .recvcounts = recvcounts,
+                             .rdispls = rdispls});
   const MPI_Datatype st[1] = {sendtype}, rt[1] = {recvtype};
   SLUICE_BLOCKING("MPI_Alltoallv", comm,
                   start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
@@ -788,6 +853,16 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::alltoallw,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .sendcounts = sendcounts,
+                             .sdispls = sdispls,
+                             .recvcounts = recvcounts,
+                             .rdispls = rdispls,
+                             .sendtypes = sendtypes,
+                             .recvtypes = recvtypes});
   SLUICE_BLOCKING("MPI_Alltoallw", comm,
                   start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                    recvcounts, rdispls, recvtypes, true, comm, "MPI_Alltoallw"));
@@ -804,6 +879,13 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::reduce_scatter,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .type = datatype,
+                             .op = op,
+                             .recvcounts = recvcounts});
   SLUICE_BLOCKING("MPI_Reduce_scatter", comm,
                   start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
                                        "MPI_Reduce_scatter"));
@@ -817,6 +899,13 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_collective(comm, InterCollective::reduce_scatter_block,
+                            {.sendbuf = sendbuf,
+                             .recvbuf = recvbuf,
+                             .type = datatype,
+                             .recvcount = recvcount,
+                             .op = op});
   SLUICE_BLOCKING("MPI_Reduce_scatter_block", comm,
                   start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op, comm,
                                              "MPI_Reduce_scatter_block"));

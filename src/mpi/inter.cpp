@@ -16,6 +16,7 @@
 // per collective (the members of both groups call collectives in the same order).
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <functional>
 
 #include "mpi/mpi_internal.hpp"
@@ -338,6 +339,209 @@ int inter_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   return MPI_SUCCESS;
 }
 
+// Point-to-point transfers between the groups, started together, waited for together.
+class Transfers {
+ public:
+  Transfers(MPI_Comm comm, int tag) : comm_(comm), tag_(tag) {}
+  void send(int peer, const void* buf, int count, MPI_Datatype type) {
+    out_.emplace_back();
+    stage_send(out_.back(), buf, count, type);
+    reqs_.push_back(
+        isend_bytes(comm_, out_.back().data, out_.back().size, peer, tag_, comm_->coll_ctx));
+  }
+  void recv(int peer, void* buf, int count, MPI_Datatype type) {
+    in_.emplace_back();
+    stage_recv(in_.back(), buf, count, type);
+    unpack_.push_back({buf, count, type});
+    reqs_.push_back(
+        irecv_bytes(comm_, in_.back().data, in_.back().size, peer, tag_, comm_->coll_ctx));
+  }
+  int wait() {
+    if (int rc = wait_all(reqs_)) return rc;
+    for (std::size_t i = 0; i < in_.size(); ++i)
+      finish_recv(in_[i], unpack_[i].buf, unpack_[i].count, unpack_[i].type);
+    return MPI_SUCCESS;
+  }
+
+ private:
+  struct Target {
+    void* buf;
+    int count;
+    MPI_Datatype type;
+  };
+  MPI_Comm comm_;
+  int tag_;
+  std::deque<Staged> out_, in_;  // a deque keeps earlier elements where they are
+  std::vector<Target> unpack_;
+  std::vector<detail::RequestImpl*> reqs_;
+};
+
+// The root argument of a rooted collective: MPI_ROOT, MPI_PROC_NULL or a remote rank.
+int check_inter_root(MPI_Comm comm, int root, const char* fn) {
+  if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < comm->size))
+    return MPI_SUCCESS;
+  return raisef(comm, MPI_ERR_ROOT, fn,
+                "invalid root %d (MPI_ROOT, MPI_PROC_NULL or a rank of the %d-rank remote group)",
+                root, comm->size);
+}
+
+int inter_reduce(const InterArgs& a, MPI_Comm comm) {
+  const char* fn = "MPI_Reduce";
+  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+  const int tag = next_tag(comm);
+  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+  Transfers t(comm, tag);
+  if (a.root == MPI_ROOT) {  // the other group's result, from its leader
+    t.recv(0, a.recvbuf, a.count, a.type);
+  } else {
+    TypedTemp mine(a.count, a.type);
+    if (int rc = MPI_Reduce(a.sendbuf, mine.at, a.count, a.type, a.op, 0, comm->inter->local))
+      return rc;
+    if (comm->rank != 0) return MPI_SUCCESS;
+    t.send(a.root, mine.at, a.count, a.type);
+    if (int rc = t.wait()) return raise(comm, rc, fn, "send to the root failed");
+    return MPI_SUCCESS;
+  }
+  if (int rc = t.wait()) return raise(comm, rc, fn, "receive from the other group failed");
+  return MPI_SUCCESS;
+}
+
+int inter_gather(const InterArgs& a, MPI_Comm comm) {
+  const char* fn = "MPI_Gather";
+  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+  const int tag = next_tag(comm);
+  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+  Transfers t(comm, tag);
+  if (a.root == MPI_ROOT) {
+    t.recv(0, a.recvbuf, comm->size * a.recvcount, a.recvtype);
+    if (int rc = t.wait()) return raise(comm, rc, fn, "receive from the other group failed");
+    return MPI_SUCCESS;
+  }
+  const int nlocal = inter_local_size(comm);
+  TypedTemp mine(nlocal * a.count, a.type);
+  if (int rc =
+          MPI_Gather(a.sendbuf, a.count, a.type, mine.at, a.count, a.type, 0, comm->inter->local))
+    return rc;
+  if (comm->rank != 0) return MPI_SUCCESS;
+  t.send(a.root, mine.at, nlocal * a.count, a.type);
+  if (int rc = t.wait()) return raise(comm, rc, fn, "send to the root failed");
+  return MPI_SUCCESS;
+}
+
+int inter_scatter(const InterArgs& a, MPI_Comm comm) {
+  const char* fn = "MPI_Scatter";
+  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+  const int tag = next_tag(comm);
+  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+  Transfers t(comm, tag);
+  if (a.root == MPI_ROOT) {
+    t.send(0, a.sendbuf, comm->size * a.count, a.type);
+    if (int rc = t.wait()) return raise(comm, rc, fn, "send to the other group failed");
+    return MPI_SUCCESS;
+  }
+  const int nlocal = inter_local_size(comm);
+  TypedTemp all(nlocal * a.recvcount, a.recvtype);
+  if (comm->rank == 0) {
+    t.recv(a.root, all.at, nlocal * a.recvcount, a.recvtype);
+    if (int rc = t.wait()) return raise(comm, rc, fn, "receive from the root failed");
+  }
+  return MPI_Scatter(all.at, a.recvcount, a.recvtype, a.recvbuf, a.recvcount, a.recvtype, 0,
+                     comm->inter->local);
+}
+
+// Gatherv / Scatterv: the root talks to every process of the other group directly.
+int inter_gatherv(const InterArgs& a, MPI_Comm comm, bool scatter) {
+  const char* fn = scatter ? "MPI_Scatterv" : "MPI_Gatherv";
+  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+  Transfers t(comm, next_tag(comm));
+  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (a.root == MPI_ROOT) {
+    for (int j = 0; j < comm->size; ++j) {
+      if (scatter) {
+        t.send(j, static_cast<const B*>(a.sendbuf) + a.sdispls[j] * a.type->extent(),
+               a.sendcounts[j], a.type);
+      } else {
+        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j] * a.recvtype->extent(), a.recvcounts[j],
+               a.recvtype);
+      }
+    }
+  } else if (scatter) {
+    t.recv(a.root, a.recvbuf, a.recvcount, a.recvtype);
+  } else {
+    t.send(a.root, a.sendbuf, a.count, a.type);
+  }
+  if (int rc = t.wait()) return raise(comm, rc, fn, "a transfer failed");
+  return MPI_SUCCESS;
+}
+
+// Allgatherv, Alltoallv, Alltoallw: every process with every process of the other group.
+int inter_direct(const InterArgs& a, MPI_Comm comm, InterCollective which) {
+  const char* fn = which == InterCollective::allgatherv  ? "MPI_Allgatherv"
+                   : which == InterCollective::alltoallv ? "MPI_Alltoallv"
+                                                         : "MPI_Alltoallw";
+  if (a.sendbuf == MPI_IN_PLACE)
+    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
+  Transfers t(comm, next_tag(comm));
+  for (int j = 0; j < comm->size; ++j) {
+    switch (which) {
+      case InterCollective::allgatherv:
+        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j] * a.recvtype->extent(), a.recvcounts[j],
+               a.recvtype);
+        break;
+      case InterCollective::alltoallv:
+        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j] * a.recvtype->extent(), a.recvcounts[j],
+               a.recvtype);
+        break;
+      default:
+        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j], a.recvcounts[j], a.recvtypes[j]);
+        break;
+    }
+  }
+  for (int j = 0; j < comm->size; ++j) {
+    switch (which) {
+      case InterCollective::allgatherv:
+        t.send(j, a.sendbuf, a.count, a.type);
+        break;
+      case InterCollective::alltoallv:
+        t.send(j, static_cast<const B*>(a.sendbuf) + a.sdispls[j] * a.type->extent(),
+               a.sendcounts[j], a.type);
+        break;
+      default:
+        t.send(j, static_cast<const B*>(a.sendbuf) + a.sdispls[j], a.sendcounts[j], a.sendtypes[j]);
+        break;
+    }
+  }
+  if (int rc = t.wait()) return raise(comm, rc, fn, "a transfer failed");
+  return MPI_SUCCESS;
+}
+
+// MPI-4.0 §6.10.2: each group's vectors (the sum of its recvcounts elements, or n *
+// recvcount for the block variant, n its own size; the count is the same in both groups)
+// are reduced at the leader, swapped for the other group's result, which is scattered
+// locally by recvcounts.
+int inter_reduce_scatter(const InterArgs& a, MPI_Comm comm, bool block) {
+  const char* fn = block ? "MPI_Reduce_scatter_block" : "MPI_Reduce_scatter";
+  if (a.sendbuf == MPI_IN_PLACE)
+    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
+  const int tag = next_tag(comm);
+  const int n = inter_local_size(comm);
+  std::vector<int> counts(n, a.recvcount), displs(n, 0);
+  if (!block) counts.assign(a.recvcounts, a.recvcounts + n);
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    displs[i] = count;
+    count += counts[i];
+  }
+  MPI_Comm local = comm->inter->local;
+  TypedTemp mine(count, a.type), theirs(count, a.type);
+  if (int rc = MPI_Reduce(a.sendbuf, mine.at, count, a.type, a.op, 0, local)) return rc;
+  if (comm->rank == 0)
+    if (int rc = leader_swap(comm, tag, mine.at, count, a.type, theirs.at, count, a.type))
+      return raise(comm, rc, fn, "exchange between the groups failed");
+  return MPI_Scatterv(theirs.at, counts.data(), displs.data(), a.type, a.recvbuf,
+                      counts[comm->rank], a.type, 0, local);
+}
+
 }  // namespace
 
 // Entry points for coll_api.cpp: the collectives it routes here for intercommunicators.
@@ -355,6 +559,24 @@ int inter_collective(MPI_Comm comm, InterCollective which, const InterArgs& a) {
       return inter_allgather(a.sendbuf, a.count, a.type, a.recvbuf, a.recvcount, a.recvtype, comm);
     case InterCollective::alltoall:
       return inter_alltoall(a.sendbuf, a.count, a.type, a.recvbuf, a.recvcount, a.recvtype, comm);
+    case InterCollective::reduce:
+      return inter_reduce(a, comm);
+    case InterCollective::gather:
+      return inter_gather(a, comm);
+    case InterCollective::scatter:
+      return inter_scatter(a, comm);
+    case InterCollective::gatherv:
+      return inter_gatherv(a, comm, false);
+    case InterCollective::scatterv:
+      return inter_gatherv(a, comm, true);
+    case InterCollective::allgatherv:
+    case InterCollective::alltoallv:
+    case InterCollective::alltoallw:
+      return inter_direct(a, comm, which);
+    case InterCollective::reduce_scatter_block:
+      return inter_reduce_scatter(a, comm, true);
+    case InterCollective::reduce_scatter:
+      return inter_reduce_scatter(a, comm, false);
   }
   return MPI_ERR_INTERN;
 }

@@ -314,16 +314,39 @@ int inter_dup(MPI_Comm inter, MPI_Comm* newcomm);
 int reject_inter(MPI_Comm comm, const char* function);
 // The collectives implemented on intercommunicators (blocking only); coll_api.cpp routes
 // them here and rejects the others (check_intra).
-enum class InterCollective : uint8_t { barrier, bcast, allreduce, allgather, alltoall };
+enum class InterCollective : uint8_t {
+  barrier,
+  bcast,
+  allreduce,
+  allgather,
+  alltoall,
+  reduce,
+  gather,
+  gatherv,
+  scatter,
+  scatterv,
+  allgatherv,
+  alltoallv,
+  alltoallw,
+  reduce_scatter_block,
+  reduce_scatter,
+};
+// The MPI arguments (send side: count/type; v and w variants: the arrays).
 struct InterArgs {
   const void* sendbuf = nullptr;
   void* recvbuf = nullptr;
-  int count = 0;  // bcast/allreduce count, allgather/alltoall sendcount
-  MPI_Datatype type = nullptr;
+  int count = 0;                // the count (bcast, reduce, allreduce) or the sendcount
+  MPI_Datatype type = nullptr;  // the datatype or the sendtype
   int recvcount = 0;
   MPI_Datatype recvtype = nullptr;
   MPI_Op op = nullptr;
   int root = 0;
+  const int* sendcounts = nullptr;
+  const int* sdispls = nullptr;
+  const int* recvcounts = nullptr;
+  const int* rdispls = nullptr;
+  const MPI_Datatype* sendtypes = nullptr;  // alltoallw (byte displacements)
+  const MPI_Datatype* recvtypes = nullptr;
 };
 int inter_collective(MPI_Comm comm, InterCollective which, const InterArgs& args);
 // MPI_SUCCESS for an intracommunicator (or an invalid handle, which the caller's own check

@@ -1,7 +1,8 @@
 /* Intercommunicators: Intercomm_create (over MPI_COMM_WORLD as the peer communicator),
  * Comm_test_inter, Comm_size/rank/group (local), Comm_remote_size/group, point-to-point
  * between the groups, Barrier, Bcast (MPI_ROOT / MPI_PROC_NULL), Allreduce, Allgather and
- * Alltoall across the groups, Comm_dup of an intercommunicator, Intercomm_merge (high and
+ * Alltoall, and the rooted and v/w ones (Reduce, Gather(v), Scatter(v), Allgatherv,
+ * Alltoallv/w, Reduce_scatter(_block)) across the groups, Comm_dup of an intercommunicator, Intercomm_merge (high and
  * tie), and Comm_create_group (called by the group's members only). Groups: even and odd
  * world ranks. */
 /* SLUICE_TEST_RANKS: 2 3 4 8 */
@@ -78,6 +79,144 @@ static void collectives(MPI_Comm inter, int color, const int* remote, int nremot
   free(rb);
 }
 
+/* The root-semantics collectives: for each root group g (0, then 1) the root is the last
+ * rank of g, the rest of g passes MPI_PROC_NULL, the other group the root's rank. */
+static void rooted(MPI_Comm inter, int color, const int* remote, int nremote, const int* local,
+                   int nlocal, int lrank, const char* what) {
+  for (int g = 0; g < 2; ++g) {
+    const int in_root_group = color == g;
+    const int root_rank = (in_root_group ? nlocal : nremote) - 1;
+    const int is_root = in_root_group && lrank == root_rank;
+    const int root = in_root_group ? (is_root ? MPI_ROOT : MPI_PROC_NULL) : root_rank;
+    /* the contributing group's world ranks, seen from the root */
+    const int* senders = remote;
+    const int nsend = nremote;
+
+    int red = -1, mine = rank;
+    MPI_Reduce(&mine, &red, 1, MPI_INT, MPI_SUM, root, inter);
+    if (is_root) {
+      int want = 0;
+      for (int j = 0; j < nsend; ++j) want += senders[j];
+      CHECK(red == want, "%s: reduce to group %d = %d, want %d", what, g, red, want);
+    }
+
+    int* buf = malloc(sizeof(int) * 3 * (nsend + nlocal + 1));
+    for (int i = 0; i < 3 * (nsend + nlocal + 1); ++i) buf[i] = -1;
+    MPI_Gather(&mine, 1, MPI_INT, buf, 1, MPI_INT, root, inter);
+    if (is_root)
+      for (int j = 0; j < nsend; ++j)
+        CHECK(buf[j] == senders[j], "%s: gather [%d] = %d", what, j, buf[j]);
+
+    /* Gatherv: two ints from each, at displacement 3j */
+    int two[2] = {rank, -rank};
+    int* counts = malloc(sizeof(int) * (nsend + 1));
+    int* displs = malloc(sizeof(int) * (nsend + 1));
+    for (int j = 0; j < nsend; ++j) {
+      counts[j] = 2;
+      displs[j] = 3 * j;
+    }
+    for (int i = 0; i < 3 * (nsend + nlocal + 1); ++i) buf[i] = -1;
+    MPI_Gatherv(two, 2, MPI_INT, buf, counts, displs, MPI_INT, root, inter);
+    if (is_root)
+      for (int j = 0; j < nsend; ++j)
+        CHECK(buf[3 * j] == senders[j] && buf[3 * j + 1] == -senders[j] && buf[3 * j + 2] == -1,
+              "%s: gatherv block %d = %d %d %d", what, j, buf[3 * j], buf[3 * j + 1],
+              buf[3 * j + 2]);
+
+    /* Scatter: remote rank j gets 10*j + 7; Scatterv: j gets (j, j+1) from displacement 3j */
+    for (int j = 0; j < nsend; ++j) buf[j] = 10 * j + 7;
+    int got = -1;
+    MPI_Scatter(buf, 1, MPI_INT, &got, 1, MPI_INT, root, inter);
+    if (!in_root_group)
+      CHECK(got == 10 * lrank + 7, "%s: scatter got %d, want %d", what, got, 10 * lrank + 7);
+    for (int j = 0; j < nsend; ++j) {
+      buf[3 * j] = j;
+      buf[3 * j + 1] = j + 1;
+    }
+    int gotv[2] = {-1, -1};
+    MPI_Scatterv(buf, counts, displs, MPI_INT, gotv, 2, MPI_INT, root, inter);
+    if (!in_root_group)
+      CHECK(gotv[0] == lrank && gotv[1] == lrank + 1, "%s: scatterv got %d %d", what, gotv[0],
+            gotv[1]);
+    free(counts);
+    free(displs);
+    free(buf);
+  }
+  (void)local;
+
+  /* Allgatherv: one int from each remote process, at displacement 2j */
+  int* rc = malloc(sizeof(int) * nremote);
+  int* rd = malloc(sizeof(int) * nremote);
+  int* sc = malloc(sizeof(int) * nremote);
+  int* sd = malloc(sizeof(int) * nremote);
+  int* out = malloc(sizeof(int) * 2 * nremote);
+  int* in = malloc(sizeof(int) * 2 * nremote);
+  for (int j = 0; j < nremote; ++j) {
+    rc[j] = sc[j] = 1;
+    rd[j] = sd[j] = 2 * j;
+    out[2 * j] = 1000 * rank + j;
+    in[2 * j] = in[2 * j + 1] = -1;
+  }
+  MPI_Allgatherv(&rank, 1, MPI_INT, in, rc, rd, MPI_INT, inter);
+  for (int j = 0; j < nremote; ++j)
+    CHECK(in[2 * j] == remote[j] && in[2 * j + 1] == -1, "%s: allgatherv [%d] = %d", what, j,
+          in[2 * j]);
+  for (int j = 0; j < 2 * nremote; ++j) in[j] = -1;
+  MPI_Alltoallv(out, sc, sd, MPI_INT, in, rc, rd, MPI_INT, inter);
+  for (int j = 0; j < nremote; ++j)
+    CHECK(in[2 * j] == 1000 * remote[j] + lrank, "%s: alltoallv [%d] = %d", what, j, in[2 * j]);
+  /* Alltoallw: byte displacements, one type per block */
+  MPI_Datatype* types = malloc(sizeof(MPI_Datatype) * nremote);
+  for (int j = 0; j < nremote; ++j) {
+    sd[j] = rd[j] = 2 * j * (int)sizeof(int);
+    types[j] = MPI_INT;
+    in[2 * j] = -1;
+  }
+  MPI_Alltoallw(out, sc, sd, types, in, rc, rd, types, inter);
+  for (int j = 0; j < nremote; ++j)
+    CHECK(in[2 * j] == 1000 * remote[j] + lrank, "%s: alltoallw [%d] = %d", what, j, in[2 * j]);
+
+  /* Reduce_scatter_block: each group's vectors have nlocal * recvcount elements, the same
+   * count in both groups, so recvcount = nremote here; element k is 100*rank + k. I receive
+   * block lrank of the other group's sum. */
+  const int total = nlocal * nremote;
+  int* vec = malloc(sizeof(int) * total);
+  int* blk = malloc(sizeof(int) * nremote);
+  for (int k = 0; k < total; ++k) vec[k] = 100 * rank + k;
+  MPI_Reduce_scatter_block(vec, blk, nremote, MPI_INT, MPI_SUM, inter);
+  int rsum = 0;
+  for (int j = 0; j < nremote; ++j) rsum += remote[j];
+  for (int m = 0; m < nremote; ++m) {
+    const int k = lrank * nremote + m;
+    CHECK(blk[m] == 100 * rsum + nremote * k, "%s: reduce_scatter_block [%d] = %d, want %d", what,
+          m, blk[m], 100 * rsum + nremote * k);
+  }
+  /* Reduce_scatter: the same vectors, split unevenly by my group's recvcounts: one element
+   * to each rank but the last, which gets the rest */
+  int* counts = malloc(sizeof(int) * nlocal);
+  for (int i = 0; i < nlocal; ++i) counts[i] = i == nlocal - 1 ? total - (nlocal - 1) : 1;
+  int* part = malloc(sizeof(int) * total);
+  for (int k = 0; k < total; ++k) part[k] = -1;
+  MPI_Reduce_scatter(vec, part, counts, MPI_INT, MPI_SUM, inter);
+  const int first = lrank; /* offset of my block: one element per lower rank */
+  for (int m = 0; m < counts[lrank]; ++m) {
+    const int k = first + m;
+    CHECK(part[m] == 100 * rsum + nremote * k, "%s: reduce_scatter [%d] = %d, want %d", what, m,
+          part[m], 100 * rsum + nremote * k);
+  }
+  free(counts);
+  free(part);
+  free(vec);
+  free(blk);
+  free(rc);
+  free(rd);
+  free(sc);
+  free(sd);
+  free(out);
+  free(in);
+  free(types);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -139,6 +278,7 @@ int main(int argc, char** argv) {
   MPI_Wait(&sreq, MPI_STATUS_IGNORE);
 
   collectives(inter, color, remote, nremote, nlocal, lrank, "inter");
+  rooted(inter, color, remote, nremote, local, nlocal, lrank, "inter");
 
   MPI_Comm dup;
   MPI_Comm_dup(inter, &dup);
