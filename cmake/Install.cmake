@@ -46,8 +46,8 @@ endif()
 install(TARGETS sluice_shared mpi LIBRARY DESTINATION lib)
 install(FILES ${SLUICE_LIBSLUICE_A} ${CMAKE_ARCHIVE_OUTPUT_DIRECTORY}/libmpi.a DESTINATION lib)
 install(FILES ${CMAKE_SOURCE_DIR}/include/mpi.h DESTINATION include)
-# Public headers by content: a header may be a link into src/ (one copy, e.g. a layer's
-# type the API shares), which must not be installed as a link.
+# Public headers by content: a header may be a link into src/ (include/sluice/errc.hpp ->
+# src/util/errc.hpp: Errc is util's), which would dangle in the prefix as a link.
 file(GLOB SLUICE_PUBLIC_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/sluice/*.hpp)
 foreach(h IN LISTS SLUICE_PUBLIC_HEADERS)
   get_filename_component(name ${h} NAME)
@@ -67,6 +67,8 @@ set(SLUICE_STATIC_EXTRA_LIBS "${SLUICE_STATIC_LIBS}")
 set(SLUICE_WRAPPER_SANITIZE "")
 if(SLUICE_SANITIZE)
   set(SLUICE_WRAPPER_SANITIZE "-fsanitize=address,undefined ")
+elseif(SLUICE_TSAN)
+  set(SLUICE_WRAPPER_SANITIZE "-fsanitize=thread ")
 endif()
 set(SLUICE_WRAPPER_LANG C)
 set(SLUICE_WRAPPER_COMPILER ${CMAKE_C_COMPILER})
