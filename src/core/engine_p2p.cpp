@@ -386,6 +386,7 @@ bool Engine::abandon(RequestImpl* r) {
     if (!r->kept_copy) return false;  // then the caller waits for it instead
     std::memcpy(r->kept_copy.get(), t.buf, t.len);
     r->xfer.buf = r->kept_copy.get();
+    r->xfer.reg = mem::Registration::host({r->xfer.buf, t.len});  // its fragments' memory now
   }
   r->detached = true;
   r->abandoned = true;

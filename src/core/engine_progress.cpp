@@ -30,8 +30,8 @@ bool Engine::progress() {
     }
   }
   // drivers_[0] is the loopback, almost always idle: look before calling it.
-  if (!loopback_->idle()) n += loopback_->poll(*p2p_, 64);
-  for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(*p2p_, 64);
+  if (!loopback_->idle()) n += loopback_->poll(demux_, 64);
+  for (std::size_t i = 1; i < drivers_.size(); ++i) n += drivers_[i]->poll(demux_, 64);
   if (!dead_pending_.empty()) {
     drain_drivers();
     std::vector<int> dead;

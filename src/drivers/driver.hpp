@@ -1,17 +1,29 @@
-// The driver contract: a driver moves opaque packets between processes and, when it can,
-// reads a peer's memory directly (one-sided get). It never parses protocol headers.
+// The driver contract (v2): a driver moves opaque packets between processes, reads and
+// writes a peer's registered memory when it can (one-sided get / put), and tells the
+// protocol when an operation it accepted has finished. It never parses protocol headers
+// beyond the first byte's routing done by ProtocolDemux.
 //
 // A packet is a (header, payload) pair. The driver keeps the split: the receiver's sink
 // gets exactly the header bytes the sender gave, and the payload separately, so a
 // protocol can send a fragment of user data without first gluing it to its header.
+//
+// Completions. An operation that cannot finish inside the call (a one-sided get a NIC or
+// io_uring carries out, a send whose payload the driver keeps reading: io_uring SEND_ZC,
+// RDMA, the reliability layer's resends) returns IoStatus::posted; the driver later
+// reports it exactly once through PacketSink::on_completion from inside a poll(), with the
+// CompletionToken the protocol gave. An operation that finished at once returns done and
+// is never reported (shm CMA and self complete gets at once: no completion object, no
+// allocation, no extra call).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "mem/registration.hpp"
 #include "sluice/sluice.hpp"
 
 namespace sluice::drivers {
@@ -22,12 +34,15 @@ struct DriverCaps {
   std::size_t inline_payload = 0;  // payload bytes that travel with the header in one slot
   bool reliable = false;           // packets are never lost, duplicated or corrupted
   bool ordered = false;            // packets to one peer arrive in the order sent
-  bool rdma_get = false;           // get() reads remote memory without the peer's help
+  bool rdma_get = false;           // post_get() reads remote memory without the peer's help
+  bool rdma_put = false;           // post_put() writes remote memory without the peer's help
+  // Memory must be registered in memory_domain() before a driver may move it zero-copy
+  // (get/put buffers, tracked sends). False for host-memory drivers (self, shm, tcp, udp).
   bool needs_registration = false;
-  // send_lent() keeps reading the payload after it returns done, until the peer has
-  // acknowledged the packet (it resends from it), and every packet the peer sends after
-  // delivering ours carries that acknowledgement: once the peer's answer to the data has
-  // been delivered, the payload is no longer read (the reliability layer; no copy kept).
+  // send_tracked() may keep reading the payload after it returns (IoStatus::posted) and
+  // reports the buffer free through a local completion (the reliability layer: when the
+  // peer acknowledged the packet; io_uring SEND_ZC: on the notification). Without it,
+  // send_tracked() is send(): the payload is copied or on the wire when it returns.
   bool lends_payload = false;
   // Pipelined fragments go out at max_packet from the first one, without the protocol's
   // small-first ramp: a byte-stream driver that receives large payloads in place (tcp) copies
@@ -41,9 +56,29 @@ struct DriverCaps {
 };
 
 enum class IoStatus {
-  done,    // the packet is on its way; the caller's buffers may be reused
-  again,   // no room right now (ring or slots full): retry after progress
-  failed,  // the peer is unreachable
+  done,    // finished: the packet is on its way / the data moved; buffers may be reused
+  again,   // no room right now (ring, slots or queue full): retry after progress
+  failed,  // the peer is unreachable (or the operation is not supported / out of bounds)
+  posted,  // accepted, not finished: a completion with the caller's token follows
+};
+
+// Which protocol a packet or completion belongs to. The first header byte of every packet
+// is a type from its protocol's range (ProtocolDemux routes by it).
+enum class ProtocolId : uint8_t { none = 0, p2p = 1, rma = 2, am = 3 };
+// First-byte ranges by protocol: p2p [0x01, 0x3f], rma [0x40, 0x7f], am [0x80, 0xbf];
+// 0x00 and [0xc0, 0xff] are reserved (a packet starting with them is rejected).
+struct TypeRange {
+  uint8_t first, last;
+};
+inline constexpr TypeRange kP2pTypes{0x01, 0x3f};
+inline constexpr TypeRange kRmaTypes{0x40, 0x7f};
+inline constexpr TypeRange kAmTypes{0x80, 0xbf};
+
+// Names a posted operation to its protocol: `id` is the protocol's (a request address),
+// `protocol` routes the completion. Carried verbatim by the driver.
+struct CompletionToken {
+  uint64_t id = 0;
+  ProtocolId protocol = ProtocolId::none;
 };
 
 // One packet of a send_batch().
@@ -52,7 +87,7 @@ struct PacketRef {
   std::span<const std::byte> payload;
 };
 
-// Receives the packets a driver polls in.
+// Receives the packets and completions a driver polls in.
 class PacketSink {
  public:
   virtual void on_packet(int src, std::span<const std::byte> header,
@@ -65,6 +100,9 @@ class PacketSink {
                                          std::size_t payload_size) {
     return {};
   }
+  // A posted operation (get, put, tracked send) finished: ok, or the error that ended it
+  // (peer_dead when the peer was lost first). Reported once, from inside poll().
+  virtual void on_completion(CompletionToken token, Errc status) {}
 
  protected:
   ~PacketSink() = default;
@@ -77,13 +115,19 @@ class Driver {
   virtual const DriverCaps& caps() const = 0;
   // Whether this driver can reach `peer` (world rank).
   virtual bool reaches(int peer) const = 0;
+  // Where get/put/tracked-send buffers are registered. Host memory unless the driver
+  // says otherwise (caps().needs_registration).
+  virtual mem::Domain& memory_domain() { return mem::host_domain(); }
 
+  // Returns done, again or failed (never posted): on done the buffers may be reused.
   virtual IoStatus send(int peer, std::span<const std::byte> header,
                         std::span<const std::byte> payload) = 0;
-  // Like send(), but with caps().lends_payload the payload stays the caller's and is read
-  // until the peer acknowledges it (see DriverCaps); other drivers copy as send() does.
-  virtual IoStatus send_lent(int peer, std::span<const std::byte> header,
-                             std::span<const std::byte> payload) {
+  // Like send(), but with caps().lends_payload the driver may keep reading `payload` (in
+  // `reg`, registered in memory_domain()) after returning posted, until it reports
+  // on_completion(token): the local send completion. The header is always copied.
+  virtual IoStatus send_tracked(int peer, std::span<const std::byte> header,
+                                std::span<const std::byte> payload, const mem::Registration& reg,
+                                CompletionToken token) {
     return send(peer, header, payload);
   }
   // Sends `packets` to `peer` in order, each as send() would (the buffers may be reused on
@@ -96,18 +140,75 @@ class Driver {
     }
     return IoStatus::done;
   }
-  // Deliver up to `budget` arrived packets to `sink`; returns how many.
+  // Deliver up to `budget` arrived packets, and the completions that are ready, to `sink`;
+  // returns how many packets and completions.
   virtual int poll(PacketSink& sink, int budget) = 0;
 
-  // One-sided read of `local.size()` bytes at `remote_addr` in `peer`'s address space.
-  virtual Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) {
-    return Errc::invalid_argument;
+  // One-sided read of `local.size()` bytes at `offset` into the peer's memory that `remote`
+  // describes, into `local` (inside `local_reg`). done: the bytes are in `local`; posted: a
+  // completion with `token` follows; again: retry after progress; failed: unreachable peer,
+  // unsupported (caps().rdma_get false) or outside `remote`.
+  virtual IoStatus post_get(int peer, std::span<std::byte> local,
+                            const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                            uint64_t offset, CompletionToken token) {
+    return IoStatus::failed;
+  }
+  // One-sided write of `local` to `offset` in the peer's memory `remote` describes; as
+  // post_get (caps().rdma_put). done/completion: `local` may be reused and the bytes are
+  // in the peer's memory.
+  virtual IoStatus post_put(int peer, std::span<const std::byte> local,
+                            const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                            uint64_t offset, CompletionToken token) {
+    return IoStatus::failed;
   }
   // Sleep until a peer hands us work or `timeout_ns` passes. Returns false if this driver
   // cannot block (the caller then sleeps for a while instead).
   virtual bool block(std::uint64_t timeout_ns) { return false; }
   // One line of counters for statistics reports.
   virtual std::string stats_text() const { return {}; }
+};
+
+// Routes packets by their first header byte and completions by their token to the sink of
+// the protocol that owns them. A packet no protocol claims (an unknown type, an empty
+// header) is counted and rejected, never handed to a protocol that would misparse it.
+class ProtocolDemux final : public PacketSink {
+ public:
+  // `sink` receives packets whose first byte is in `types` and completions for `protocol`.
+  void attach(ProtocolId protocol, TypeRange types, PacketSink& sink) {
+    for (unsigned t = types.first; t <= types.last; ++t) by_type_[t] = &sink;
+    by_protocol_[static_cast<uint8_t>(protocol)] = &sink;
+  }
+  void on_packet(int src, std::span<const std::byte> header,
+                 std::span<const std::byte> payload) override {
+    PacketSink* s = header.empty() ? nullptr : by_type_[static_cast<uint8_t>(header[0])];
+    if (!s) {
+      ++rejected_;
+      return;
+    }
+    s->on_packet(src, header, payload);
+  }
+  std::span<std::byte> placement(int src, std::span<const std::byte> header,
+                                 std::size_t payload_size) override {
+    PacketSink* s = header.empty() ? nullptr : by_type_[static_cast<uint8_t>(header[0])];
+    return s ? s->placement(src, header, payload_size) : std::span<std::byte>{};
+  }
+  void on_completion(CompletionToken token, Errc status) override {
+    PacketSink* s = by_protocol_[static_cast<uint8_t>(token.protocol)];
+    if (!s) {
+      ++rejected_completions_;
+      return;
+    }
+    s->on_completion(token, status);
+  }
+  // Packets that no protocol claimed (dropped after counting).
+  uint64_t rejected() const { return rejected_; }
+  uint64_t rejected_completions() const { return rejected_completions_; }
+
+ private:
+  std::array<PacketSink*, 256> by_type_{};
+  std::array<PacketSink*, 256> by_protocol_{};
+  uint64_t rejected_ = 0;
+  uint64_t rejected_completions_ = 0;
 };
 
 }  // namespace sluice::drivers

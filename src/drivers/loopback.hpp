@@ -1,6 +1,6 @@
 // Loopback for messages a rank sends to itself: packets queue in process memory and are
-// delivered on the next poll; get() is a plain memcpy of our own memory. Every rank has one
-// (not a component: SLUICE_DRIVERS does not list it); it shows as "self".
+// delivered on the next poll; get and put are plain memcpys of our own memory, done at once.
+// Every rank has one (not a component: SLUICE_DRIVERS does not list it); it shows as "self".
 #pragma once
 
 #include <cstring>
@@ -17,7 +17,7 @@ class LoopbackDriver final : public Driver {
     caps_.max_header = 256;
     caps_.max_packet = std::size_t{1} << 40;
     caps_.inline_payload = caps_.max_packet;
-    caps_.reliable = caps_.ordered = caps_.rdma_get = true;
+    caps_.reliable = caps_.ordered = caps_.rdma_get = caps_.rdma_put = true;
   }
   static constexpr std::string_view kName = "self";
   std::string_view name() const override { return kName; }
@@ -44,10 +44,19 @@ class LoopbackDriver final : public Driver {
     }
     return n;
   }
-  Errc get(int, std::span<std::byte> local, std::uint64_t remote_addr) override {
+  IoStatus post_get(int, std::span<std::byte> local, const mem::Registration&,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken) override {
+    if (!remote.covers(offset, local.size())) return IoStatus::failed;
     if (!local.empty())
-      std::memcpy(local.data(), reinterpret_cast<const void*>(remote_addr), local.size());
-    return Errc::ok;
+      std::memcpy(local.data(), reinterpret_cast<const void*>(remote.addr + offset), local.size());
+    return IoStatus::done;
+  }
+  IoStatus post_put(int, std::span<const std::byte> local, const mem::Registration&,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken) override {
+    if (!remote.covers(offset, local.size())) return IoStatus::failed;
+    if (!local.empty())
+      std::memcpy(reinterpret_cast<void*>(remote.addr + offset), local.data(), local.size());
+    return IoStatus::done;
   }
 
  private:

@@ -94,16 +94,15 @@ IoStatus PointToPoint::send_first_packet(Transfer& t) {
     }
     return d->send(t.peer, bytes_of(h), {t.buf, t.len});
   }
+  const RndvPath path = t.protocol == Protocol::rndv_get    ? RndvPath::get
+                        : t.protocol == Protocol::rndv_push ? RndvPath::push
+                                                            : RndvPath::pipeline;
   RtsHeader r{};
-  r.match = MatchHeader{PacketType::rts, 0, 0, t.ctx, t.tag, 0};
+  r.match = MatchHeader{
+      PacketType::rts, static_cast<uint8_t>(path), static_cast<uint16_t>(t.sync), t.ctx, t.tag, 0};
   r.size = t.len;
   r.sender_req = id_of(t);
-  r.sender_addr = reinterpret_cast<uint64_t>(t.buf);
-  r.path = t.protocol == Protocol::rndv_get    ? RndvPath::get
-           : t.protocol == Protocol::rndv_push ? RndvPath::push
-                                               : RndvPath::pipeline;
-  r.sync = t.sync;
-  r.fin_after_data = r.path == RndvPath::pipeline && d->caps().lends_payload;
+  r.key = t.reg.remote_key();
   return d->send(t.peer, bytes_of(r), {});
 }
 
@@ -120,6 +119,12 @@ void PointToPoint::start_send(Transfer& t) {
       route(t.peer)->caps().rdma_get)
     t.protocol = Protocol::rndv_get;
   t.offset = 0;
+  t.lent = 0;
+  // The peer reads a get's buffer through its remote key; a lending driver reads the
+  // fragments' payload after send returns. A domain that cannot register it: copy instead.
+  if (t.protocol != Protocol::eager && register_buffer(t) != Errc::ok &&
+      t.protocol == Protocol::rndv_get)
+    t.protocol = Protocol::rndv_pipeline;
   ++stats_.sent[static_cast<int>(t.protocol)];
   stats_.sent_bytes[static_cast<int>(t.protocol)] += t.len;
   PeerQueue& q = queues_[static_cast<std::size_t>(t.peer)];
@@ -139,6 +144,16 @@ void PointToPoint::start_send(Transfer& t) {
   t.queued = true;
   q.waiting.push_back(&t);
   mark_active(t.peer);
+}
+
+Errc PointToPoint::register_buffer(Transfer& t) {
+  drivers::Driver* d = route(t.peer);
+  const std::span<const std::byte> buf{t.buf, t.role == Transfer::Role::send ? t.len : t.length};
+  if (!d->caps().needs_registration) {  // inline: no virtual call for host memory
+    t.reg = mem::Registration::host(buf);
+    return Errc::ok;
+  }
+  return d->memory_domain().register_memory(buf, t.reg);
 }
 
 IoStatus PointToPoint::try_inject(Transfer& t) {
@@ -195,9 +210,9 @@ void PointToPoint::mark_active(int peer) {
 bool PointToPoint::push_fragments(Transfer& t) {
   drivers::Driver* d = route(t.peer);
   const std::size_t chunk = d->caps().max_packet;
-  // A lending driver (the reliability layer) sends straight from the user's buffer and resends from
-  // it until acknowledged: the receiver's fin (sent after the last fragment arrived, so it carries
-  // the ack of every fragment) completes the send instead.
+  // A lending driver (the reliability layer) sends straight from the user's buffer and
+  // resends from it until acknowledged: the send completes on the local completions of its
+  // fragments.
   const bool lend = d->caps().lends_payload;
   // Fragments start at 8 KiB and double up to the driver's packet size: the receiver starts
   // copying out after the first 8 KiB rather than a whole chunk, which halves a 64 KiB
@@ -214,20 +229,22 @@ bool PointToPoint::push_fragments(Transfer& t) {
                  t.remote_id,
                  t.offset};
     const std::span<const std::byte> part{t.buf + t.offset, n};
-    IoStatus s =
-        lend ? d->send_lent(t.peer, bytes_of(h), part) : d->send(t.peer, bytes_of(h), part);
+    IoStatus s = lend ? d->send_tracked(t.peer, bytes_of(h), part, t.reg, {id_of(t), kProtocolId})
+                      : d->send(t.peer, bytes_of(h), part);
     if (s == IoStatus::again) return false;
     if (s == IoStatus::failed) {
       t.offset = t.length;
-      up_.transfer_complete(t, Errc::peer_dead);
+      if (t.lent == 0) complete(t, Errc::peer_dead);
+      t.lent = 0;  // the driver reports nothing for a dead peer
       return true;
     }
+    if (s == IoStatus::posted) ++t.lent;
     t.offset += n;
     ++stats_.fragments;
   }
-  if (lend && t.length > 0) return true;  // out, not yet free: the fin completes it
-  // Every byte sits in the receiver's memory now: the user buffer is free.
-  up_.transfer_complete(t, Errc::ok);
+  if (t.lent > 0) return true;  // out, not yet free: the last local completion completes it
+  // Every byte sits in the receiver's memory (or the driver's copy) now: the buffer is free.
+  complete(t, Errc::ok);
   return true;
 }
 
@@ -241,6 +258,12 @@ bool PointToPoint::progress_outbound() {
       const Control& c = q.control.front();
       if (d->send(peer, {c.bytes, c.len}, {}) == IoStatus::again) break;
       q.control.pop_front();
+      moved = true;
+    }
+    while (!q.gets.empty()) {
+      const PendingGet g = q.gets.front();
+      if (!start_get(*g.recv, g.key)) break;
+      q.gets.pop_front();
       moved = true;
     }
     while (!q.waiting.empty()) {
@@ -267,7 +290,7 @@ bool PointToPoint::progress_outbound() {
         break;
       }
     }
-    if (q.control.empty() && q.waiting.empty() && q.streaming.empty()) {
+    if (q.control.empty() && q.gets.empty() && q.waiting.empty() && q.streaming.empty()) {
       q.active = false;
       active_peers_[i] = active_peers_.back();
       active_peers_.pop_back();
@@ -296,7 +319,7 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
     return;
   }
   if (m.path == RndvPath::push) {
-    auto* p = reinterpret_cast<PushRx*>(m.sender_addr);
+    auto* p = reinterpret_cast<PushRx*>(m.push_rx);
     r.protocol = Protocol::rndv_push;
     ++stats_.received[static_cast<int>(Protocol::rndv_push)];
     r.offset = 0;
@@ -319,19 +342,25 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
   if (m.path == RndvPath::get) {
     r.protocol = Protocol::rndv_get;
     ++stats_.received[static_cast<int>(Protocol::rndv_get)];
-    Errc e = n ? route(m.src)->get(m.src, {r.buf, n}, m.sender_addr) : Errc::ok;
-    stats_.get_bytes += n;
-    FinHeader f{PacketType::fin, {}, m.sender_req};
-    send_control(m.src, &f, sizeof f);
-    up_.transfer_complete(r, e != Errc::ok ? e : err);
+    r.length = n;
+    r.fin_req = m.sender_req;
+    r.remote_id = err != Errc::ok ? 1 : 0;  // remember the truncation for completion
+    if (n == 0) {
+      finish_get(r, Errc::ok);
+    } else if (!start_get(r, m.key)) {  // no room in the driver: progress_outbound retries
+      queues_[static_cast<std::size_t>(r.peer)].gets.push_back({&r, m.key});
+      mark_active(r.peer);
+    }
     return;
   }
   r.protocol = Protocol::rndv_pipeline;
   ++stats_.received[static_cast<int>(Protocol::rndv_pipeline)];
   r.offset = 0;
   r.length = n;
-  r.fin_req = m.fin_after_data && n > 0 ? m.sender_req : 0;
-  CtsHeader c{PacketType::cts, {}, m.sender_req, id_of(r), n};
+  r.fin_req = 0;
+  mem::RemoteKey key{};
+  if (n > 0 && register_buffer(r) == Errc::ok) key = r.reg.remote_key();
+  CtsHeader c{PacketType::cts, {}, m.sender_req, id_of(r), n, key};
   send_control(m.src, &c, sizeof c);
   if (n == 0)
     up_.transfer_complete(r, err);
@@ -339,6 +368,54 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
     r.remote_id = 1;  // remember the truncation for completion
   else
     r.remote_id = 0;
+}
+
+bool PointToPoint::start_get(Transfer& r, const mem::RemoteKey& key) {
+  if (r.reg.empty()) {
+    const Errc e = register_buffer(r);
+    if (e != Errc::ok) {
+      finish_get(r, e);
+      return true;
+    }
+  }
+  switch (
+      route(r.peer)->post_get(r.peer, {r.buf, r.length}, r.reg, key, 0, {id_of(r), kProtocolId})) {
+    case IoStatus::done:  // a CMA read or a memcpy: the bytes are here already
+      stats_.get_bytes += r.length;
+      finish_get(r, Errc::ok);
+      return true;
+    case IoStatus::posted:  // on_completion finishes it
+      ++stats_.gets_deferred;
+      return true;
+    case IoStatus::again:
+      ++stats_.gets_again;
+      return false;
+    case IoStatus::failed:
+      finish_get(r, Errc::peer_dead);
+      return true;
+  }
+  return true;
+}
+
+void PointToPoint::finish_get(Transfer& r, Errc err) {
+  // The sender's buffer is no longer read: release it (also when the get failed).
+  FinHeader f{PacketType::fin, {}, r.fin_req};
+  send_control(r.peer, &f, sizeof f);
+  complete(r, err != Errc::ok ? err : r.remote_id == 1 ? Errc::truncated : Errc::ok);
+}
+
+void PointToPoint::on_completion(drivers::CompletionToken token, Errc status) {
+  Transfer& t = transfer_from_id(token.id);
+  if (t.role == Transfer::Role::recv) {  // a posted get
+    if (status == Errc::ok) stats_.get_bytes += t.length;
+    finish_get(t, status);
+    return;
+  }
+  // A lent fragment of a pipelined send is free: the send completes with its last one,
+  // once every fragment is out.
+  ++stats_.local_completions;
+  if (t.lent == 0) return;  // already completed (failed): nothing waits for it
+  if (--t.lent == 0 && t.offset >= t.length) complete(t, status);
 }
 
 void PointToPoint::on_packet(int src, std::span<const std::byte> header,
@@ -371,11 +448,10 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       m.type = type;
       m.size = h.size;
       m.sender_req = h.sender_req;
-      m.sender_addr = h.sender_addr;
-      m.path = h.path;
-      m.sync = h.sync;
-      m.fin_after_data = h.fin_after_data != 0;
-      if (h.path != RndvPath::push) {
+      m.key = h.key;
+      m.path = static_cast<RndvPath>(h.match.flags);
+      m.sync = h.match.reserved != 0;
+      if (m.path != RndvPath::push) {
         up_.on_incoming(m);
         return;
       }
@@ -384,7 +460,7 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       p->sender_id = h.sender_req;
       p->size = h.size;
       pushes_.push_back(p);
-      m.sender_addr = reinterpret_cast<uint64_t>(p);
+      m.push_rx = reinterpret_cast<uint64_t>(p);
       up_.on_incoming(m);  // may deliver() into a posted receive at once
       if (!p->target) {
         // No receive yet: keep the fragments until one matches (the one extra copy).
@@ -411,13 +487,7 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
       if (payload.data() != r.buf + h.offset)  // not already received in place
         std::memcpy(r.buf + h.offset, payload.data(), payload.size());
       r.offset += payload.size();
-      if (r.offset >= r.length) {
-        if (r.fin_req) {  // the sender's buffer is still lent to its driver: release it
-          FinHeader f{PacketType::fin, {}, r.fin_req};
-          send_control(src, &f, sizeof f);
-        }
-        up_.transfer_complete(r, r.remote_id == 1 ? Errc::truncated : Errc::ok);
-      }
+      if (r.offset >= r.length) complete(r, r.remote_id == 1 ? Errc::truncated : Errc::ok);
       return;
     }
     case PacketType::push_data: {
@@ -428,10 +498,12 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
     case PacketType::fin:
     case PacketType::sync_ack: {
       auto h = read_header<FinHeader>(header);
-      up_.transfer_complete(transfer_from_id(h.sender_req), Errc::ok);
+      complete(transfer_from_id(h.sender_req), Errc::ok);
       return;
     }
   }
+  // A type in p2p's range that this version does not know: never guess its layout.
+  ++stats_.unknown_packets;
 }
 
 void PointToPoint::on_push_data(int src, uint64_t sender_id, std::size_t offset,
@@ -498,6 +570,7 @@ void PointToPoint::fail_peer(int peer) {
   if (static_cast<std::size_t>(peer) >= queues_.size()) return;
   PeerQueue& q = queues_[static_cast<std::size_t>(peer)];
   q.control.clear();
+  q.gets.clear();  // their receives fail with the peer (the core fails every request on it)
   std::deque<Transfer*> waiting, streaming;
   waiting.swap(q.waiting);
   streaming.swap(q.streaming);

@@ -41,7 +41,12 @@ struct Transfer {
   uint64_t remote_id = 0;    // the other side's Transfer address
   std::size_t offset = 0;    // pipeline: bytes sent / received so far
   std::size_t length = 0;    // pipeline: bytes to move (after truncation)
-  uint64_t fin_req = 0;      // pipeline receive: the sender's id to send fin to, 0: none
+  uint64_t fin_req = 0;      // get receive: the sender's id to send fin to
+  uint32_t lent = 0;         // pipeline send: fragments the driver still reads (no local
+                             // completion yet)
+  // The buffer's registration in the route's memory domain (rendezvous only; empty for
+  // eager): its remote key travels in the rts / cts.
+  mem::Registration reg;
 };
 
 // A match packet that arrived (eager or rts), as the core stores and matches it.
@@ -53,10 +58,10 @@ struct Incoming {
   std::size_t size = 0;                // full message size
   std::span<const std::byte> payload;  // eager data (valid during on_incoming only)
   uint64_t sender_req = 0;             // rts
-  uint64_t sender_addr = 0;            // rts (path push: the receiver's PushRx, for deliver)
+  mem::RemoteKey key;                  // rts: the sender's buffer (path get)
+  uint64_t push_rx = 0;                // rts, path push: the receiver's PushRx, for deliver
   RndvPath path = RndvPath::pipeline;
   bool sync = false;
-  bool fin_after_data = false;  // rts: answer the last data fragment with fin
 };
 
 struct ProtoStats {
@@ -68,6 +73,10 @@ struct ProtoStats {
   uint64_t driver_full = 0;        // sends that found the driver full and queued
   uint64_t get_bytes = 0;          // bytes pulled by one-sided get
   uint64_t truncated = 0;
+  uint64_t gets_deferred = 0;      // gets the driver posted (completed later, not at once)
+  uint64_t gets_again = 0;         // gets the driver had no room for (retried)
+  uint64_t local_completions = 0;  // lent fragments the driver reported free
+  uint64_t unknown_packets = 0;    // packets of a type p2p does not know: rejected
 };
 
 struct Thresholds {
@@ -87,6 +96,9 @@ class Upcalls {
  protected:
   ~Upcalls() = default;
 };
+
+// The protocol id and first-byte range under which PointToPoint attaches to a demux.
+inline constexpr drivers::ProtocolId kProtocolId = drivers::ProtocolId::p2p;
 
 class PointToPoint final : public drivers::PacketSink {
  public:
@@ -122,6 +134,8 @@ class PointToPoint final : public drivers::PacketSink {
                  std::span<const std::byte> payload) override;
   std::span<std::byte> placement(int src, std::span<const std::byte> header,
                                  std::size_t payload_size) override;
+  // A posted get finished (its receive completes) or a lent fragment is free again.
+  void on_completion(drivers::CompletionToken token, Errc status) override;
 
   const ProtoStats& stats() const { return stats_; }
   const Thresholds& thresholds() const { return th_; }
@@ -132,7 +146,7 @@ class PointToPoint final : public drivers::PacketSink {
     uint8_t len;
   };
   // A pushed message on the receiving side, from its rts until a receive has all of it.
-  // Heap-allocated: its address travels in Incoming::sender_addr through the core's
+  // Heap-allocated: its address travels in Incoming::push_rx through the core's
   // unexpected queue back to deliver().
   struct PushRx {
     int src = -1;
@@ -144,14 +158,23 @@ class PointToPoint final : public drivers::PacketSink {
     std::size_t stash_cap = 0;
     bool failed = false;  // the sender died before the last fragment
   };
+  struct PendingGet {  // a get the driver had no room for
+    Transfer* recv;
+    mem::RemoteKey key;
+  };
   struct PeerQueue {
     std::deque<Control> control;
+    std::deque<PendingGet> gets;
     std::deque<Transfer*> waiting;    // sends whose first packet is not out yet (in order)
     std::deque<Transfer*> streaming;  // pipelined sends with fragments left
     bool active = false;
   };
 
   drivers::IoStatus send_first_packet(Transfer& t);
+  void complete(Transfer& t, Errc err) {
+    t.reg.reset();  // a pinning domain unpins here, not when the request is reused
+    up_.transfer_complete(t, err);
+  }
   Protocol pull_protocol(const drivers::DriverCaps& caps, std::size_t size) const;
   void send_control(int peer, const void* hdr, std::size_t len);
   bool push_fragments(Transfer& t);  // true when every fragment is out
@@ -161,6 +184,11 @@ class PointToPoint final : public drivers::PacketSink {
   void on_push_data(int src, uint64_t sender_id, std::size_t offset,
                     std::span<const std::byte> payload);
   void finish_push(PushRx* p);  // every byte arrived and a receive has it: complete, free
+  // Posts the get of a matched rendezvous-by-get receive; false when the driver said again.
+  bool start_get(Transfer& r, const mem::RemoteKey& key);
+  void finish_get(Transfer& r, Errc err);  // data in place (or failed): fin, complete
+  // r.buf registered in the route's memory domain (a host handle when it pins nothing).
+  Errc register_buffer(Transfer& t);
   // Stash buffers are recycled: a fresh 64 KiB-1 MiB allocation per unexpected message
   // costs page faults (the heap trims, large blocks are mmapped) each time.
   void take_stash(PushRx* p);

@@ -1,23 +1,43 @@
 // Wire headers of the point-to-point protocols. Every packet starts with a one-byte
-// PacketType; the driver carries the header and the payload separately.
+// PacketType from the p2p range of first bytes (drivers::kP2pTypes, 0x01..0x3f: the
+// ProtocolDemux routes by it); the driver carries the header and the payload separately.
+// Little-endian, no padding the compiler chooses (every struct is static_asserted).
 //
 //   eager       MatchHeader + payload (the whole message)       sender done at once
-//   eager_sync  MatchHeader + payload; receiver answers sync_ack   (MPI_Ssend)
-//   rts         RtsHeader (match info, size, sender's address)   rendezvous start
-//   cts         CtsHeader: receiver matched, send `length` bytes as data fragments
+//   eager_sync  MatchHeader + sender id + payload; receiver answers sync_ack (MPI_Ssend)
+//   rts         RtsHeader (match info, size, sender id, the packed remote key of the
+//               sender's registered buffer)                        rendezvous start
+//   cts         CtsHeader: receiver matched, send `length` bytes as data fragments; carries
+//               the packed remote key of the receiver's buffer (for a put-based rendezvous)
 //   data        DataHeader + fragment payload (pipelined copy)
-//   fin         FinHeader: receiver pulled the data itself (CMA get) — sender done;
-//               also after the last data fragment when the rts asked (fin_after_data)
+//   fin         FinHeader: receiver pulled the data itself (one-sided get) — sender done
 //   push_data   DataHeader (receiver_req = the *sender's* id) + fragment of a pushed
 //               rendezvous: the sender streams the message right after its rts
 //               (path push) without waiting for a cts; the receiver places or stashes it
 //   sync_ack    FinHeader: eager_sync matched — sender done
+//
+// A pipelined send over a lending driver (the reliability layer) completes on the local
+// completions of its fragments (their acknowledgements), not on a packet from the receiver.
+//
+// Byte layouts:
+//   MatchHeader  0 type | 1 flags | 2 reserved(2) | 4 ctx | 8 tag | 12 size32          = 16
+//   RtsHeader    0 MatchHeader (flags = RndvPath, reserved = 1 if sync) | 16 size |
+//                24 sender_req | 32 RemoteKey{addr, length, key}                      = 56
+//   CtsHeader    0 type | 1 pad(7) | 8 sender_req | 16 receiver_req | 24 length |
+//                32 RemoteKey of the receiver's buffer (zero: none)                   = 56
+//   DataHeader   0 type | 1 pad(7) | 8 receiver_req (push_data: sender's id) | 16 offset = 24
+//   FinHeader    0 type | 1 pad(7) | 8 sender_req                                     = 16
+// 56 bytes is what the tightest driver leaves the protocol: a 1500-byte-MTU datagram
+// driver gives 112 header bytes, the reliability header and payload CRC take 48 + 4 (60
+// left). The remote key must fit there.
 //
 // Request ids are the sender's (or receiver's) own request addresses, echoed back
 // verbatim; a request stays alive until every packet that names it has arrived.
 #pragma once
 
 #include <cstdint>
+
+#include "mem/registration.hpp"
 
 namespace sluice::proto {
 
@@ -36,24 +56,22 @@ static_assert(sizeof(MatchHeader) == 16);
 enum class RndvPath : uint8_t { pipeline = 0, get = 1, push = 2 };
 
 struct RtsHeader {
-  MatchHeader match;  // size32 unused
+  MatchHeader match;  // flags: the RndvPath; reserved: 1 for a synchronous send; size32 unused
   uint64_t size;
   uint64_t sender_req;
-  uint64_t sender_addr;  // buffer address in the sender, for get()
-  RndvPath path;
-  uint8_t sync;
-  uint8_t fin_after_data;  // pipeline over a lending driver: the receiver sends fin once all
-                           // data arrived (the sender's buffer is read until then)
-  uint8_t pad[5];
+  mem::RemoteKey key;  // the sender's buffer, for a one-sided get (path get)
 };
+static_assert(sizeof(RtsHeader) == 56);
 
 struct CtsHeader {
   PacketType type;
   uint8_t pad[7];
   uint64_t sender_req;
   uint64_t receiver_req;
-  uint64_t length;  // bytes the receiver wants (less than the message when truncated)
+  uint64_t length;     // bytes the receiver wants (less than the message when truncated)
+  mem::RemoteKey key;  // the receiver's buffer (a put-based rendezvous may write it)
 };
+static_assert(sizeof(CtsHeader) == 56);
 
 struct DataHeader {
   PacketType type;
@@ -61,11 +79,13 @@ struct DataHeader {
   uint64_t receiver_req;
   uint64_t offset;
 };
+static_assert(sizeof(DataHeader) == 24);
 
 struct FinHeader {
   PacketType type;
   uint8_t pad[7];
   uint64_t sender_req;
 };
+static_assert(sizeof(FinHeader) == 16);
 
 }  // namespace sluice::proto

@@ -326,12 +326,19 @@ TEST(Reliable, ForwardsOneSidedGetAndWorksOverAnyDriver) {
                                     FaultConfig{.seed = 1, .drop = 0.3}),
       c);
   EXPECT_TRUE(ch.caps().rdma_get);
+  EXPECT_TRUE(ch.caps().rdma_put);
   const std::uint64_t secret = 0x1122334455667788ull;
   std::uint64_t copy = 0;
-  EXPECT_EQ(ch.get(0, std::as_writable_bytes(std::span(&copy, 1)),
-                   reinterpret_cast<std::uint64_t>(&secret)),
-            sluice::Errc::ok);
+  const auto key =
+      sluice::mem::Registration::host(std::as_bytes(std::span(&secret, 1))).remote_key();
+  EXPECT_EQ(ch.post_get(0, std::as_writable_bytes(std::span(&copy, 1)), {}, key, 0, {}),
+            IoStatus::done);
   EXPECT_EQ(copy, secret);
+  // Past the remote key's length: refused, nothing read.
+  copy = 0;
+  EXPECT_EQ(ch.post_get(0, std::as_writable_bytes(std::span(&copy, 1)), {}, key, 4, {}),
+            IoStatus::failed);
+  EXPECT_EQ(copy, 0u);
   const std::byte hdr[8] = {};
   CountingSink sink;
   int sent = 0;
@@ -345,8 +352,8 @@ TEST(Reliable, ForwardsOneSidedGetAndWorksOverAnyDriver) {
   LoopbackWire wire(1);  // the wire cannot read memory, so neither can the channel
   ReliableChannel no_get(wire.endpoint(0), c);
   EXPECT_FALSE(no_get.caps().rdma_get);
-  EXPECT_EQ(no_get.get(0, std::as_writable_bytes(std::span(&copy, 1)), 0),
-            sluice::Errc::invalid_argument);
+  EXPECT_EQ(no_get.post_get(0, std::as_writable_bytes(std::span(&copy, 1)), {}, key, 0, {}),
+            IoStatus::failed);
 }
 
 TEST(Reliable, RejectsBadConfiguration) {
@@ -583,12 +590,29 @@ TEST(Reliable, EchoFromInsideTheSinkUnderFaults) {
   EXPECT_GT(pair.ch[0]->stats().window_full + pair.ch[1]->stats().window_full, 0u);
 }
 
-// send_lent keeps no copy: retransmissions read the caller's memory, and any packet the
-// peer sends after delivering a lent one acknowledges it (the protocol layer completes a
-// lent send on the receiver's answer and hands the buffer back to the user then).
+// send_tracked keeps no copy: retransmissions read the caller's memory, any packet the
+// peer sends after delivering a lent one acknowledges it, and the acknowledgement is
+// reported as the lent packet's local completion, exactly once. The test then scribbles
+// over the payload: had the channel read it again (a resend after the completion), the
+// receiver's checker would see the damage (or the CRC would drop it forever: no delivery).
 class LentAnswerSink final : public PacketSink {
  public:
-  LentAnswerSink(ReliableChannel& ch, const std::uint32_t& sent) : ch_(ch), sent_(sent) {}
+  LentAnswerSink(ReliableChannel& ch, const std::uint32_t& sent, std::vector<Message>& lent)
+      : ch_(ch), sent_(sent), lent_(lent) {}
+  void on_completion(sluice::drivers::CompletionToken token, sluice::Errc status) override {
+    ASSERT_EQ(status, sluice::Errc::ok);
+    ASSERT_EQ(token.protocol, sluice::drivers::ProtocolId::p2p);
+    ASSERT_GE(token.id, 1u);
+    const std::uint64_t index = token.id - 1;
+    ASSERT_LT(index, sent_);
+    if (completed.size() <= index) completed.resize(index + 1, 0);
+    ASSERT_EQ(completed[index], 0) << "completed twice";
+    completed[index] = 1;
+    ++completions;
+    for (auto& b : lent_[index].payload) b = ~b;  // the buffer is the caller's again
+  }
+  std::vector<char> completed;
+  std::uint32_t completions = 0;
   void on_packet(int src, std::span<const std::byte> header, std::span<const std::byte>) override {
     ASSERT_EQ(src, 1);
     std::uint32_t index = 0;
@@ -603,6 +627,7 @@ class LentAnswerSink final : public PacketSink {
  private:
   ReliableChannel& ch_;
   const std::uint32_t& sent_;
+  std::vector<Message>& lent_;
 };
 
 class AnsweringChecker final : public PacketSink {
@@ -629,7 +654,7 @@ class AnsweringChecker final : public PacketSink {
   Checker check_;
 };
 
-TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndReleasedByTheAnswer) {
+TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndCompleteOnAck) {
   const FaultConfig f = faults(91, 0.2, 0.1, 0.05, 0.05);
   Pair pair(f, test_config());
   ASSERT_TRUE(pair.ch[0]->caps().lends_payload);
@@ -638,13 +663,17 @@ TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndReleasedByTheAnswer) 
   std::vector<Message> lent;  // the callers' buffers: alive until answered
   lent.reserve(kCount);
   std::uint32_t sent = 0;
-  LentAnswerSink answers(*pair.ch[0], sent);
   AnsweringChecker receiver(*pair.ch[1], max_header, max_payload);
+  LentAnswerSink answers(*pair.ch[0], sent, lent);
   const auto start = std::chrono::steady_clock::now();
   while (answers.answered < kCount && std::chrono::steady_clock::now() - start < kWallLimit) {
     while (sent < kCount) {
       if (lent.size() == sent) lent.push_back(make_message(0, sent, max_header, max_payload));
-      if (pair.ch[0]->send_lent(1, lent[sent].header, lent[sent].payload) != IoStatus::done) break;
+      const sluice::drivers::CompletionToken token{sent + 1u, sluice::drivers::ProtocolId::p2p};
+      const IoStatus s =
+          pair.ch[0]->send_tracked(1, lent[sent].header, lent[sent].payload, {}, token);
+      if (s == IoStatus::again) break;
+      ASSERT_EQ(s, IoStatus::posted);
       ++sent;
     }
     pair.ch[1]->poll(receiver, 8);
@@ -655,6 +684,13 @@ TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndReleasedByTheAnswer) 
   }
   ASSERT_EQ(receiver.delivered(), kCount) << pair.ch[1]->stats_text();
   ASSERT_EQ(answers.answered, kCount) << pair.ch[0]->stats_text();
+  // Every answer acknowledged its packet; the last acks may still be in flight.
+  for (int i = 0; i < 200 && answers.completions < kCount; ++i) {
+    pair.ch[1]->poll(receiver, 8);
+    pair.ch[0]->poll(answers, 8);
+    pair.clock += 100'000;
+  }
+  EXPECT_EQ(answers.completions, kCount) << pair.ch[0]->stats_text();
   const ReliableStats& st = pair.ch[0]->stats();
   EXPECT_GT(st.retransmit_fast + st.retransmit_timeout + st.tail_probes, 0u);
   EXPECT_GT(pair.ch[1]->stats().corrupt, 0u);

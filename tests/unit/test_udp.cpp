@@ -206,8 +206,9 @@ TEST(Udp, LentFragmentsAreReceivedInPlace) {
   while (placing.next < src.size() && std::chrono::steady_clock::now() < end) {
     while (off < src.size()) {
       const std::size_t n = std::min(frag, src.size() - off);
-      const IoStatus s = ch[0]->send_lent(1, {reinterpret_cast<const std::byte*>(&off), sizeof off},
-                                          std::span<const std::byte>(src).subspan(off, n));
+      const IoStatus s =
+          ch[0]->send_tracked(1, {reinterpret_cast<const std::byte*>(&off), sizeof off},
+                              std::span<const std::byte>(src).subspan(off, n), {}, {});
       ASSERT_NE(s, IoStatus::failed);
       if (s == IoStatus::again) break;
       off += n;
@@ -384,8 +385,9 @@ void stream_at_mtu_datagrams(const StreamCase& sc) {
   while (got < src.size() && std::chrono::steady_clock::now() < end) {
     while (off < src.size()) {
       const std::size_t n = std::min(frag, src.size() - off);
-      const IoStatus s = ch[0]->send_lent(1, {reinterpret_cast<const std::byte*>(&off), sizeof off},
-                                          std::span<const std::byte>(src).subspan(off, n));
+      const IoStatus s =
+          ch[0]->send_tracked(1, {reinterpret_cast<const std::byte*>(&off), sizeof off},
+                              std::span<const std::byte>(src).subspan(off, n), {}, {});
       ASSERT_NE(s, IoStatus::failed);
       if (s == IoStatus::again) break;
       off += n;

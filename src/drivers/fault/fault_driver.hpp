@@ -108,9 +108,15 @@ class FaultDriver final : public Driver {
     release_held();
     return inner_->poll(sink, budget);
   }
-  // Faults apply to packets only; one-sided reads go straight through.
-  Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) override {
-    return inner_->get(peer, local, remote_addr);
+  // Faults apply to packets only; one-sided operations go straight through.
+  mem::Domain& memory_domain() override { return inner_->memory_domain(); }
+  IoStatus post_get(int peer, std::span<std::byte> local, const mem::Registration& local_reg,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken token) override {
+    return inner_->post_get(peer, local, local_reg, remote, offset, token);
+  }
+  IoStatus post_put(int peer, std::span<const std::byte> local, const mem::Registration& local_reg,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken token) override {
+    return inner_->post_put(peer, local, local_reg, remote, offset, token);
   }
   bool block(std::uint64_t timeout_ns) override {
     return held_.empty() ? inner_->block(timeout_ns) : true;

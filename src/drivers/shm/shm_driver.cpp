@@ -83,7 +83,7 @@ ShmDriver::ShmDriver(int my_rank, std::vector<int> local_ranks, const ShmParams&
   caps_.reliable = true;
   caps_.ordered = true;
   caps_.takes_push = true;
-  caps_.rdma_get = false;  // set once CMA is probed
+  caps_.rdma_get = caps_.rdma_put = false;  // set once CMA is probed
   segment_bytes_ = kSegmentHeaderBytes + local_ranks_.size() * channel_bytes();
 }
 
@@ -191,7 +191,7 @@ std::string ShmDriver::attach(const std::string& job_id) {
     if (process_vm_readv(o.pid, &local, 1, &remote, 1, 0) != sizeof probe || probe != kSegmentMagic)
       cma_ok_ = false;
   }
-  caps_.rdma_get = cma_ok_;
+  caps_.rdma_get = caps_.rdma_put = cma_ok_;
   return {};
 }
 
@@ -323,11 +323,14 @@ bool ShmDriver::block(uint64_t timeout_ns) {
   return true;
 }
 
-Errc ShmDriver::get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) {
+IoStatus ShmDriver::post_get(int peer, std::span<std::byte> local, const mem::Registration&,
+                             const mem::RemoteKey& remote, uint64_t offset, CompletionToken) {
+  if (!caps_.rdma_get || !remote.covers(offset, local.size())) return IoStatus::failed;
   const Outbound& o =
       out_[static_cast<std::size_t>(local_index_of_[static_cast<std::size_t>(peer)])];
   ++count_.cma_reads;
   count_.cma_bytes += local.size();
+  const uint64_t remote_addr = remote.addr + offset;
   std::size_t done = 0;
   while (done < local.size()) {
     iovec l{local.data() + done, local.size() - done};
@@ -335,12 +338,35 @@ Errc ShmDriver::get(int peer, std::span<std::byte> local, std::uint64_t remote_a
     ssize_t got = process_vm_readv(o.pid, &l, 1, &r, 1, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return errno == ESRCH ? Errc::peer_dead : Errc::internal;
+      return IoStatus::failed;  // ESRCH: the peer is gone; EFAULT: not its memory
     }
-    if (got == 0) return Errc::internal;
+    if (got == 0) return IoStatus::failed;
     done += static_cast<std::size_t>(got);
   }
-  return Errc::ok;
+  return IoStatus::done;
+}
+
+IoStatus ShmDriver::post_put(int peer, std::span<const std::byte> local, const mem::Registration&,
+                             const mem::RemoteKey& remote, uint64_t offset, CompletionToken) {
+  if (!caps_.rdma_put || !remote.covers(offset, local.size())) return IoStatus::failed;
+  const Outbound& o =
+      out_[static_cast<std::size_t>(local_index_of_[static_cast<std::size_t>(peer)])];
+  ++count_.cma_writes;
+  count_.cma_written += local.size();
+  const uint64_t remote_addr = remote.addr + offset;
+  std::size_t done = 0;
+  while (done < local.size()) {
+    iovec l{const_cast<std::byte*>(local.data()) + done, local.size() - done};
+    iovec r{reinterpret_cast<void*>(remote_addr + done), local.size() - done};
+    ssize_t put = process_vm_writev(o.pid, &l, 1, &r, 1, 0);
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      return IoStatus::failed;
+    }
+    if (put == 0) return IoStatus::failed;
+    done += static_cast<std::size_t>(put);
+  }
+  return IoStatus::done;
 }
 
 }  // namespace sluice::drivers

@@ -75,7 +75,12 @@ class ShmDriver final : public Driver {
   IoStatus send(int peer, std::span<const std::byte> header,
                 std::span<const std::byte> payload) override;
   int poll(PacketSink& sink, int budget) override;
-  Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) override;
+  // Single-copy CMA reads / writes of the peer's memory (process_vm_readv / writev): done
+  // at once, never posted.
+  IoStatus post_get(int peer, std::span<std::byte> local, const mem::Registration& local_reg,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken token) override;
+  IoStatus post_put(int peer, std::span<const std::byte> local, const mem::Registration& local_reg,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken token) override;
 
   std::size_t segment_bytes() const { return segment_bytes_; }
   std::string stats_text() const override;
@@ -121,7 +126,7 @@ class ShmDriver final : public Driver {
   bool cma_ok_ = false;
   struct Counters {
     uint64_t sent = 0, sent_bytes = 0, received = 0, ring_full = 0, bulk_sent = 0, bulk_full = 0,
-             cma_reads = 0, cma_bytes = 0, wakeups = 0;
+             cma_reads = 0, cma_bytes = 0, cma_writes = 0, cma_written = 0, wakeups = 0;
   } count_;
   std::atomic<uint64_t> count_sleeps_{0};  // block() may run on the progress thread too
 };

@@ -128,13 +128,22 @@ class ReliableChannel final : public drivers::Driver {
   drivers::IoStatus send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) override;
   // No copy: the payload is resent from the caller's memory until acknowledged (caps()
-  // .lends_payload); packets delivered from the peer afterwards prove it acknowledged.
-  drivers::IoStatus send_lent(int peer, std::span<const std::byte> header,
-                              std::span<const std::byte> payload) override;
+  // .lends_payload) and the call returns posted; the acknowledgement (cumulative or
+  // selective) is the local completion, reported with `token` from a later poll(). A peer
+  // declared dead reports no completions (its requests fail through on_peer_dead).
+  drivers::IoStatus send_tracked(int peer, std::span<const std::byte> header,
+                                 std::span<const std::byte> payload, const mem::Registration& reg,
+                                 drivers::CompletionToken token) override;
   int poll(drivers::PacketSink& sink, int budget) override;
-  // One-sided reads bypass the packet path: forwarded to a rail that can do them (caps()
-  // reports rdma_get only when every rail can).
-  Errc get(int peer, std::span<std::byte> local, std::uint64_t remote_addr) override;
+  // One-sided operations bypass the packet path: forwarded to a rail that can do them
+  // (caps() reports rdma_get / rdma_put only when every rail can); its completions reach
+  // the sink through poll().
+  drivers::IoStatus post_get(int peer, std::span<std::byte> local,
+                             const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                             std::uint64_t offset, drivers::CompletionToken token) override;
+  drivers::IoStatus post_put(int peer, std::span<const std::byte> local,
+                             const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                             std::uint64_t offset, drivers::CompletionToken token) override;
   // Sleeps in the inner driver no longer than the next timer allows.
   bool block(std::uint64_t timeout_ns) override;
   std::string stats_text() const override;
@@ -198,7 +207,8 @@ class ReliableChannel final : public drivers::Driver {
     std::uint32_t seq = 0;
     HeaderBuf header;                 // RelHeader + upper header, rewritten on each send
     std::vector<std::byte> payload;   // freed once selectively acknowledged
-    std::span<const std::byte> lent;  // send_lent: the caller's payload, instead of a copy
+    std::span<const std::byte> lent;  // send_tracked: the caller's payload, not a copy
+    drivers::CompletionToken token;   // ... reported once acknowledged
     std::uint64_t first_sent = 0;
     std::uint64_t last_sent = 0;
     std::uint64_t xmit_order = 0;   // per-peer transmission counter at the last send
@@ -323,7 +333,8 @@ class ReliableChannel final : public drivers::Driver {
   void flush_peer(Peer& p);            // hands p's corked run to a rail
   void grow_ring(Peer& p, std::uint32_t offset);
   drivers::IoStatus send_data(int peer, std::span<const std::byte> header,
-                              std::span<const std::byte> payload, bool lend);
+                              std::span<const std::byte> payload, bool lend,
+                              drivers::CompletionToken token);
   int pick_rail(Peer& p, int avoid);
   void rail_lost(Peer& p, int rail);
   void rail_acked(Peer& p, int rail);
@@ -375,6 +386,8 @@ class ReliableChannel final : public drivers::Driver {
   // send_data skipped the clock (its packet joined a corked run): flush_peer reads it.
   bool now_stale_ = false;
   std::vector<std::byte> scratch_;  // header assembly for control packets
+  // Lent packets acknowledged since the last poll's end: their local completions.
+  std::vector<drivers::CompletionToken> completed_, completing_;
   // Packet buffers recycled between sends and arrivals, so the steady state allocates
   // nothing; bounded by kSpareBytes of capacity.
   std::vector<std::vector<std::byte>> spare_;

@@ -67,7 +67,7 @@
 //                (so upper_header_len = driver_header_size - 52). The receiver can trust
 //                the header before it has checked the payload, and so let the payload land
 //                straight in its destination (PacketSink::placement); a bad payload is then
-//                caught by the payload CRC. Used for lent packets (send_lent: pipelined
+//                caught by the payload CRC. Used for lent packets (send_tracked: pipelined
 //                fragments), whose retransmissions then re-checksum only the header.
 //   dup          (0x04, ack only) a D-SACK: data packet `seq` arrived again after it had
 //                been received. A sender that resent that packet on a timeout or a fast
