@@ -24,7 +24,7 @@
 #include <string_view>
 
 #include "mem/registration.hpp"
-#include "sluice/sluice.hpp"
+#include "util/errc.hpp"
 
 namespace sluice::drivers {
 
