@@ -46,8 +46,11 @@ endif()
 install(TARGETS sluice_shared mpi LIBRARY DESTINATION lib)
 install(FILES ${SLUICE_LIBSLUICE_A} ${CMAKE_ARCHIVE_OUTPUT_DIRECTORY}/libmpi.a DESTINATION lib)
 install(FILES ${CMAKE_SOURCE_DIR}/include/mpi.h DESTINATION include)
+# include/sluice/errc.hpp is a link to src/util/errc.hpp (Errc is util's): install the file
+# it points to, not the link, which would dangle in the prefix.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/sluice DESTINATION include
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "errc.hpp" EXCLUDE)
+install(FILES ${CMAKE_SOURCE_DIR}/src/util/errc.hpp DESTINATION include/sluice)
 
 # ---- tools (sluicerun, sluice-bench and sluice-scale install themselves) ------------------
 install(TARGETS sluice-info sluice-demo RUNTIME DESTINATION bin)
@@ -61,6 +64,8 @@ set(SLUICE_STATIC_EXTRA_LIBS "${SLUICE_STATIC_LIBS}")
 set(SLUICE_WRAPPER_SANITIZE "")
 if(SLUICE_SANITIZE)
   set(SLUICE_WRAPPER_SANITIZE "-fsanitize=address,undefined ")
+elseif(SLUICE_TSAN)
+  set(SLUICE_WRAPPER_SANITIZE "-fsanitize=thread ")
 endif()
 set(SLUICE_WRAPPER_LANG C)
 set(SLUICE_WRAPPER_COMPILER ${CMAKE_C_COMPILER})

@@ -17,19 +17,12 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/errc.hpp"
+
 namespace sluice {
 
-enum class Errc : int {
-  ok = 0,
-  truncated,         // receive buffer shorter than the message; Status::size has the real size
-  peer_dead,         // the peer this operation involves has failed
-  invalid_argument,  // bad rank, tag, buffer or request
-  no_memory,
-  cancelled,
-  internal,
-};
-
-std::string_view to_string(Errc e);
+// Errc (ok, truncated, peer_dead, invalid_argument, no_memory, cancelled, internal) and
+// to_string(Errc): see sluice/errc.hpp.
 
 inline constexpr int any_source = -1;
 inline constexpr int any_tag = -1;

@@ -21,6 +21,7 @@
 
 #include "boot/boot_wire.hpp"
 #include "boot/pmix_client.hpp"
+#include "util/unique_fd.hpp"
 
 namespace sluice::detail {
 
@@ -110,7 +111,9 @@ class SingletonClient final : public IdentifiedBootClient {
 
 class LauncherClient final : public IdentifiedBootClient {
  public:
-  LauncherClient(int socket_fd, JobIdentity id) : socket_fd_(socket_fd) { id_ = std::move(id); }
+  LauncherClient(util::UniqueFd socket, JobIdentity id) : socket_(std::move(socket)) {
+    id_ = std::move(id);
+  }
 
   // Closing without finalize() is how the launcher learns that this rank failed.
   ~LauncherClient() override { close_socket(); }
@@ -191,14 +194,14 @@ class LauncherClient final : public IdentifiedBootClient {
     // Never waits: a request in flight on another thread collects the notices itself.
     std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return;
-    while (socket_fd_ >= 0) {
+    while (socket_.valid()) {
       Frame frame;
       if (reader_.next(frame) == FrameReader::Status::frame) {
         note_failure(frame);  // outside a request nothing else may arrive
         continue;
       }
       char buffer[4096];
-      const ssize_t n = ::recv(socket_fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+      const ssize_t n = ::recv(socket_.get(), buffer, sizeof buffer, MSG_DONTWAIT);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) mark_broken();
@@ -230,10 +233,7 @@ class LauncherClient final : public IdentifiedBootClient {
   }
 
  private:
-  void close_socket() {
-    if (socket_fd_ >= 0) ::close(socket_fd_);
-    socket_fd_ = -1;
-  }
+  void close_socket() { socket_.reset(); }
 
   // A broken connection stays broken: every later call reports peer_dead at once.
   Errc mark_broken() {
@@ -242,10 +242,10 @@ class LauncherClient final : public IdentifiedBootClient {
   }
 
   Errc send_frame(const std::string& frame) {
-    if (socket_fd_ < 0) return Errc::peer_dead;
+    if (!socket_.valid()) return Errc::peer_dead;
     std::size_t sent = 0;
     while (sent < frame.size()) {
-      ssize_t n = ::send(socket_fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+      ssize_t n = ::send(socket_.get(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return mark_broken();
       sent += static_cast<std::size_t>(n);
@@ -256,7 +256,7 @@ class LauncherClient final : public IdentifiedBootClient {
   // Blocks in poll (no spinning) until a whole frame arrives; timeout_ms < 0 waits forever.
   Errc receive_frame(Frame& frame, int timeout_ms = -1) {
     for (;;) {
-      if (socket_fd_ < 0) return Errc::peer_dead;
+      if (!socket_.valid()) return Errc::peer_dead;
       switch (reader_.next(frame)) {
         case FrameReader::Status::frame:
           if (note_failure(frame)) continue;
@@ -266,13 +266,13 @@ class LauncherClient final : public IdentifiedBootClient {
         case FrameReader::Status::incomplete:
           break;
       }
-      pollfd p{socket_fd_, POLLIN, 0};
+      pollfd p{socket_.get(), POLLIN, 0};
       int ready = ::poll(&p, 1, timeout_ms);
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) return Errc::cancelled;
       if (ready < 0) return mark_broken();
       char buffer[65536];
-      ssize_t n = ::recv(socket_fd_, buffer, sizeof buffer, 0);
+      ssize_t n = ::recv(socket_.get(), buffer, sizeof buffer, 0);
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (n <= 0) return mark_broken();
       reader_.feed(buffer, static_cast<std::size_t>(n));
@@ -295,7 +295,7 @@ class LauncherClient final : public IdentifiedBootClient {
   }
 
   std::mutex mutex_;  // one request in flight on the socket at a time
-  int socket_fd_;
+  util::UniqueFd socket_;
   FrameReader reader_;
   bool finalized_ = false;
   std::vector<int> failed_;  // failure notices not yet taken
@@ -303,30 +303,29 @@ class LauncherClient final : public IdentifiedBootClient {
   std::unordered_map<std::string, std::string> cache_;
 };
 
-int connect_unix_socket(const std::string& path, std::string& error) {
+util::UniqueFd connect_unix_socket(const std::string& path, std::string& error) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (path.size() >= sizeof address.sun_path) {
     error = "SLUICE_BOOT_ADDR is too long for a Unix socket path: " + path;
-    return -1;
+    return {};
   }
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  util::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) {
     error = std::string("cannot create a socket: ") + std::strerror(errno);
-    return -1;
+    return {};
   }
-  while (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+  while (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     if (errno == EINTR) continue;
     error = "cannot connect to the launcher at " + path + ": " + std::strerror(errno);
-    ::close(fd);
-    return -1;
+    return {};
   }
   return fd;
 }
 
 // "tcp:IP:PORT" (IPv4, or [IPv6]:PORT): the launcher of a multi-host job.
-int connect_tcp_socket(std::string_view address, std::string& error) {
+util::UniqueFd connect_tcp_socket(std::string_view address, std::string& error) {
   std::string_view rest = address.substr(4);
   std::string host, port;
   if (rest.starts_with("[")) {
@@ -341,7 +340,7 @@ int connect_tcp_socket(std::string_view address, std::string& error) {
   }
   if (host.empty() || port.empty()) {
     error = "SLUICE_BOOT_ADDR=" + std::string(address) + " is not tcp:HOST:PORT";
-    return -1;
+    return {};
   }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -351,26 +350,25 @@ int connect_tcp_socket(std::string_view address, std::string& error) {
   if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
     error =
         "cannot resolve the launcher address " + std::string(address) + ": " + ::gai_strerror(rc);
-    return -1;
+    return {};
   }
-  int fd = -1;
-  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
+  util::UniqueFd fd;
+  for (addrinfo* a = found; a != nullptr && !fd; a = a->ai_next) {
+    fd.reset(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    if (!fd) continue;
     int rc;
-    do rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    do rc = ::connect(fd.get(), a->ai_addr, a->ai_addrlen);
     while (rc != 0 && errno == EINTR);
     if (rc != 0) {
       error =
           "cannot connect to the launcher at " + std::string(address) + ": " + std::strerror(errno);
-      ::close(fd);
-      fd = -1;
+      fd.reset();
     }
   }
   ::freeaddrinfo(found);
-  if (fd >= 0) {
+  if (fd) {
     int one = 1;  // requests are small and each waits for its reply
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   } else if (error.empty()) {
     error = "cannot connect to the launcher at " + std::string(address);
   }
@@ -379,13 +377,7 @@ int connect_tcp_socket(std::string_view address, std::string& error) {
 
 }  // namespace
 
-bool is_launcher_variable(std::string_view name) {
-  return name == "RANK" || name == "SIZE" || name == "LOCAL_RANK" || name == "LOCAL_SIZE" ||
-         name == "JOB_ID" || name == "JOB_KEY" || name == "LAUNCH_TOKEN" || name == "BOOT_ADDR" ||
-         name == "HOST_ID";
-}
-
-std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
+std::unique_ptr<BootClient> join_job(std::string& error) {
   const char* address = std::getenv("SLUICE_BOOT_ADDR");
   if ((address == nullptr || *address == '\0') && pmix_in_environment())
     return make_pmix_client(error);  // started by mpirun / srun with PMIx, not sluicerun
@@ -431,11 +423,11 @@ std::unique_ptr<BootClient> BootClient::from_environment(std::string& error) {
   }
 
   std::string_view where(address);
-  int fd = where.starts_with("tcp:") ? connect_tcp_socket(where, error)
-                                     : connect_unix_socket(address, error);
-  if (fd < 0) return nullptr;
+  util::UniqueFd fd = where.starts_with("tcp:") ? connect_tcp_socket(where, error)
+                                                : connect_unix_socket(address, error);
+  if (!fd) return nullptr;
   auto client = std::make_unique<LauncherClient>(
-      fd, JobIdentity{rank, size, local_rank, local_size, job_id, job_key});
+      std::move(fd), JobIdentity{rank, size, local_rank, local_size, job_id, job_key});
   if (!client->handshake(error)) return nullptr;
   return client;
 }

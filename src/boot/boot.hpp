@@ -1,58 +1,18 @@
-// Bootstrap client: how a rank learns its place in the job and exchanges addresses.
-//
-// The launcher (sluicerun) sets, for every rank it starts:
-//   SLUICE_RANK, SLUICE_SIZE, SLUICE_LOCAL_RANK, SLUICE_LOCAL_SIZE,
-//   SLUICE_JOB_ID (unique per job), SLUICE_BOOT_ADDR (path of the launcher's Unix socket)
-// These are launcher variables, not configuration keys: the config layer must not report
-// them as unknown (see is_launcher_variable()).
+// Bootstrap clients: the implementations of core's BootClient interface
+// (core/boot_client.hpp, which also lists the variables a launcher sets for each rank).
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include "sluice/sluice.hpp"
+#include "core/boot_client.hpp"
 
 namespace sluice::detail {
 
-bool is_launcher_variable(std::string_view name_without_prefix);
-
-class BootClient {
- public:
-  // Connects to the launcher named in the environment. Without SLUICE_BOOT_ADDR the job
-  // is a singleton (rank 0 of 1) and put/fence/get work locally. On failure returns
-  // nullptr and sets `error`.
-  static std::unique_ptr<BootClient> from_environment(std::string& error);
-  virtual ~BootClient() = default;
-
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
-  virtual int local_rank() const = 0;
-  virtual int local_size() const = 0;
-  virtual std::string job_id() const = 0;
-  // The job's secret (32 hex digits, 128 bits) handed out by the launcher: network drivers
-  // put it in every handshake and datagram so only this job's processes get in.
-  virtual std::string job_key() const = 0;
-
-  // Key-value store. put() values become visible to every rank after the next fence()
-  // (a collective over all ranks). get() returns false if the key is unknown.
-  virtual Errc put(std::string_view key, std::string_view value) = 0;
-  virtual Errc fence() = 0;
-  virtual bool get(std::string_view key, std::string& value) = 0;
-
-  // Tell the launcher this rank reached finalize (a rank that exits without it is
-  // treated as failed). Then the connection is closed.
-  virtual Errc finalize() = 0;
-  // Ask the launcher to end the whole job with `code` and print `reason`.
-  virtual void abort(int code, std::string_view reason) = 0;
-  // Appends the ranks the launcher reported dead since the last call (sluicerun
-  // --enable-recovery sends such notices). Never blocks; launchers without notices add none.
-  virtual void take_failed_ranks(std::vector<int>& out) { (void)out; }
-  // Launchers that must be asked (PMIx's proc-table query) are asked at most this often.
-  virtual void set_failure_poll_interval(std::uint64_t ns) { (void)ns; }
-};
+// Joins the job this process was started in: the launcher named in the environment
+// (SLUICE_BOOT_ADDR), a PMIx server (mpirun, srun), or, with neither, a singleton (rank 0 of
+// 1) whose put/fence/get work locally. On failure returns nullptr and sets `error`.
+std::unique_ptr<BootClient> join_job(std::string& error);
 
 // Who this process is in the job: fixed once its client has joined.
 struct JobIdentity {

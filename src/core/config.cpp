@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "boot/boot.hpp"
+#include "core/boot_client.hpp"
 #include "drivers/registry.hpp"
 
 extern char** environ;

@@ -16,14 +16,12 @@ void Engine::fail(const std::string& what) {
   throw std::runtime_error("sluice: " + what);
 }
 
-Engine::Engine() {
+Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
   std::vector<std::string> problems;
   config_ = Config::from_environment(problems);
   for (const auto& p : problems) std::fprintf(stderr, "sluice: warning: %s\n", p.c_str());
 
-  std::string err;
-  boot_ = BootClient::from_environment(err);
-  if (!boot_) fail("cannot join the job: " + err);
+  if (!boot_) fail("no bootstrap client");
   boot_->set_failure_poll_interval(
       static_cast<uint64_t>(config_.get_seconds("PMIX_FAILURE_POLL") * 1e9));
   rank_ = boot_->rank();

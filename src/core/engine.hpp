@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "boot/boot.hpp"
+#include "core/boot_client.hpp"
 #include "core/config.hpp"
 #include "core/engine_lock.hpp"
 #include "core/matching.hpp"
@@ -66,8 +66,9 @@ class ProgressHook {
 
 class Engine final : public proto::Upcalls, public util::Sleeper, private drivers::WireupServices {
  public:
-  // Throws std::runtime_error when the job cannot be joined.
-  Engine();
+  // Wires up the job `boot` has joined (core never creates a boot client: the composition
+  // root does, see open_engine()). Throws std::runtime_error when the job cannot be joined.
+  explicit Engine(std::unique_ptr<BootClient> boot);
   ~Engine();
 
   int rank() const override { return rank_; }
@@ -287,5 +288,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
 
 // The process's Engine while a Session exists, else nullptr (for tools and the MPI layer).
 Engine* current_engine();
+// Creates the process's one Engine over a joined job and makes it current_engine(); called
+// by Session's constructor (src/api), which owns it. Throws when one is open already.
+Engine* open_engine(std::unique_ptr<BootClient> boot);
 
 }  // namespace sluice::detail

@@ -1,8 +1,6 @@
 // Engine progress: the polling pass, sleeping in a driver, progress-thread support.
 #include "core/engine.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include "drivers/net/net.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "util/cpu.hpp"
+#include "util/futex.hpp"
 #include "util/log.hpp"
 
 namespace sluice::detail {
@@ -94,7 +93,7 @@ void Engine::keep_parked_if_idle() {
 
 void EngineLock::ring(std::atomic<uint32_t>* bell) {
   bell->fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(bell), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  util::futex_wake(*bell, 1, util::FutexScope::private_);
 }
 
 void Engine::thread_pass_done() {

@@ -16,6 +16,12 @@ namespace detail {
 Engine* current_engine() {
   return the_engine;
 }
+
+Engine* open_engine(std::unique_ptr<BootClient> boot) {
+  if (the_engine) throw std::runtime_error("sluice: only one Session per process");
+  the_engine = new Engine(std::move(boot));
+  return the_engine;
+}
 }  // namespace detail
 
 Request& Request::operator=(Request&& o) noexcept {
@@ -33,11 +39,7 @@ Request::~Request() {
   if (impl_ && the_engine) the_engine->release(impl_);
 }
 
-Session::Session() {
-  if (the_engine) throw std::runtime_error("sluice: only one Session per process");
-  engine_ = new detail::Engine();
-  the_engine = engine_;
-}
+// Session::Session() is the composition root, above the boot layer: src/api/session.cpp.
 
 Session::~Session() {
   delete engine_;

@@ -25,7 +25,7 @@
 #include <type_traits>
 
 #include "mem/registration.hpp"
-#include "sluice/sluice.hpp"
+#include "util/errc.hpp"
 
 namespace sluice::drivers {
 

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "sluice/sluice.hpp"
+#include "util/errc.hpp"
 
 namespace sluice::mem {
 

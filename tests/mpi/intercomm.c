@@ -2,9 +2,9 @@
  * Comm_test_inter, Comm_size/rank/group (local), Comm_remote_size/group, point-to-point
  * between the groups, Barrier, Bcast (MPI_ROOT / MPI_PROC_NULL), Allreduce, Allgather and
  * Alltoall, and the rooted and v/w ones (Reduce, Gather(v), Scatter(v), Allgatherv,
- * Alltoallv/w, Reduce_scatter(_block)) across the groups, Comm_dup of an intercommunicator, Intercomm_merge (high and
- * tie), and Comm_create_group (called by the group's members only). Groups: even and odd
- * world ranks. */
+ * Alltoallv/w, Reduce_scatter(_block)) across the groups, Comm_dup of an intercommunicator,
+ * Intercomm_merge (high and tie), and Comm_create_group (called by the group's members only).
+ * Groups: even and odd world ranks. */
 /* SLUICE_TEST_RANKS: 2 3 4 8 */
 #include <stdlib.h>
 
@@ -37,8 +37,8 @@ static void collectives(MPI_Comm inter, int color, const int* remote, int nremot
     }
     MPI_Bcast(buf, 3, MPI_INT, root, inter);
     if (color != from)
-      CHECK(buf[0] == 11 && buf[1] == 22 && buf[2] == 33 + from, "%s: bcast from group %d: %d %d %d",
-            what, from, buf[0], buf[1], buf[2]);
+      CHECK(buf[0] == 11 && buf[1] == 22 && buf[2] == 33 + from,
+            "%s: bcast from group %d: %d %d %d", what, from, buf[0], buf[1], buf[2]);
     else if (root == MPI_PROC_NULL)
       CHECK(buf[0] == -1, "%s: bcast touched a non-root of the root group", what);
   }
@@ -307,8 +307,8 @@ int main(int argc, char** argv) {
     CHECK(sum == size * (size - 1) / 2, "merged allreduce %d", sum);
     /* a ring on the merged communicator: the left neighbour's merged rank comes back */
     int left = -1, me = mr;
-    MPI_Sendrecv(&me, 1, MPI_INT, (mr + 1) % ms, 3, &left, 1, MPI_INT, (mr - 1 + ms) % ms, 3, merged,
-                 MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&me, 1, MPI_INT, (mr + 1) % ms, 3, &left, 1, MPI_INT, (mr - 1 + ms) % ms, 3,
+                 merged, MPI_STATUS_IGNORE);
     CHECK(left == (mr - 1 + ms) % ms, "merged ring %d", left);
     MPI_Comm_free(&merged);
   }

@@ -25,12 +25,11 @@ static void dims_create(void) {
   CHECK(d5[0] == 7 && d5[1] == 1, "Dims_create(7,2) = %d,%d", d5[0], d5[1]);
   int d6[3] = {0, 0, 0};
   MPI_Dims_create(8, 3, d6);
-  CHECK(d6[0] == 2 && d6[1] == 2 && d6[2] == 2, "Dims_create(8,3) = %d,%d,%d", d6[0], d6[1],
-        d6[2]);
+  CHECK(d6[0] == 2 && d6[1] == 2 && d6[2] == 2, "Dims_create(8,3) = %d,%d,%d", d6[0], d6[1], d6[2]);
   int d7[3] = {0, 3, 0}; /* a fixed dimension stays */
   MPI_Dims_create(12, 3, d7);
-  CHECK(d7[0] == 2 && d7[1] == 3 && d7[2] == 2, "Dims_create(12,{0,3,0}) = %d,%d,%d", d7[0],
-        d7[1], d7[2]);
+  CHECK(d7[0] == 2 && d7[1] == 3 && d7[2] == 2, "Dims_create(12,{0,3,0}) = %d,%d,%d", d7[0], d7[1],
+        d7[2]);
   int d8[2] = {0, 0};
   MPI_Dims_create(size, 2, d8);
   CHECK(d8[0] * d8[1] == size && d8[0] >= d8[1], "Dims_create(%d,2) = %d,%d", size, d8[0], d8[1]);
@@ -106,10 +105,9 @@ static void grid(int periodic0, int periodic1) {
   const int r = rank / cols, c = rank % cols;
   int gd[2], gp[2], gc[2];
   MPI_Cart_get(cart, 2, gd, gp, gc);
-  CHECK(gd[0] == rows && gd[1] == cols && gp[0] == periodic0 && gp[1] == periodic1 &&
-            gc[0] == r && gc[1] == c,
-        "Cart_get dims %d,%d periods %d,%d coords %d,%d", gd[0], gd[1], gp[0], gp[1], gc[0],
-        gc[1]);
+  CHECK(gd[0] == rows && gd[1] == cols && gp[0] == periodic0 && gp[1] == periodic1 && gc[0] == r &&
+            gc[1] == c,
+        "Cart_get dims %d,%d periods %d,%d coords %d,%d", gd[0], gd[1], gp[0], gp[1], gc[0], gc[1]);
   for (int q = 0; q < size; ++q) {
     int co[2], back = -1;
     MPI_Cart_coords(cart, q, 2, co);
@@ -126,11 +124,14 @@ static void grid(int periodic0, int periodic1) {
   /* shifts: dimension 0 by +1, dimension 1 by +2 */
   int src, dst;
   MPI_Cart_shift(cart, 0, 1, &src, &dst);
-  int esrc = periodic0 ? ((r - 1 + rows) % rows) * cols + c : (r == 0 ? MPI_PROC_NULL : rank - cols);
-  int edst = periodic0 ? ((r + 1) % rows) * cols + c : (r == rows - 1 ? MPI_PROC_NULL : rank + cols);
+  int esrc =
+      periodic0 ? ((r - 1 + rows) % rows) * cols + c : (r == 0 ? MPI_PROC_NULL : rank - cols);
+  int edst =
+      periodic0 ? ((r + 1) % rows) * cols + c : (r == rows - 1 ? MPI_PROC_NULL : rank + cols);
   CHECK(src == esrc && dst == edst, "shift dim0: %d,%d expected %d,%d", src, dst, esrc, edst);
   MPI_Cart_shift(cart, 1, 2, &src, &dst);
-  esrc = periodic1 ? r * cols + ((c - 2) % cols + cols) % cols : (c - 2 < 0 ? MPI_PROC_NULL : rank - 2);
+  esrc = periodic1 ? r * cols + ((c - 2) % cols + cols) % cols
+                   : (c - 2 < 0 ? MPI_PROC_NULL : rank - 2);
   edst = periodic1 ? r * cols + (c + 2) % cols : (c + 2 >= cols ? MPI_PROC_NULL : rank + 2);
   CHECK(src == esrc && dst == edst, "shift dim1: %d,%d expected %d,%d", src, dst, esrc, edst);
 

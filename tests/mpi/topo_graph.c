@@ -35,15 +35,16 @@ static void graph_ring(void) {
   int* gi = malloc(sizeof(int) * size);
   int* ge = malloc(sizeof(int) * 2 * size);
   MPI_Graph_get(g, size, 2 * size, gi, ge);
-  CHECK(memcmp(gi, index, sizeof(int) * size) == 0 && memcmp(ge, edges, sizeof(int) * 2 * size) == 0,
-        "Graph_get differs");
+  CHECK(
+      memcmp(gi, index, sizeof(int) * size) == 0 && memcmp(ge, edges, sizeof(int) * 2 * size) == 0,
+      "Graph_get differs");
   for (int q = 0; q < size; ++q) {
     MPI_Graph_neighbors_count(g, q, &n);
     CHECK(n == 2, "Graph_neighbors_count(%d) %d", q, n);
     int nb[2] = {-1, -1};
     MPI_Graph_neighbors(g, q, 2, nb);
-    CHECK(nb[0] == (q - 1 + size) % size && nb[1] == (q + 1) % size, "Graph_neighbors(%d) %d %d",
-          q, nb[0], nb[1]);
+    CHECK(nb[0] == (q - 1 + size) % size && nb[1] == (q + 1) % size, "Graph_neighbors(%d) %d %d", q,
+          nb[0], nb[1]);
   }
   const int left = (rank - 1 + size) % size, right = (rank + 1) % size;
   int got[2] = {-1, -1};
@@ -159,8 +160,8 @@ static void dist_general(void) {
   qsort(sd, 2, sizeof(int), cmp_int);
   CHECK(ss[0] == es[0] && ss[1] == es[1], "sources %d %d, expected %d %d", ss[0], ss[1], es[0],
         es[1]);
-  CHECK(sd[0] == ed[0] && sd[1] == ed[1], "destinations %d %d, expected %d %d", sd[0], sd[1],
-        ed[0], ed[1]);
+  CHECK(sd[0] == ed[0] && sd[1] == ed[1], "destinations %d %d, expected %d %d", sd[0], sd[1], ed[0],
+        ed[1]);
   /* allgather blocks follow the order Dist_graph_neighbors reported */
   int got[2] = {-1, -1};
   MPI_Neighbor_allgather(&rank, 1, MPI_INT, got, 1, MPI_INT, g);

@@ -376,7 +376,9 @@ TEST_P(Conformance, PacketsArriveIntactWithTheirSplitInOrder) {
     const Got& g = rx().got[i];
     uint32_t index = 0;
     std::memcpy(&index, g.header.data() + 4, 4);
-    if (caps().ordered) ASSERT_EQ(index, i) << "out of order";
+    if (caps().ordered) {
+      ASSERT_EQ(index, i) << "out of order";
+    }
     ASSERT_LT(index, kCount);
     EXPECT_EQ(g.src, e_->ra);
     EXPECT_EQ(g.header, hs[index]) << "header of packet " << index << " (split kept?)";
@@ -580,7 +582,9 @@ TEST_P(Conformance, TrackedSendsCompleteLocallyExactlyOnce) {
     EXPECT_EQ(status, Errc::ok);
     EXPECT_EQ(sink_a_.completed(token.id), 1) << "completion " << token.id << " repeated";
   }
-  if (caps().lends_payload) EXPECT_GT(posted, 0);
+  if (caps().lends_payload) {
+    EXPECT_GT(posted, 0);
+  }
   RecordProperty("posted", posted);
 }
 
@@ -693,7 +697,9 @@ void run_p2p(Endpoints& e, Driver* a, Driver* b, proto::Thresholds::RndvMode mod
     if (!e.same()) rb.p2p.progress_outbound();
   }
   ASSERT_EQ(ra.completed, want) << "sends (and self receives) completed";
-  if (!e.same()) ASSERT_EQ(rb.completed, kCount) << "receives completed";
+  if (!e.same()) {
+    ASSERT_EQ(rb.completed, kCount) << "receives completed";
+  }
   for (int i = 0; i < kCount; ++i)
     EXPECT_EQ(dst[i], expect[i]) << "message of " << sizes[i] << " B";
   const proto::ProtoStats& st = rb.p2p.stats();

@@ -422,7 +422,9 @@ void stream_at_mtu_datagrams(const StreamCase& sc) {
     EXPECT_GT(rx.gro_reads, 0u);
     EXPECT_GT(rx.gro_segments, 2 * rx.gro_reads);
   }
-  if (!sc.gro) EXPECT_EQ(rx.gro_reads, 0u);
+  if (!sc.gro) {
+    EXPECT_EQ(rx.gro_reads, 0u);
+  }
   EXPECT_EQ(rx.malformed, 0u);
 }
 

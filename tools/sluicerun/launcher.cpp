@@ -30,9 +30,9 @@
 #include <utility>
 #include <vector>
 
-#include "boot/boot.hpp"
 #include "boot/boot_wire.hpp"
 #include "coll/placement.hpp"
+#include "core/boot_client.hpp"
 #include "output_forwarder.hpp"
 #include "posix.hpp"
 

@@ -10,11 +10,11 @@ int main(int argc, char** argv) {
   // Keep 0/1/2 occupied so no socket or pipe we open lands on a standard stream.
   for (int fd = 0; fd <= 2; ++fd) {
     if (fcntl(fd, F_GETFD) < 0) {
-      int null_fd = open("/dev/null", O_RDWR);
-      if (null_fd >= 0 && null_fd != fd) {
-        dup2(null_fd, fd);
-        close(null_fd);
-      }
+      sluicerun::UniqueFd null_fd(open("/dev/null", O_RDWR));
+      if (null_fd.get() == fd)
+        null_fd.release();  // it landed on the free standard stream: keep it open
+      else if (null_fd.valid())
+        dup2(null_fd.get(), fd);
     }
   }
 

@@ -1,6 +1,5 @@
 #include "core/progress/progress_thread.hpp"
 
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -16,6 +15,7 @@
 
 #include "core/engine.hpp"
 #include "util/backoff.hpp"
+#include "util/futex.hpp"
 #include "util/log.hpp"
 
 namespace sluice::detail {
@@ -171,8 +171,7 @@ void ProgressThread::run() {
       // Nothing in flight: sleep until the application posts work (Engine::note_work).
       stats_.parks.fetch_add(1, std::memory_order_relaxed);
       if (!stop_.load())
-        syscall(SYS_futex, reinterpret_cast<uint32_t*>(&engine_.work_bell()), FUTEX_WAIT_PRIVATE,
-                bell, nullptr, nullptr, 0);
+        util::futex_wait(engine_.work_bell(), bell, nullptr, util::FutexScope::private_);
       bo.reset();
       continue;
     }

@@ -1,6 +1,6 @@
-// Helpers shared by the socket drivers (tcp, udp): an owning file descriptor, this host's
-// IPv4 addresses, the address strings published through the bootstrap store, the choice
-// of which of a peer's addresses to use, and the job key in binary form.
+// Helpers shared by the socket drivers (tcp, udp): this host's IPv4 addresses, the address strings
+// published through the bootstrap store, the choice of which of a peer's addresses to use, and the
+// job key in binary form.
 //
 // Published address format (boot key "tcp/<rank>" or "udp/<rank>"):
 //     <port>|<ip>/<prefix>,<ip>/<prefix>,...
@@ -21,33 +21,6 @@
 #include "util/config_key.hpp"
 
 namespace sluice::drivers::net {
-
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  UniqueFd& operator=(UniqueFd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 struct IfAddr {
   in_addr addr{};

@@ -1,16 +1,17 @@
 #include "drivers/shm/shm_driver.hpp"
 
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "util/futex.hpp"
+#include "util/unique_fd.hpp"
 
 namespace sluice::drivers {
 
@@ -37,10 +38,6 @@ struct SegmentHeader {
 static_assert(sizeof(SegmentHeader) <= kSegmentHeaderBytes);
 
 namespace {
-
-long futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* timeout) {
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, timeout, nullptr, 0);
-}
 
 std::size_t round_up(std::size_t v, std::size_t a) {
   return (v + a - 1) / a * a;
@@ -106,16 +103,12 @@ std::string ShmDriver::segment_name(const std::string& job_id, int rank) {
 
 std::string ShmDriver::create(const std::string& job_id) {
   my_name_ = segment_name(job_id, rank_);
-  int fd = shm_open(my_name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return "shm_open(" + my_name_ + "): " + std::strerror(errno);
+  const util::UniqueFd fd(shm_open(my_name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
+  if (!fd) return "shm_open(" + my_name_ + "): " + std::strerror(errno);
   name_linked_ = true;
-  if (ftruncate(fd, static_cast<off_t>(segment_bytes_)) != 0) {
-    std::string err = std::string("ftruncate of shared segment: ") + std::strerror(errno);
-    close(fd);
-    return err;
-  }
-  void* addr = mmap(nullptr, segment_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
+  if (ftruncate(fd.get(), static_cast<off_t>(segment_bytes_)) != 0)
+    return std::string("ftruncate of shared segment: ") + std::strerror(errno);
+  void* addr = mmap(nullptr, segment_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (addr == MAP_FAILED) return std::string("mmap of shared segment: ") + std::strerror(errno);
   own_ = SharedMapping(addr, segment_bytes_);
 
@@ -155,16 +148,13 @@ std::string ShmDriver::attach(const std::string& job_id) {
   for (std::size_t i = 0; i < local_ranks_.size(); ++i) {
     if (static_cast<int>(i) == my_local_) continue;
     std::string name = segment_name(job_id, local_ranks_[i]);
-    int fd = shm_open(name.c_str(), O_RDWR, 0);
-    if (fd < 0) return "shm_open(" + name + "): " + std::strerror(errno);
+    const util::UniqueFd fd(shm_open(name.c_str(), O_RDWR, 0));
+    if (!fd) return "shm_open(" + name + "): " + std::strerror(errno);
     struct stat st {};
-    if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != segment_bytes_) {
-      close(fd);
+    if (fstat(fd.get(), &st) != 0 || static_cast<std::size_t>(st.st_size) != segment_bytes_)
       return "shared segment " + name +
              " has an unexpected size (mismatched SLUICE_SHM_* settings?)";
-    }
-    void* addr = mmap(nullptr, segment_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
+    void* addr = mmap(nullptr, segment_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
     if (addr == MAP_FAILED) return std::string("mmap of peer segment: ") + std::strerror(errno);
     peers_[i] = SharedMapping(addr, segment_bytes_);
     auto* hdr = reinterpret_cast<const SegmentHeader*>(peers_[i].data());
@@ -289,7 +279,7 @@ void ShmDriver::wake_if_sleeping(SegmentHeader* peer) {
   if (peer->sleeping.load(std::memory_order_relaxed)) {
     peer->doorbell.fetch_add(1, std::memory_order_release);
     // Every sleeper: the rank's thread and its progress thread may both be blocked here.
-    futex(&peer->doorbell, FUTEX_WAKE, INT32_MAX, nullptr);
+    util::futex_wake(peer->doorbell, INT32_MAX, util::FutexScope::shared);
     ++count_.wakeups;
   }
 }
@@ -316,7 +306,7 @@ bool ShmDriver::block(uint64_t timeout_ns) {
   if (!work) {
     timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
                 static_cast<long>(timeout_ns % 1000000000u)};
-    futex(&hdr->doorbell, FUTEX_WAIT, bell, &ts);
+    util::futex_wait(hdr->doorbell, bell, &ts, util::FutexScope::shared);
     count_sleeps_.fetch_add(1, std::memory_order_relaxed);
   }
   hdr->sleeping.fetch_sub(1, std::memory_order_relaxed);

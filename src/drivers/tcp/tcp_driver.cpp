@@ -55,7 +55,7 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
   caps_.whole_fragments = true;  // large payloads are received in place (start_direct)
   peers_.resize(static_cast<std::size_t>(params_.size));
 
-  listen_fd_ = net::UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  listen_fd_ = util::UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!listen_fd_) throw std::runtime_error(std::string("tcp: socket: ") + std::strerror(errno));
   int one = 1;
   setsockopt(listen_fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -69,7 +69,7 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
   getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
   port_ = ntohs(sa.sin_port);
 
-  epoll_fd_ = net::UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+  epoll_fd_ = util::UniqueFd(epoll_create1(EPOLL_CLOEXEC));
   if (!epoll_fd_) throw std::runtime_error(std::string("tcp: epoll: ") + std::strerror(errno));
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -98,7 +98,7 @@ bool TcpDriver::peer_dead(int peer) const {
 
 TcpDriver::Conn* TcpDriver::add_conn(int fd, bool outgoing, int peer) {
   auto c = std::make_unique<Conn>();
-  c->fd = net::UniqueFd(fd);
+  c->fd = util::UniqueFd(fd);
   c->outgoing = outgoing;
   c->peer = peer;
   c->since = net::monotonic_ns();

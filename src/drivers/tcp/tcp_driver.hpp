@@ -42,6 +42,7 @@
 #include "drivers/driver.hpp"
 #include "drivers/net/net.hpp"
 #include "drivers/tcp/tcp_wire.hpp"
+#include "util/unique_fd.hpp"
 
 namespace sluice::drivers {
 
@@ -95,7 +96,7 @@ class TcpDriver final : public Driver {
  private:
   enum class ConnState : uint8_t { connecting, hello_sent, awaiting_hello, up, closing };
   struct Conn {
-    net::UniqueFd fd;
+    util::UniqueFd fd;
     ConnState state = ConnState::connecting;
     int peer = -1;  // known for outgoing, after the hello for incoming
     bool outgoing = false;
@@ -149,8 +150,8 @@ class TcpDriver final : public Driver {
 
   TcpParams params_;
   DriverCaps caps_;
-  net::UniqueFd listen_fd_;
-  net::UniqueFd epoll_fd_;
+  util::UniqueFd listen_fd_;
+  util::UniqueFd epoll_fd_;
   uint16_t port_ = 0;
   std::vector<Peer> peers_;
   std::vector<std::unique_ptr<Conn>> conns_;

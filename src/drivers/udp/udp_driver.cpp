@@ -60,7 +60,7 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   caps_.reliable = caps_.ordered = false;
   peers_.resize(static_cast<std::size_t>(params_.size));
 
-  rx_ = net::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  rx_ = util::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!rx_) throw std::runtime_error(std::string("udp: socket: ") + std::strerror(errno));
   int one = 1;
   // Connected pair: rx_ and stray_ share the port (both must set SO_REUSEPORT before bind).
@@ -75,7 +75,7 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   getsockname(rx_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
   port_ = ntohs(sa.sin_port);
   if (pair) {
-    stray_ = net::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    stray_ = util::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!stray_ || setsockopt(stray_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
         bind(stray_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
       stray_.reset();  // no pair then: rx_ stays the one unconnected socket
@@ -88,7 +88,7 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   if (gro_) params_.rx_datagram = std::max(params_.rx_datagram, kGroBuffer);
 
   for (std::size_t i = 0; i < params_.send_sockets; ++i) {
-    net::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    util::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) throw std::runtime_error(std::string("udp: socket: ") + std::strerror(errno));
     set_buffer(fd.get(), SO_SNDBUF, SO_SNDBUFFORCE, params_.socket_buffer / params_.send_sockets);
     tx_.push_back(std::move(fd));
@@ -141,7 +141,7 @@ std::string UdpDriver::peer_address(int peer) const {
 }
 
 std::size_t UdpDriver::path_mtu(const sockaddr_in& addr) {
-  net::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  util::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!fd || connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
     return 0;
   int mtu = 0;

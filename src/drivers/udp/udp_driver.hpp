@@ -29,6 +29,7 @@
 #include "drivers/driver.hpp"
 #include "drivers/net/net.hpp"
 #include "drivers/udp/udp_wire.hpp"
+#include "util/unique_fd.hpp"
 
 namespace sluice::drivers {
 
@@ -105,12 +106,12 @@ class UdpDriver final : public Driver {
 
   UdpParams params_;
   DriverCaps caps_;
-  net::UniqueFd rx_;
-  net::UniqueFd stray_;      // connected pair: shares rx_'s port, unconnected (else empty)
+  util::UniqueFd rx_;
+  util::UniqueFd stray_;     // connected pair: shares rx_'s port, unconnected (else empty)
   int pair_peer_ = -1;       // connected pair: the peer rx_ is connected to, -1: none
   uint32_t stray_tick_ = 0;  // polls since stray_ was last read
   uint32_t stray_hot_ = 0;   // polls left that read stray_ every time
-  std::vector<net::UniqueFd> tx_;
+  std::vector<util::UniqueFd> tx_;
   std::vector<int> tx_peer_;  // the peer each send socket is connected to, -1: none
   std::size_t next_tx_ = 0;
   uint16_t port_ = 0;

@@ -235,7 +235,7 @@ void write_out(const std::string& text) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "ok";
   std::string error;
-  auto boot = BootClient::from_environment(error);
+  auto boot = sluice::detail::join_job(error);
   if (!boot) {
     std::fprintf(stderr, "boot_probe: cannot join the job: %s\n", error.c_str());
     return 2;

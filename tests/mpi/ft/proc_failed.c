@@ -1,5 +1,5 @@
 /* MPI view of a rank SIGKILLed mid-run, under `sluicerun -n 3 --enable-recovery` (ULFM
-   semantics, not a plain MPI-3.1 program, so it is not in the peer-checked tests/mpi/*.c):
+   semantics, not a plain MPI-3.1 program, so it is not among the peer-checked tests/mpi/<name>.c):
    - a pending any-source MPI_Irecv on MPI_COMM_WORLD completes with MPIX_ERR_PROC_FAILED;
    - a blocking any-source MPI_Recv raises it through the communicator's (user) handler;
    - a message that already arrived from a live rank still matches an any-source receive;

@@ -1,4 +1,4 @@
-#include "sluice/sluice.hpp"
+#include "util/errc.hpp"
 
 namespace sluice {
 
