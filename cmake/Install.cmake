@@ -46,11 +46,14 @@ endif()
 install(TARGETS sluice_shared mpi LIBRARY DESTINATION lib)
 install(FILES ${SLUICE_LIBSLUICE_A} ${CMAKE_ARCHIVE_OUTPUT_DIRECTORY}/libmpi.a DESTINATION lib)
 install(FILES ${CMAKE_SOURCE_DIR}/include/mpi.h DESTINATION include)
-# include/sluice/errc.hpp is a link to src/util/errc.hpp (Errc is util's): install the file
-# it points to, not the link, which would dangle in the prefix.
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/sluice DESTINATION include
-        FILES_MATCHING PATTERN "*.hpp" PATTERN "errc.hpp" EXCLUDE)
-install(FILES ${CMAKE_SOURCE_DIR}/src/util/errc.hpp DESTINATION include/sluice)
+# Public headers by content: a header may be a link into src/ (include/sluice/errc.hpp ->
+# src/util/errc.hpp: Errc is util's), which would dangle in the prefix as a link.
+file(GLOB SLUICE_PUBLIC_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/sluice/*.hpp)
+foreach(h IN LISTS SLUICE_PUBLIC_HEADERS)
+  get_filename_component(name ${h} NAME)
+  file(REAL_PATH ${h} real)
+  install(FILES ${real} DESTINATION include/sluice RENAME ${name})
+endforeach()
 
 # ---- tools (sluicerun, sluice-bench and sluice-scale install themselves) ------------------
 install(TARGETS sluice-info sluice-demo RUNTIME DESTINATION bin)

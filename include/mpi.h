@@ -435,8 +435,19 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
 int MPI_Comm_free_keyval(int* comm_keyval);
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val);
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
-/* Deprecated MPI-1 name of MPI_Comm_get_attr, still in MPI-3.1 (old programs use it). */
+/* Deprecated MPI-1 names of the communicator attribute functions, still in MPI-3.1 (old
+   programs use them); the callbacks have the MPI_Comm_* signatures (attr_compat.cpp). */
 int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+#define MPI_NULL_COPY_FN MPI_COMM_NULL_COPY_FN
+#define MPI_DUP_FN MPI_COMM_DUP_FN
+#define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
+int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                      void* extra_state);
+int MPI_Keyval_free(int* keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Pcontrol(const int level, ...);
 
 /* ---- point-to-point ---------------------------------------------------------------- */

@@ -90,7 +90,7 @@ class Schedule {
   std::size_t next_round_ = 0;
   State state_ = State::idle;
   bool detached_ = false;
-  // Large sends may take the single-copy get (SLUICE_SHM_COLL_CMA_MAX): off where one rank
+  // Large sends may take the single-copy get (SLUICE_RNDV_COLL_GET_MAX): off where one rank
   // receives from many (gather), which the get would leave doing every copy alone.
   bool single_copy_ = true;
   Errc error_ = Errc::ok;
