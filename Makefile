@@ -4,7 +4,7 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-# Warnings fail the build (-Werror) in every tree this Makefile configures; WERROR=OFF to relax.
+# Warnings fail the release and TSan builds (-Werror; WERROR=OFF to relax; ASan: see test-asan).
 WERROR     ?= ON
 JOBS       ?= $(shell nproc)
 NRANKS     ?= 4
@@ -57,8 +57,10 @@ lint: deps
 	python3 tools/check-layers.py
 	tools/check-format.sh
 
+# The ASan tree builds without -Werror for now: GCC 12 reports -Wmaybe-uninitialized false
+# positives under -fsanitize=address, and a whole -Werror ASan build is not yet verified.
 test-asan: deps
-	$(call configure,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=ON)
+	$(call configure,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=ON -DSLUICE_WERROR=OFF)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \

@@ -217,7 +217,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   std::vector<std::unique_ptr<drivers::Driver>> drivers_;
   std::unique_ptr<proto::PointToPoint> p2p_;
   // Drivers deliver packets and completions here; it routes them by protocol (p2p today).
-  drivers::ProtocolDemux demux_;
+  drivers::ProtocolDemux<proto::PointToPoint> demux_;
   PostedQueue posted_;
   UnexpectedQueue unexpected_;
   RequestPool pool_;

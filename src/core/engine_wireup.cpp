@@ -117,7 +117,7 @@ void Engine::wire_up(proto::Thresholds th) {
   }
 
   p2p_ = std::make_unique<proto::PointToPoint>(*this, th);
-  demux_.attach(proto::kProtocolId, drivers::kP2pTypes, *p2p_);
+  demux_.attach_fast(proto::kProtocolId, drivers::kP2pTypes, *p2p_);
   auto loopback = std::make_unique<drivers::LoopbackDriver>(rank_);
   for (int r = 0; r < size_; ++r) p2p_->set_route(r, nullptr);
   p2p_->set_route(rank_, loopback.get());

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "mem/registration.hpp"
 #include "util/errc.hpp"
@@ -176,8 +177,21 @@ class Driver {
 // Routes packets by their first header byte and completions by their token to the sink of
 // the protocol that owns them. A packet no protocol claims (an unknown type, an empty
 // header) is counted and rejected, never handed to a protocol that would misparse it.
+//
+// `Fast` (a final sink class, attached with attach_fast) is the hot protocol: its range is
+// tested first and its handler called directly, not through a second virtual call (the
+// demux would otherwise cost every small message ~2 ns: 8 B message rate -5 % on shm).
+template <class Fast = void>
 class ProtocolDemux final : public PacketSink {
+  using FastSink = std::conditional_t<std::is_void_v<Fast>, PacketSink, Fast>;
+
  public:
+  void attach_fast(ProtocolId protocol, TypeRange types,
+                   FastSink& sink) requires(!std::is_void_v<Fast>) {
+    fast_ = &sink;
+    fast_types_ = types;
+    attach(protocol, types, sink);
+  }
   // `sink` receives packets whose first byte is in `types` and completions for `protocol`.
   void attach(ProtocolId protocol, TypeRange types, PacketSink& sink) {
     for (unsigned t = types.first; t <= types.last; ++t) by_type_[t] = &sink;
@@ -185,6 +199,11 @@ class ProtocolDemux final : public PacketSink {
   }
   void on_packet(int src, std::span<const std::byte> header,
                  std::span<const std::byte> payload) override {
+    if constexpr (!std::is_void_v<Fast>) {
+      if (fast_ && !header.empty() && static_cast<uint8_t>(header[0]) >= fast_types_.first &&
+          static_cast<uint8_t>(header[0]) <= fast_types_.last)
+        return fast_->Fast::on_packet(src, header, payload);
+    }
     PacketSink* s = header.empty() ? nullptr : by_type_[static_cast<uint8_t>(header[0])];
     if (!s) {
       ++rejected_;
@@ -210,6 +229,8 @@ class ProtocolDemux final : public PacketSink {
   uint64_t rejected_completions() const { return rejected_completions_; }
 
  private:
+  FastSink* fast_ = nullptr;
+  TypeRange fast_types_{1, 0};
   std::array<PacketSink*, 256> by_type_{};
   std::array<PacketSink*, 256> by_protocol_{};
   uint64_t rejected_ = 0;

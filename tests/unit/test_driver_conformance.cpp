@@ -615,7 +615,7 @@ TEST_P(Conformance, LostPeerGivesFailedOrADeathReportNotAHang) {
 class Rank final : public proto::Upcalls {
  public:
   explicit Rank(const proto::Thresholds& th) : p2p(*this, th) {
-    demux.attach(proto::kProtocolId, drivers::kP2pTypes, p2p);
+    demux.attach_fast(proto::kProtocolId, drivers::kP2pTypes, p2p);
   }
   void on_incoming(const proto::Incoming& m) override {
     unexpected.push_back({m, {m.payload.begin(), m.payload.end()}});
@@ -633,7 +633,7 @@ class Rank final : public proto::Upcalls {
     match();
   }
   proto::PointToPoint p2p;
-  drivers::ProtocolDemux demux;
+  drivers::ProtocolDemux<proto::PointToPoint> demux;
   int completed = 0;
 
  private:
@@ -737,7 +737,7 @@ INSTANTIATE_TEST_SUITE_P(Drivers, Conformance,
 
 TEST(ProtocolDemux, RoutesByFirstByteAndTokenAndRejectsTheRest) {
   Recorder p2p, rma;
-  drivers::ProtocolDemux demux;
+  drivers::ProtocolDemux<> demux;
   demux.attach(ProtocolId::p2p, drivers::kP2pTypes, p2p);
   demux.attach(ProtocolId::rma, drivers::kRmaTypes, rma);
   const std::byte to_p2p[] = {std::byte{0x01}, std::byte{9}};

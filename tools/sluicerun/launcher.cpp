@@ -828,7 +828,7 @@ class Launcher {
       UniqueFd& pipe = is_stderr ? rank.stderr_pipe : rank.stdout_pipe;
       OutputForwarder& forwarder = is_stderr ? rank.stderr_forwarder : rank.stdout_forwarder;
       char buffer[65536];
-      ssize_t n;
+      ssize_t n = -1;
       while (pipe.valid() && (n = ::read(pipe.get(), buffer, sizeof buffer)) != 0) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) break;
