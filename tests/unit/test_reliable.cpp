@@ -412,7 +412,9 @@ TEST_P(ReliableUnderFaults, EveryMessageArrivesOnceInOrderIntact) {
     const ReliableStats& s = pair.ch[i]->stats();
     const auto& fs = pair.fault[1 - i]->stats();  // faults on packets coming to rank i
     EXPECT_EQ(s.delivered, 4000u);
-    if (fc.drop > 0) EXPECT_GT(counter(*pair.fault[1 - i], "fault.dropped"), 0u);
+    if (fc.drop > 0) {
+      EXPECT_GT(counter(*pair.fault[1 - i], "fault.dropped"), 0u);
+    }
     if (fc.drop > 0 || fc.reorder > 0) {
       EXPECT_GT(counter(*pair.ch[1 - i], "rel.retransmits_fast"), 0u);
       EXPECT_GT(s.out_of_order, 0u);
