@@ -42,7 +42,7 @@ read -r rx tx <<<"${before:-0 0}"
   problems+=("the second link carried almost nothing before the cut (rx/tx ${before:-?})")
 grep -q "messages per peer, max [0-9]* bytes: all verified" "$log" ||
   problems+=("not every message arrived exactly once and intact")
-grep -Eq "rails=[1-9][0-9]*/[1-9][0-9]* failovers=[1-9]" "$log" ||
+grep -Eq "rail0_packets=[1-9][0-9]* rail1_packets=[1-9][0-9]* rail_failovers=[1-9]" "$log" ||
   problems+=("no rank shows traffic on both rails and a failover in its statistics")
 [[ $status == 0 ]] || problems+=("the job exited with status $status")
 if [[ ${#problems[@]} -gt 0 ]]; then
