@@ -246,6 +246,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   std::atomic<uint64_t> thread_timer_due_{UINT64_MAX};  // util::now_ns() of the next rel timer
   std::unique_ptr<ProgressThread> progress_thread_;
   UnexpectedMsg* take_stored(MatchEntry* e);
+  [[gnu::noinline]] void store_unexpected(const proto::Incoming& msg);
   UnexpectedMsg* new_unexpected();
   void recycle(UnexpectedMsg* u);
   std::vector<std::unique_ptr<UnexpectedMsg>> spare_unexpected_;

@@ -48,7 +48,7 @@ void Engine::drain_drivers() {
   // before its receives start to fail. Bounded, since live peers may keep sending.
   for (int pass = 0; pass < 4096; ++pass) {
     int got = 0;
-    for (std::size_t i = 1; i < drivers_.size(); ++i) got += drivers_[i]->poll(demux_, 64);
+    for (std::size_t i = 1; i < drivers_.size(); ++i) got += drivers_[i]->poll(demux_.entry(), 64);
     if (got == 0) break;
   }
 }

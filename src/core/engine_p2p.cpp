@@ -67,13 +67,7 @@ RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, i
   // A known-dead peer fails at once in isend, whatever its driver would still accept.
   if (peer_failed(dest)) [[unlikely]]
     return isend(buf, dest, tag, ctx, false, err);
-  proto::Transfer t;
-  t.peer = dest;
-  t.ctx = ctx;
-  t.tag = tag;
-  t.buf = const_cast<std::byte*>(buf.data());  // sends only read it
-  t.len = buf.size();
-  if (p2p_->try_inject(t) == drivers::IoStatus::done) {
+  if (p2p_->try_inject(dest, ctx, tag, buf) == drivers::IoStatus::done) {
     note_work();
     return nullptr;
   }
@@ -87,15 +81,7 @@ Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ct
   if (peer_failed(dest)) [[unlikely]]
     return Errc::peer_dead;
   // An eager message the driver takes at once needs no request at all.
-  {
-    proto::Transfer t;
-    t.peer = dest;
-    t.ctx = ctx;
-    t.tag = tag;
-    t.buf = const_cast<std::byte*>(buf.data());
-    t.len = buf.size();
-    if (p2p_->try_inject(t) == drivers::IoStatus::done) return Errc::ok;
-  }
+  if (p2p_->try_inject(dest, ctx, tag, buf) == drivers::IoStatus::done) return Errc::ok;
   // Else a request on the stack (the driver is full, a rendezvous, a failed peer).
   RequestImpl local;
   local.state = RequestState::active;
@@ -224,6 +210,11 @@ void Engine::on_incoming(const proto::Incoming& msg) {
       return;
     }
   }
+  store_unexpected(msg);
+}
+
+// Out of line: a matched arrival, the hot case, then needs no registers saved for this.
+void Engine::store_unexpected(const proto::Incoming& msg) {
   ++stats_.unexpected;
   UnexpectedMsg* u = new_unexpected();
   u->info = msg;

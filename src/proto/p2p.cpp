@@ -156,17 +156,15 @@ Errc PointToPoint::register_buffer(Transfer& t) {
   return d->memory_domain().register_memory(buf, t.reg);
 }
 
-IoStatus PointToPoint::try_inject(Transfer& t) {
-  if (choose(t.peer, t.len) != Protocol::eager) return IoStatus::again;
-  if (!queues_[static_cast<std::size_t>(t.peer)].waiting.empty()) return IoStatus::again;
-  t.role = Transfer::Role::send;
-  t.protocol = Protocol::eager;
-  t.sync = false;
-  t.offset = 0;
-  IoStatus s = send_first_packet(t);
+IoStatus PointToPoint::try_inject(int peer, uint32_t ctx, int32_t tag,
+                                  std::span<const std::byte> buf) {
+  if (choose(peer, buf.size()) != Protocol::eager) return IoStatus::again;
+  if (!queues_[static_cast<std::size_t>(peer)].waiting.empty()) return IoStatus::again;
+  const MatchHeader h{PacketType::eager, 0, 0, ctx, tag, static_cast<uint32_t>(buf.size())};
+  IoStatus s = route(peer)->send(peer, bytes_of(h), buf);
   if (s == IoStatus::done) {
     ++stats_.sent[static_cast<int>(Protocol::eager)];
-    stats_.sent_bytes[static_cast<int>(Protocol::eager)] += t.len;
+    stats_.sent_bytes[static_cast<int>(Protocol::eager)] += buf.size();
   }
   return s;
 }
@@ -421,7 +419,9 @@ void PointToPoint::on_completion(drivers::CompletionToken token, Errc status) {
 
 void PointToPoint::on_packet(int src, std::span<const std::byte> header,
                              std::span<const std::byte> payload) {
-  const auto type = static_cast<PacketType>(header[0]);
+  // Polled directly when p2p is the only protocol (ProtocolDemux::entry): an empty header
+  // is rejected here like a type of another protocol (both fall to the end).
+  const auto type = static_cast<PacketType>(header.empty() ? std::byte{0} : header[0]);
   switch (type) {
     case PacketType::eager:
     case PacketType::eager_sync: {

@@ -117,11 +117,11 @@ class PointToPoint final : public drivers::PacketSink {
   // Start a send. Completion comes through Upcalls::transfer_complete (possibly at once,
   // from inside this call, for an eager message that found room).
   void start_send(Transfer& t);
-  // An eager, non-synchronous send of t (peer, ctx, tag, buf, len) done now or not at all:
-  // done when the driver took it (nothing to complete later), again when it must go
-  // through start_send (not eager, sends to the peer already waiting, or no room),
-  // failed when the peer is dead. Never queues `t`, so it may live on the caller's stack.
-  drivers::IoStatus try_inject(Transfer& t);
+  // An eager, non-synchronous send done now or not at all: done when the driver took it
+  // (nothing to complete later), again when it must go through start_send (not eager,
+  // sends to the peer already waiting, or no room), failed when the peer is dead. Takes
+  // no Transfer: the fastest path builds no protocol state (no registration) at all.
+  drivers::IoStatus try_inject(int peer, uint32_t ctx, int32_t tag, std::span<const std::byte> buf);
   // Feed a matched receive with the message it matched.
   void deliver(Transfer& recv, const Incoming& msg);
 

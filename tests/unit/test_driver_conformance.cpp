@@ -770,6 +770,29 @@ TEST(ProtocolDemux, PointToPointCountsTypesItDoesNotKnow) {
   EXPECT_EQ(r.completed, 0);
 }
 
+// Alone, the fast protocol is polled directly (no demux call per packet); it then rejects
+// and counts what a demux would have: another protocol's types and an empty header.
+TEST(ProtocolDemux, EntryIsTheFastProtocolWhileItIsTheOnlyOne) {
+  Rank r(proto::Thresholds{});
+  EXPECT_EQ(&r.demux.entry(), static_cast<drivers::PacketSink*>(&r.p2p));
+  drivers::LoopbackDriver self(0);
+  r.p2p.set_route(0, &self);
+  const std::byte rma_type[] = {std::byte{0x40}, std::byte{0}, std::byte{0}, std::byte{0}};
+  ASSERT_EQ(self.send(0, rma_type, {}), IoStatus::done);
+  ASSERT_EQ(self.send(0, {}, {}), IoStatus::done);
+  EXPECT_EQ(self.poll(r.demux.entry(), 8), 2);
+  EXPECT_EQ(r.p2p.stats().unknown_packets, 2u);
+  EXPECT_EQ(r.completed, 0);
+  // A second protocol: packets go through the demux again, and reach it.
+  Recorder rma;
+  r.demux.attach(ProtocolId::rma, drivers::kRmaTypes, rma);
+  EXPECT_EQ(&r.demux.entry(), static_cast<drivers::PacketSink*>(&r.demux));
+  ASSERT_EQ(self.send(0, rma_type, {}), IoStatus::done);
+  self.poll(r.demux.entry(), 8);
+  EXPECT_EQ(rma.got.size(), 1u);
+  EXPECT_EQ(r.p2p.stats().unknown_packets, 2u);
+}
+
 // A pinning domain stand-in: counts registrations and releases.
 class CountingDomain final : public mem::Domain {
  public:

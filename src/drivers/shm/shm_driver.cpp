@@ -198,6 +198,16 @@ bool ShmDriver::reaches(int peer) const {
          local_index_of_[static_cast<std::size_t>(peer)] >= 0 && peer != rank_;
 }
 
+// Inline, with the ring out of line: every send and every poll that delivered asks.
+inline void ShmDriver::wake_if_sleeping(SegmentHeader* peer) {
+  // A relaxed read, no fence: a seq_cst fence here would stall every send until the cell's
+  // cache line arrived at the peer (it doubled the 8-byte latency). The price is a rare
+  // lost wake-up when the peer falls asleep in the instant our packet is still in the
+  // store buffer; block() bounds that with short, growing futex timeouts.
+  if (peer->sleeping.load(std::memory_order_relaxed)) [[unlikely]]
+    ring_doorbell(peer);
+}
+
 IoStatus ShmDriver::send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) {
   Outbound& o = out_[static_cast<std::size_t>(local_index_of_[static_cast<std::size_t>(peer)])];
@@ -272,17 +282,11 @@ int ShmDriver::poll(PacketSink& sink, int budget) {
   return delivered;
 }
 
-void ShmDriver::wake_if_sleeping(SegmentHeader* peer) {
-  // A relaxed read, no fence: a seq_cst fence here would stall every send until the cell's
-  // cache line arrived at the peer (it doubled the 8-byte latency). The price is a rare
-  // lost wake-up when the peer falls asleep in the instant our packet is still in the
-  // store buffer; block() bounds that with short, growing futex timeouts.
-  if (peer->sleeping.load(std::memory_order_relaxed)) {
-    peer->doorbell.fetch_add(1, std::memory_order_release);
-    // Every sleeper: the rank's thread and its progress thread may both be blocked here.
-    util::futex_wake(peer->doorbell, INT32_MAX, util::FutexScope::shared);
-    ++count_.wakeups;
-  }
+void ShmDriver::ring_doorbell(SegmentHeader* peer) {
+  peer->doorbell.fetch_add(1, std::memory_order_release);
+  // Every sleeper: the rank's thread and its progress thread may both be blocked here.
+  util::futex_wake(peer->doorbell, INT32_MAX, util::FutexScope::shared);
+  ++count_.wakeups;
 }
 
 bool ShmDriver::block(uint64_t timeout_ns) {

@@ -106,6 +106,7 @@ class ShmDriver final : public Driver {
 
   std::size_t channel_bytes() const;
   void wake_if_sleeping(SegmentHeader* peer);
+  [[gnu::noinline]] void ring_doorbell(SegmentHeader* peer);
   std::byte* channel_base(std::byte* segment, int local_index) const;
   static std::string segment_name(const std::string& job_id, int rank);
 
