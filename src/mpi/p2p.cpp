@@ -1026,48 +1026,96 @@ int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
 
 int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
   SLUICE_MPI_CALL;
+  if (!status)
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Status_set_cancelled",
+                 "status is NULL (MPI_STATUS_IGNORE)");
   status->sluice_cancelled = flag ? 1 : 0;
   return MPI_SUCCESS;
 }
 
+// The status functions: MPI_STATUS_IGNORE is no status to read or write.
+static int check_status_args(const void* status, const void* out, MPI_Datatype datatype,
+                             const char* function) {
+  if (!status) return raise(nullptr, MPI_ERR_ARG, function, "status is NULL (MPI_STATUS_IGNORE)");
+  if (!out) return raise(nullptr, MPI_ERR_ARG, function, "count is NULL");
+  return check_type(nullptr, datatype, function);
+}
+
+// Whole elements of `datatype` the status holds, or MPI_UNDEFINED (a partial one).
+static MPI_Count status_count(const MPI_Status* status, MPI_Datatype datatype) {
+  const auto size = static_cast<MPI_Count>(dt_size(datatype));
+  const MPI_Count bytes = status->sluice_count;
+  if (size == 0) return 0;
+  return bytes % size ? MPI_UNDEFINED : bytes / size;
+}
+
+// A count for an int out-parameter: MPI_UNDEFINED when it does not fit (MPI-4.0 §3.2.5).
+static int int_count(MPI_Count c) {
+  return c > INT_MAX ? MPI_UNDEFINED : static_cast<int>(c);
+}
+
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   SLUICE_MPI_CALL;
-  if (int rc = check_type(nullptr, datatype, "MPI_Get_count")) return rc;
-  const std::size_t size = dt_size(datatype);
-  const auto bytes = static_cast<std::size_t>(status->sluice_count);
-  if (size == 0)
-    *count = 0;
-  else
-    *count = bytes % size ? MPI_UNDEFINED : static_cast<int>(bytes / size);
+  if (int rc = check_status_args(status, count, datatype, "MPI_Get_count")) return rc;
+  *count = int_count(status_count(status, datatype));
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+int MPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   SLUICE_MPI_CALL;
-  if (int rc = check_type(nullptr, datatype, "MPI_Get_elements_x")) return rc;
+  if (int rc = check_status_args(status, count, datatype, "MPI_Get_count_c")) return rc;
+  *count = status_count(status, datatype);
+  return MPI_SUCCESS;
+}
+
+static int get_elements(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count,
+                        const char* function) {
+  if (int rc = check_status_args(status, count, datatype, function)) return rc;
   const std::size_t n = dt_elements(datatype, static_cast<std::size_t>(status->sluice_count));
   *count = n == SIZE_MAX ? MPI_UNDEFINED : static_cast<MPI_Count>(n);
   return MPI_SUCCESS;
 }
 
+int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  SLUICE_MPI_CALL;
+  return get_elements(status, datatype, count, "MPI_Get_elements_x");
+}
+
+int MPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  SLUICE_MPI_CALL;
+  return get_elements(status, datatype, count, "MPI_Get_elements_c");
+}
+
 int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   SLUICE_MPI_CALL;
+  if (!count) return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements", "count is NULL");
   MPI_Count c;
-  if (int rc = MPI_Get_elements_x(status, datatype, &c)) return rc;
-  *count = c > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(c);
+  if (int rc = get_elements(status, datatype, &c, "MPI_Get_elements")) return rc;
+  *count = int_count(c);
+  return MPI_SUCCESS;
+}
+
+static int set_elements(MPI_Status* status, MPI_Datatype datatype, MPI_Count count,
+                        const char* function) {
+  if (!status) return raise(nullptr, MPI_ERR_ARG, function, "status is NULL (MPI_STATUS_IGNORE)");
+  if (int rc = check_type(nullptr, datatype, function)) return rc;
+  if (count < 0) return raisef(nullptr, MPI_ERR_COUNT, function, "invalid count %lld", count);
+  // Elements -> bytes, assuming the basic elements of the type are of equal size.
+  const std::size_t per = dt_basic_count(datatype);
+  status->sluice_count =
+      per == 0 ? 0
+               : count * static_cast<MPI_Count>(dt_size(datatype)) / static_cast<MPI_Count>(per);
   return MPI_SUCCESS;
 }
 
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
   SLUICE_MPI_CALL;
-  if (int rc = check_type(nullptr, datatype, "MPI_Status_set_elements")) return rc;
-  // Elements -> bytes, assuming the basic elements of the type are of equal size.
-  const std::size_t per = dt_basic_count(datatype);
-  status->sluice_count = per == 0 ? 0
-                                  : static_cast<MPI_Count>(count) *
-                                        static_cast<MPI_Count>(dt_size(datatype)) /
-                                        static_cast<MPI_Count>(per);
-  return MPI_SUCCESS;
+  return set_elements(status, datatype, count, "MPI_Status_set_elements");
+}
+
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  SLUICE_MPI_CALL;
+  return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
 }
 
 // ---- persistent requests -------------------------------------------------------------------
