@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "drivers/net/net.hpp"
 #include "drivers/registry.hpp"
@@ -22,7 +23,27 @@ constexpr util::ConfigKey kKeys[] = {
     {"TCP_SOCKET_BUFFER", T::size, "0", "SO_SNDBUF/SO_RCVBUF of tcp sockets; 0: kernel autotuning"},
     {"TCP_CONNECT_TIMEOUT", T::duration, "30s",
      "how long tcp keeps trying to connect to a peer before declaring it dead"},
+    {"TCP_HANDSHAKE_LIMIT", T::integer, "256",
+     "accepted tcp connections that may wait at once for their hello (the job key), 1..65536; "
+     "a new one beyond it closes the oldest silent one"},
+    {"TCP_HANDSHAKE_TIMEOUT", T::duration, "10s",
+     "how long an accepted tcp connection may take to prove the job key (1ms..1h)"},
 };
+
+// The keys' valid ranges, checked at start-up (a bad value stops the rank with this error).
+bool check_limits(const util::ConfigValues& c, std::string& err) {
+  const int64_t limit = c.get_int("TCP_HANDSHAKE_LIMIT");
+  if (limit < 1 || limit > 65536) {
+    err = "SLUICE_TCP_HANDSHAKE_LIMIT=" + std::to_string(limit) + " is out of range (1..65536)";
+    return false;
+  }
+  const double timeout = c.get_seconds("TCP_HANDSHAKE_TIMEOUT");
+  if (!(timeout >= 0.001 && timeout <= 3600)) {
+    err = "SLUICE_TCP_HANDSHAKE_TIMEOUT=" + std::to_string(timeout) + "s is out of range (1ms..1h)";
+    return false;
+  }
+  return true;
+}
 
 class TcpEndpoint final : public Endpoint {
  public:
@@ -69,18 +90,22 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
     err = "the network drivers need the job key (SLUICE_JOB_KEY, 32 hex digits, set by sluicerun)";
     return nullptr;
   }
+  if (!check_limits(c, err)) return nullptr;
   std::vector<net::IfAddr> mine = net::configured_addresses(c, err);
   if (mine.empty()) {
     err = "network drivers: " + err;
     return nullptr;
   }
   err.clear();
+  tp.bind_addr = net::bind_address(net::addresses_restricted(c), mine);
   tp.rank = w.rank();
   tp.size = w.size();
   tp.max_packet = std::max<uint64_t>(4096, c.get_size("TCP_MAX_PACKET"));
   tp.queue_limit = c.get_size("TCP_QUEUE_LIMIT");
   tp.socket_buffer = c.get_size("TCP_SOCKET_BUFFER");
   tp.connect_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_CONNECT_TIMEOUT") * 1e9);
+  tp.handshake_limit = static_cast<std::size_t>(c.get_int("TCP_HANDSHAKE_LIMIT"));
+  tp.handshake_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_HANDSHAKE_TIMEOUT") * 1e9);
   tp.on_peer_dead = [&w](int peer) { w.peer_dead(peer); };
   std::unique_ptr<TcpDriver> d;
   try {
