@@ -161,10 +161,16 @@ uint64_t monotonic_ns() {
 
 namespace {
 constexpr util::ConfigKey kNetKeys[] = {
-    {"NET_IF", util::ConfigType::string, "",
+    {"NET_IF",
+     util::ConfigType::string,
+     "",
+     {},
      "network interface whose IPv4 address the network drivers bind and publish to peers (its "
      "first; empty: every interface that is up, sockets bound to 0.0.0.0)"},
-    {"NET_ADDR", util::ConfigType::string, "",
+    {"NET_ADDR",
+     util::ConfigType::string,
+     "",
+     {},
      "the one IPv4 address the network drivers bind and publish to peers (empty: the "
      "interfaces' addresses)"},
 };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
-#include <string>
 
 #include "drivers/net/net.hpp"
 #include "drivers/registry.hpp"
@@ -16,34 +15,40 @@ namespace {
 using T = util::ConfigType;
 
 constexpr util::ConfigKey kKeys[] = {
-    {"TCP_MAX_PACKET", T::size, "512K",
-     "payload bytes per tcp frame, i.e. per pipelined rendezvous fragment"},
-    {"TCP_QUEUE_LIMIT", T::size, "16M",
+    {"TCP_MAX_PACKET",
+     T::size,
+     "512K",
+     {"4K", "16M"},
+     "payload bytes per tcp frame, i.e. per pipelined rendezvous fragment (a receiver holds "
+     "one whole frame per connection)"},
+    {"TCP_QUEUE_LIMIT",
+     T::size,
+     "16M",
+     {"4K", "RAM/16"},
      "bytes queued per tcp peer in user space before sends wait for the socket to drain"},
-    {"TCP_SOCKET_BUFFER", T::size, "0", "SO_SNDBUF/SO_RCVBUF of tcp sockets; 0: kernel autotuning"},
-    {"TCP_CONNECT_TIMEOUT", T::duration, "30s",
+    {"TCP_SOCKET_BUFFER",
+     T::size,
+     "0",
+     {"4K", "1G", true},
+     "SO_SNDBUF/SO_RCVBUF of tcp sockets (the kernel caps it at [rw]mem_max); 0: kernel "
+     "autotuning"},
+    {"TCP_CONNECT_TIMEOUT",
+     T::duration,
+     "30s",
+     {"1s", "3600s"},
      "how long tcp keeps trying to connect to a peer before declaring it dead"},
-    {"TCP_HANDSHAKE_LIMIT", T::integer, "256",
-     "accepted tcp connections that may wait at once for their hello (the job key), 1..65536; "
-     "a new one beyond it closes the oldest silent one"},
-    {"TCP_HANDSHAKE_TIMEOUT", T::duration, "10s",
-     "how long an accepted tcp connection may take to prove the job key (1ms..1h)"},
+    {"TCP_HANDSHAKE_LIMIT",
+     T::integer,
+     "256",
+     {"1", "65536"},
+     "accepted tcp connections that may wait at once for their hello (the job key); a new one "
+     "beyond it closes the oldest silent one"},
+    {"TCP_HANDSHAKE_TIMEOUT",
+     T::duration,
+     "10s",
+     {"1ms", "3600s"},
+     "how long an accepted tcp connection may take to prove the job key"},
 };
-
-// The keys' valid ranges, checked at start-up (a bad value stops the rank with this error).
-bool check_limits(const util::ConfigValues& c, std::string& err) {
-  const int64_t limit = c.get_int("TCP_HANDSHAKE_LIMIT");
-  if (limit < 1 || limit > 65536) {
-    err = "SLUICE_TCP_HANDSHAKE_LIMIT=" + std::to_string(limit) + " is out of range (1..65536)";
-    return false;
-  }
-  const double timeout = c.get_seconds("TCP_HANDSHAKE_TIMEOUT");
-  if (!(timeout >= 0.001 && timeout <= 3600)) {
-    err = "SLUICE_TCP_HANDSHAKE_TIMEOUT=" + std::to_string(timeout) + "s is out of range (1ms..1h)";
-    return false;
-  }
-  return true;
-}
 
 class TcpEndpoint final : public Endpoint {
  public:
@@ -90,7 +95,6 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
     err = "the network drivers need the job key (SLUICE_JOB_KEY, 32 hex digits, set by sluicerun)";
     return nullptr;
   }
-  if (!check_limits(c, err)) return nullptr;
   std::vector<net::IfAddr> mine = net::configured_addresses(c, err);
   if (mine.empty()) {
     err = "network drivers: " + err;
@@ -100,7 +104,7 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
   tp.bind_addr = net::bind_address(net::addresses_restricted(c), mine);
   tp.rank = w.rank();
   tp.size = w.size();
-  tp.max_packet = std::max<uint64_t>(4096, c.get_size("TCP_MAX_PACKET"));
+  tp.max_packet = c.get_size("TCP_MAX_PACKET");
   tp.queue_limit = c.get_size("TCP_QUEUE_LIMIT");
   tp.socket_buffer = c.get_size("TCP_SOCKET_BUFFER");
   tp.connect_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_CONNECT_TIMEOUT") * 1e9);
