@@ -150,6 +150,9 @@ Running start(const Case& c, const std::string& launcher, const std::vector<std:
     setenv(c.key.c_str(), c.value.c_str(), 1);
     if (!c.drivers.empty() && c.key != "SLUICE_DRIVERS")
       setenv("SLUICE_DRIVERS", c.drivers.c_str(), 1);
+    // The progress thread's own keys act only with it running.
+    if (c.key.starts_with("SLUICE_PROGRESS_") && c.key != "SLUICE_PROGRESS_THREAD")
+      setenv("SLUICE_PROGRESS_THREAD", "on", 1);
     std::vector<std::string> args = {launcher, "-n", "2", "--timeout",
                                      std::to_string(static_cast<int>(timeout_s))};
     args.insert(args.end(), program.begin(), program.end());
