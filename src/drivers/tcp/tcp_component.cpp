@@ -49,6 +49,17 @@ constexpr util::ConfigKey kKeys[] = {
      "32K",
      {"4K", "16M"},
      "smallest payload tcp sends zero-copy (smaller tracked sends are copied)"},
+    {"TCP_HANDSHAKE_LIMIT",
+     T::integer,
+     "256",
+     {"1", "65536"},
+     "accepted tcp connections that may wait at once for their hello (the job key); a new one "
+     "beyond it closes the oldest silent one"},
+    {"TCP_HANDSHAKE_TIMEOUT",
+     T::duration,
+     "10s",
+     {"1ms", "3600s"},
+     "how long an accepted tcp connection may take to prove the job key"},
 };
 
 class TcpEndpoint final : public Endpoint {
@@ -102,6 +113,7 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
     return nullptr;
   }
   err.clear();
+  tp.bind_addr = net::bind_address(net::addresses_restricted(c), mine);
   tp.rank = w.rank();
   tp.size = w.size();
   tp.max_packet = c.get_size("TCP_MAX_PACKET");
@@ -113,6 +125,8 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
                 : zc == "off" ? TcpZeroCopy::off
                               : TcpZeroCopy::automatic;
   tp.zerocopy_min = c.get_size("TCP_ZEROCOPY_MIN");
+  tp.handshake_limit = static_cast<std::size_t>(c.get_int("TCP_HANDSHAKE_LIMIT"));
+  tp.handshake_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_HANDSHAKE_TIMEOUT") * 1e9);
   tp.on_peer_dead = [&w](int peer) { w.peer_dead(peer); };
   std::unique_ptr<TcpDriver> d;
   try {

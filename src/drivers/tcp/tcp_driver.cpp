@@ -35,7 +35,8 @@ constexpr std::size_t kLowat = 128 * 1024;    // bytes worth a recv during an in
 constexpr std::size_t kDirectPoll = 8;        // up to this many connections: recv each
                                               // instead of asking epoll first
 constexpr uint64_t kRetryNs = 20'000'000;     // between connect attempts
-constexpr uint64_t kStrangerTimeoutNs = 10'000'000'000;  // silent unauthenticated conns
+// All a connection may be read before it proved the job key: one hello frame.
+constexpr std::size_t kHelloFrame = sizeof(tcp::FrameHeader) + sizeof(tcp::Hello);
 
 // Newer than some liburing headers (kernel 6.2 ABI).
 #ifndef IORING_SEND_ZC_REPORT_USAGE
@@ -80,10 +81,11 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
   setsockopt(listen_fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  sa.sin_addr = params_.bind_addr;
   if (bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
       listen(listen_fd_.get(), 1024) != 0)
-    throw std::runtime_error(std::string("tcp: bind/listen: ") + std::strerror(errno));
+    throw std::runtime_error("tcp: bind/listen on " + net::to_string(sa) + ": " +
+                             std::strerror(errno));
   socklen_t len = sizeof sa;
   getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
   port_ = ntohs(sa.sin_port);
@@ -238,14 +240,32 @@ bool TcpDriver::send_hello(Conn& c, tcp::FrameType type) {
          static_cast<ssize_t>(sizeof msg);
 }
 
-void TcpDriver::accept_all() {
+void TcpDriver::accept_all(PacketSink& sink) {
   for (;;) {
     int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a connection that died in the backlog
+    if (static_cast<std::size_t>(strangers_) >= params_.handshake_limit) make_room(sink);
     tune_socket(fd, params_.socket_buffer);
     add_conn(fd, false, -1);
     ++stats_.accepts;
     ++strangers_;
+    stats_.unproven_peak = std::max(stats_.unproven_peak, static_cast<uint64_t>(strangers_));
+  }
+}
+
+void TcpDriver::make_room(PacketSink& sink) {
+  // conns_ is in accept order: the first one still waiting for its hello is the oldest.
+  // A peer's hello may be sitting in its socket unread: read it first (that is at most the
+  // hello frame, nothing is delivered), and close the connection only if it is still silent.
+  for (auto& c : conns_) {
+    if (c->broken || c->state != ConnState::awaiting_hello) continue;
+    int delivered = 0;
+    handle_events(*c, EPOLLIN, sink, delivered, 0);
+    if (!c->broken && c->state == ConnState::awaiting_hello) {
+      ++stats_.unproven_evicted;
+      conn_failed(*c, false);
+    }
+    if (static_cast<std::size_t>(strangers_) < params_.handshake_limit) return;
   }
 }
 
@@ -326,7 +346,10 @@ bool TcpDriver::read_in(Conn& c) {
     }
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
   }
-  if (c.in.empty()) c.in.resize(kMinInput);
+  // Before the key is proven, room for the hello frame only (strangers cost 40 bytes).
+  const bool trusted = proven(c);
+  if (c.in.size() < (trusted ? kMinInput : kHelloFrame))
+    c.in.resize(trusted ? kMinInput : kHelloFrame);
   if (c.in_len == c.in.size()) return true;  // full of frames the budget left: no room yet
   const std::size_t room = c.in.size() - c.in_len;
   std::size_t want = room;
@@ -338,7 +361,7 @@ bool TcpDriver::read_in(Conn& c) {
   ++stats_.reads;
   if (n > 0) {
     c.in_len += static_cast<std::size_t>(n);
-    if (static_cast<std::size_t>(n) == room && c.in.size() < kMaxInput)
+    if (static_cast<std::size_t>(n) == room && trusted && c.in.size() < kMaxInput)
       c.in.resize(c.in.size() * 2);  // more may be waiting: a larger read next time
     return true;
   }
@@ -364,8 +387,17 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
     tcp::Frame f;
     const auto r = tcp::parse_frame({c.in.data() + pos, c.in_len - pos}, caps_.max_header,
                                     caps_.max_packet, f);
+    if (r != tcp::FrameParse::malformed && f.total != 0 && f.type == tcp::FrameType::data &&
+        !proven(c)) {
+      // Data before the handshake (a header announcing a payload, or a whole frame): not
+      // ours, and nothing is allocated for it.
+      ++stats_.unproven_rejected;
+      conn_failed(c, false);
+      return;
+    }
     if (r == tcp::FrameParse::need_more) {
-      // (f.total is 0 while the frame header itself is incomplete.)
+      // (f.total is 0 while the frame header itself is incomplete; a control frame is a
+      // hello at most, which the buffer always holds.)
       if (f.type == tcp::FrameType::data && c.state == ConnState::up &&
           f.total >= sizeof(tcp::FrameHeader) + kPlaceMin && start_direct(c, pos, sink)) {
         c.in_len = pos;  // everything after pos now sits in the destination
@@ -380,7 +412,7 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
       return;
     }
     if (f.type == tcp::FrameType::data) {
-      if (c.state != ConnState::up || c.awaiting_ack) {  // before the handshake: not ours
+      if (c.state != ConnState::up) {  // after the peer's bye
         ++stats_.malformed;
         conn_failed(c, false);
         return;
@@ -731,8 +763,8 @@ void TcpDriver::check_timers() {
   if (strangers_ > 0)
     for (auto& c : conns_)
       if (!c->broken && c->state == ConnState::awaiting_hello &&
-          now - c->since > kStrangerTimeoutNs) {
-        ++stats_.malformed;
+          now - c->since > params_.handshake_timeout_ns) {
+        ++stats_.unproven_timed_out;
         conn_failed(*c, false);
       }
 }
@@ -815,7 +847,7 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
     const int n = epoll_wait(epoll_fd_.get(), evs, 64, 0);
     for (int i = 0; i < n; ++i) {
       if (!evs[i].data.ptr)
-        accept_all();
+        accept_all(sink);
       else if (evs[i].data.ptr == &uring_tag_)
         continue;  // CQEs: reaped at the top of poll
       else
@@ -912,6 +944,14 @@ void TcpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
           "simultaneous connects resolved by dropping ours");
   reg.add(c, "bad_key", Unit::count, &stats_.bad_key, "frames with another job's key");
   reg.add(c, "malformed", Unit::count, &stats_.malformed, "structurally invalid frames");
+  reg.add(c, "unproven.rejected", Unit::count, &stats_.unproven_rejected,
+          "connections closed for sending data before proving the job key");
+  reg.add(c, "unproven.evicted", Unit::count, &stats_.unproven_evicted,
+          "silent unproven connections closed to stay within TCP_HANDSHAKE_LIMIT");
+  reg.add(c, "unproven.timed_out", Unit::count, &stats_.unproven_timed_out,
+          "connections closed for not proving the job key within TCP_HANDSHAKE_TIMEOUT");
+  reg.add(c, "unproven.peak", Unit::count, &stats_.unproven_peak,
+          "most accepted connections waiting for their hello at once");
   reg.add(c, "peers_dead", Unit::count, &stats_.peers_dead, "peers declared dead");
   reg.add(c, "closed", Unit::count, &stats_.closed, "orderly closes by peers");
   reg.add(c, "zerocopy.sends", Unit::count, &stats_.zc_sends,

@@ -39,6 +39,13 @@
 // notification says its sends were copied. The epoll path is unchanged and stays the path
 // for everything else.
 //
+// Strangers. Until a connection has proven the job key (the acceptor checked the hello, the
+// initiator the hello_ack) it is read at most one hello frame (40 B) at a time into a buffer
+// of that size, and any frame but the handshake closes it (unproven_rejected): a frame header
+// announcing a large payload costs nothing. At most handshake_limit accepted connections may
+// be unproven at once (a new one closes the oldest, after a last look for its hello:
+// unproven_evicted), each for handshake_timeout_ns (unproven_timed_out).
+//
 // Failure. EOF, reset or a write error on an established connection (without a prior bye)
 // declares the peer dead: send() then returns IoStatus::failed, queued packets are
 // dropped, and on_peer_dead tells the engine, which fails the peer's requests.
@@ -78,6 +85,11 @@ struct TcpParams {
   uint64_t connect_timeout_ns = 30'000'000'000;
   TcpZeroCopy zerocopy = TcpZeroCopy::off;
   std::size_t zerocopy_min = 32 * 1024;  // smaller tracked payloads are copied
+  // Accepted connections that have not proven the job key yet: at most this many (the
+  // oldest is closed to make room), each for at most handshake_timeout_ns.
+  std::size_t handshake_limit = 256;
+  uint64_t handshake_timeout_ns = 10'000'000'000;
+  in_addr bind_addr{htonl(INADDR_ANY)};  // the listener's address (SLUICE_NET_IF / NET_ADDR)
   std::function<void(int peer)> on_peer_dead;
 };
 
@@ -89,11 +101,17 @@ struct TcpStats {
   // Zero-copy: SEND_ZC submitted, their payload bytes, notifications that said the kernel
   // copied after all, tracked sends that took the copy path, peers switched off by `auto`.
   uint64_t zc_sends = 0, zc_bytes = 0, zc_copied = 0, zc_fallbacks = 0, zc_peers_off = 0;
+  // Connections that had not proven the job key: closed for sending anything but the
+  // handshake, closed to make room (handshake_limit), closed silent (handshake_timeout_ns);
+  // the most open at once.
+  uint64_t unproven_rejected = 0, unproven_evicted = 0, unproven_timed_out = 0;
+  uint64_t unproven_peak = 0;
 };
 
 class TcpDriver final : public Driver {
  public:
-  // Creates the listening socket (INADDR_ANY, ephemeral port). Throws std::runtime_error.
+  // Creates the listening socket (params.bind_addr, ephemeral port). Throws
+  // std::runtime_error.
   explicit TcpDriver(TcpParams params);
   ~TcpDriver() override;
   TcpDriver(const TcpDriver&) = delete;
@@ -173,12 +191,17 @@ class TcpDriver final : public Driver {
 
   void start_connect(int peer);
   void on_connected(Conn& c);
-  void accept_all();
+  void accept_all(PacketSink& sink);
+  void make_room(PacketSink& sink);  // at handshake_limit: close the oldest unproven conn
   void handle_events(Conn& c, uint32_t events, PacketSink& sink, int& delivered, int budget);
   bool read_in(Conn& c);             // false: EOF or error
   bool write_out(Peer& p, Conn& c);  // flush the queue; false: error
   void process_input(Conn& c, PacketSink& sink, int& delivered, int budget);
   bool start_direct(Conn& c, std::size_t pos, PacketSink& sink);
+  // The peer has shown the job key on this connection (its hello or hello_ack was checked).
+  static bool proven(const Conn& c) {
+    return (c.state == ConnState::up && !c.awaiting_ack) || c.state == ConnState::closing;
+  }
   void set_lowat(Conn& c, std::size_t bytes);
   bool on_control(Conn& c, const tcp::Frame& f);  // false: close the connection
   void established(Peer& p, Conn& c);

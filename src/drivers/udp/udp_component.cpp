@@ -219,6 +219,9 @@ std::unique_ptr<Endpoint> open_udp(WireupServices& w, std::span<const int> peers
   }
   try {
     for (std::size_t i = 0; i < ep->rail_addrs_.size(); ++i) {
+      // A rail's interface, or SLUICE_NET_IF / NET_ADDR, is the one address it binds.
+      up.bind_addr =
+          net::bind_address(!rails.empty() || net::addresses_restricted(c), ep->rail_addrs_[i]);
       ep->owned_.push_back(std::make_unique<UdpDriver>(up));
       ep->rails_.push_back(ep->owned_.back().get());
       const std::string boot_key = i == 0 ? "udp" : "udp.rail" + std::to_string(i);
