@@ -37,6 +37,18 @@ constexpr util::ConfigKey kKeys[] = {
      "30s",
      {"1s", "3600s"},
      "how long tcp keeps trying to connect to a peer before declaring it dead"},
+    {"TCP_ZEROCOPY",
+     T::choice,
+     "auto",
+     {},
+     "rendezvous payloads sent by io_uring SEND_ZC from registered memory: on, off, or auto "
+     "(peers not on a loopback address, until the kernel reports it copied)",
+     "auto|on|off"},
+    {"TCP_ZEROCOPY_MIN",
+     T::size,
+     "32K",
+     {"4K", "16M"},
+     "smallest payload tcp sends zero-copy (smaller tracked sends are copied)"},
     {"TCP_HANDSHAKE_LIMIT",
      T::integer,
      "256",
@@ -108,6 +120,11 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
   tp.queue_limit = c.get_size("TCP_QUEUE_LIMIT");
   tp.socket_buffer = c.get_size("TCP_SOCKET_BUFFER");
   tp.connect_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_CONNECT_TIMEOUT") * 1e9);
+  const std::string zc = c.get_string("TCP_ZEROCOPY");
+  tp.zerocopy = zc == "on"    ? TcpZeroCopy::on
+                : zc == "off" ? TcpZeroCopy::off
+                              : TcpZeroCopy::automatic;
+  tp.zerocopy_min = c.get_size("TCP_ZEROCOPY_MIN");
   tp.handshake_limit = static_cast<std::size_t>(c.get_int("TCP_HANDSHAKE_LIMIT"));
   tp.handshake_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_HANDSHAKE_TIMEOUT") * 1e9);
   tp.on_peer_dead = [&w](int peer) { w.peer_dead(peer); };
