@@ -46,7 +46,11 @@ LAUNCHER = {
 # Tools that may still reach into src/ (none today: sluice-info and sluice-demo use the
 # public introspection API, include/sluice/introspect.hpp). An entry is a (file, include)
 # pair with a comment saying what public API will replace it.
-TOOLS_ALLOWLIST = set()
+TOOLS_ALLOWLIST = {
+    # regcost times a memory domain's register/deregister directly; a public introspection
+    # call for the domains' cost (sluice-info --protocols) will replace it.
+    ("tools/sluice-bench/regcost.cpp", "mem/uring_domain.hpp"),
+}
 
 SOURCE_EXT = (".c", ".cc", ".cpp", ".h", ".hpp")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

@@ -37,6 +37,21 @@ struct PingpongResult {
   double bw_best_MBps = 0;
 };
 
+// One size of a regcost run: medians in nanoseconds.
+struct RegcostResult {
+  std::size_t size = 0;
+  int reps = 0;
+  double reg_ns = 0;
+  double dereg_ns = 0;
+  double memcpy_ns = 0;
+};
+// T_reg(L) = latency + L / bandwidth.
+struct RegFit {
+  double latency_us = 0;
+  double bandwidth_MBps = 0;
+  double ns_per_page = 0;  // 4 KiB
+};
+
 // Per-size iteration counts: the full count for small sizes, fewer for large ones so a sweep
 // of 1 B .. 16 MiB finishes in about a minute. Same rule as bench/peers/mpi_pingpong.c.
 inline constexpr int default_iters = 1000;
@@ -68,10 +83,16 @@ int run_pingpong(Session& session, const Options& options);
 // measured by main) and per-process memory. Any number of ranks >= 2.
 int run_allconn(Session& session, const Options& options, double init_us);
 int run_nbc_overlap(Session& session, const Options& options);
+// Registration (uring domain) and deregistration time against size, next to memcpy, and
+// the fit of T_reg(L) = lambda_reg + L / B_reg. Rank 0 only.
+int run_regcost(Session& session, const Options& options);
 
 // Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
 // empty on success.
 std::string plot_pingpong(const std::vector<PingpongResult>& results, const std::string& impl,
                           const std::string& driver, const std::string& png);
+// Draws registration, deregistration and memcpy time against size (log-log) with the fit.
+std::string plot_regcost(const std::vector<RegcostResult>& results, const RegFit& fit,
+                         const std::string& png);
 
 }  // namespace sluice::bench

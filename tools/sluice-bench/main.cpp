@@ -4,6 +4,7 @@
 //   sluicerun -n 2 sluice-bench pingpong [--json] [--sizes 8,64K,1M] [--iters N]
 //                                        [--window W] [--plot FILE.png] [--no-progress]
 //   sluicerun -n N sluice-bench allconn [--json]
+//   sluice-bench regcost [--json] [--sizes 4K,1M] [--iters N] [--plot FILE.png]
 //
 // Only rank 0 prints. Bad usage exits with status 2, a failed run with 1.
 #include <sluice/sluice.hpp>
@@ -43,6 +44,10 @@ constexpr Benchmark benchmarks[] = {
      [](sluice::Session& s, const Options& o, double) {
        return sluice::bench::run_nbc_overlap(s, o);
      }},
+    {"regcost",
+     "registration + deregistration time of the uring domain vs size, next to memcpy, and\n"
+     "              the fit T_reg(L) = lambda_reg + L / B_reg (rank 0; default 4K .. 64M)",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_regcost(s, o); }},
 };
 
 std::string usage() {
@@ -57,7 +62,8 @@ std::string usage() {
        "  --sizes LIST      comma-separated sizes in bytes, K/M/G suffixes (binary);\n"
        "                    default: 1 B .. --max-size in 5% steps (powers of 1.05)\n"
        "  --max-size S      largest size of the default sweep (default 16M)\n"
-       "  --iters N         latency iterations per size (default 1000, fewer for large sizes)\n"
+       "  --iters N         latency iterations per size (default 1000, fewer for large sizes);\n"
+       "                    regcost: registrations per size\n"
        "  --reps N          bandwidth repetitions per size (default 100, fewer for large sizes)\n"
        "  --window W        messages in flight per bandwidth repetition (default 64)\n"
        "  --plot FILE.png   draw bandwidth against size with gnuplot\n"

@@ -42,6 +42,46 @@ std::string gp_quote(const std::string& s) {
   return out + "'";
 }
 
+// Runs gnuplot on `script`; removes `dir` when it succeeded. An error message or empty.
+std::string run_gnuplot(const std::filesystem::path& dir, const std::filesystem::path& script) {
+  std::string script_path = script.string();
+  char* argv[] = {const_cast<char*>("gnuplot"), script_path.data(), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv, environ);
+  std::string err;
+  if (rc != 0) {
+    err = std::string("cannot run gnuplot: ") + std::strerror(rc);
+  } else {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      err = "gnuplot failed (script kept in " + dir.string() + ")";
+  }
+  if (err.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  return err;
+}
+
+// A fresh temporary directory for the data and the script; empty path and `err` on failure.
+std::filesystem::path make_plot_dir(std::string& err) {
+  char dir_template[] = "/tmp/sluice-bench-plot-XXXXXX";
+  if (!mkdtemp(dir_template)) {
+    err = std::string("cannot create a temporary directory: ") + std::strerror(errno);
+    return {};
+  }
+  return dir_template;
+}
+
+const char* kPngTerminal =
+    "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+    "  set terminal pngcairo size 1000,620 enhanced font 'sans,10'\n"
+    "} else {\n"
+    "  set terminal png size 1000,620\n"
+    "}\n";
+
 }  // namespace
 
 std::string plot_pingpong(const std::vector<PingpongResult>& results, const std::string& impl,
@@ -89,25 +129,51 @@ std::string plot_pingpong(const std::vector<PingpongResult>& results, const std:
          "     '' using 1:5 title 'ping-pong, first round trip (fresh buffers)'\n";
   }
 
-  std::string script_path = script.string();
-  char* argv[] = {const_cast<char*>("gnuplot"), script_path.data(), nullptr};
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv, environ);
+  return run_gnuplot(dir, script);
+}
+
+}  // namespace sluice::bench
+
+namespace sluice::bench {
+
+std::string plot_regcost(const std::vector<RegcostResult>& results, const RegFit& fit,
+                         const std::string& png) {
+  if (results.empty()) return "no results to plot";
+  if (!on_path("gnuplot"))
+    return "gnuplot not found on PATH; install it (apt-get install -y gnuplot-nox) or drop --plot";
   std::string err;
-  if (rc != 0) {
-    err = std::string("cannot run gnuplot: ") + std::strerror(rc);
-  } else {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      err = "gnuplot failed (script kept in " + dir.string() + ")";
+  const std::filesystem::path dir = make_plot_dir(err);
+  if (dir.empty()) return err;
+  const std::filesystem::path data = dir / "regcost.dat";
+  const std::filesystem::path script = dir / "regcost.gp";
+  {
+    std::ofstream f(data);
+    f << "# size reg_us dereg_us memcpy_us\n";
+    for (const auto& r : results)
+      f << r.size << ' ' << r.reg_ns / 1000 << ' ' << r.dereg_ns / 1000 << ' ' << r.memcpy_ns / 1000
+        << '\n';
   }
-  if (err.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
+  {
+    std::ofstream f(script);
+    f << kPngTerminal << "set output " << gp_quote(png) << "\n"
+      << "set title 'sluice-bench regcost: uring domain (io_uring registered buffers)'\n"
+         "set termoption noenhanced\n"
+         "set logscale x 2\n"
+         "set logscale y 10\n"
+         "set format x '%.0b%B'\n"
+         "set xlabel 'buffer size (bytes)'\n"
+         "set ylabel 'time (us)'\n"
+         "set grid\n"
+         "set key top left\n"
+         "set style data linespoints\n"
+         "set pointsize 0.6\n"
+      << "fit_us(x) = " << fit.latency_us << " + x / (" << fit.bandwidth_MBps << ")\n"
+      << "plot " << gp_quote(data.string()) << " using 1:2 title 'register' lw 2, \\\n"
+      << "     '' using 1:3 title 'deregister', \\\n"
+      << "     '' using 1:4 title 'memcpy', \\\n"
+      << "     fit_us(x) with lines dt 2 title " << gp_quote("fit: lambda_reg + L/B_reg") << "\n";
   }
-  return err;
+  return run_gnuplot(dir, script);
 }
 
 }  // namespace sluice::bench

@@ -2,7 +2,10 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/random.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace sluicerun {
@@ -32,6 +35,19 @@ bool set_nonblocking(int fd) {
 std::string signal_name(int signo) {
   const char* description = ::strsignal(signo);
   return description ? description : "unknown signal";
+}
+
+void report(const std::string& message) {
+  write_all(STDERR_FILENO, "sluicerun: " + message + "\n");
+}
+
+std::optional<std::string> random_secret() {
+  std::uint64_t random[2] = {0, 0};
+  if (getrandom(random, sizeof random, 0) != sizeof random) return std::nullopt;
+  char key[40];
+  std::snprintf(key, sizeof key, "%016llx%016llx", static_cast<unsigned long long>(random[0]),
+                static_cast<unsigned long long>(random[1]));
+  return key;
 }
 
 }  // namespace sluicerun

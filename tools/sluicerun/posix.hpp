@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,5 +24,12 @@ bool set_nonblocking(int fd);
 
 // "Killed", "Segmentation fault", ...
 std::string signal_name(int signo);
+
+// The launcher's diagnostics: one line "sluicerun: <message>" on stderr.
+void report(const std::string& message);
+
+// 128 random bits as 32 hex digits (the job key, launch tokens); nullopt when the kernel
+// gives no random bytes.
+std::optional<std::string> random_secret();
 
 }  // namespace sluicerun
