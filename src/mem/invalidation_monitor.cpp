@@ -174,7 +174,12 @@ void InvalidationMonitor::run() {
       if (errno == EINTR) continue;
       break;
     }
-    if (fds[1].revents) break;
+    if (fds[1].revents) {
+      uint64_t v = 0;  // consumed, so the stop request is a visible handoff (TSan)
+      [[maybe_unused]] ssize_t r = ::read(stop_.get(), &v, sizeof v);
+      running_.store(false, std::memory_order_release);
+      return;  // the destructor closes the descriptor
+    }
     if (!(fds[0].revents & POLLIN)) {
       if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) break;
       continue;
@@ -215,10 +220,16 @@ void InvalidationMonitor::run() {
     events_.fetch_add(static_cast<uint64_t>(count), std::memory_order_relaxed);
     phase_.fetch_add(1, std::memory_order_seq_cst);  // even: delivered
   }
-  // Stopping (or the reader failed): caches stop trusting their entries first, then the
-  // descriptor closes, which wakes every thread still waiting on an unread event.
+  // The reader failed: caches stop trusting their entries first, then the userfaultfd is
+  // released, which wakes every thread still waiting on an unread event and drops every
+  // watch. dup2 keeps the descriptor number valid (now /dev/null: every ioctl fails, so
+  // lookups go uncached) for threads that may still use it.
   running_.store(false, std::memory_order_release);
-  uffd_.reset();
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd >= 0) {
+    ::dup3(null_fd, uffd_.get(), O_CLOEXEC);
+    ::close(null_fd);
+  }
 }
 
 }  // namespace sluice::mem

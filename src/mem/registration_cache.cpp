@@ -361,7 +361,11 @@ Errc RegistrationCache::register_memory(std::span<const std::byte> buf, Registra
   bool replaced = false;
   if (monitor_) {
     for (;;) {
-      const InvalidationMonitor::Check c = monitor_->check(a, b - a);
+      // The kernel's answer costs ~0.1 us per page, so only the first and the last page
+      // are asked about: a fresh mapping under the buffer covers one of them unless the
+      // buffer spans three mappings (see the header).
+      InvalidationMonitor::Check c = monitor_->check(a, page);
+      if (c == InvalidationMonitor::Check::ok && b - a > page) c = monitor_->check(b - page, page);
       if (c == InvalidationMonitor::Check::changing) {
         sched_yield();
         continue;

@@ -16,8 +16,13 @@
 //    (the inner domain's own handle, released at its last use, not counted here).
 //  - Invalidation (InvalidationMonitor) removes entries whose pages changed: idle ones are
 //    unpinned, ones in use are marked dead (no lookup finds them) and unpinned at their
-//    last release. It fails closed: with no working monitor the cache turns itself off
-//    (every registration uncached) and says so once.
+//    last release. Before trusting an entry, a lookup asks the monitor whether the
+//    buffer's first and last pages are still the watched memory with no unmap in flight
+//    (InvalidationMonitor::check: an address freed by munmap can be mapped again by
+//    another thread before that munmap's event exists). Not asked about: the pages in
+//    between, so a buffer spanning three mappings whose middle one was replaced while its
+//    event is not yet queued could still hit a stale entry. It fails closed: with no working
+//    monitor the cache turns itself off (every registration uncached) and says so once.
 //
 // Lock rule: `mu_` is taken by the monitor thread after it has read an event, so nothing
 // done under it may unmap or free memory (a free can trim the heap, i.e. unmap): entries

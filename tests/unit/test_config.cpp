@@ -37,8 +37,8 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 41u);  // 15 core + shm, 18 socket drivers, UDP_RAILS, 4 progress thread,
-                                 // PMIX_FAILURE_POLL, UDP_CONNECT, STATS_FILE
+  EXPECT_EQ(names.size(), 44u);  // 15 core + shm, 18 socket drivers, UDP_RAILS, 4 progress thread,
+                                 // PMIX_FAILURE_POLL, UDP_CONNECT, STATS_FILE, 3 REG_CACHE_*
 }
 
 TEST(ConfigDefaults, TypedValues) {
