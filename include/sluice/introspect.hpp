@@ -9,6 +9,7 @@
 #include <sluice/sluice.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ struct ConfigEntry {
   std::string choices;               // for choice: "a|b|c"
   std::string source;                // "default", "SLUICE_<KEY>", or "SLUICE_<OLD> (alias of ...)"
   std::vector<std::string> aliases;  // former names that still set it (with SLUICE_)
+  // Numeric keys (int, bytes, time): the values accepted; anything else stops the start-up
+  // with an error naming the key, the value and `range`.
+  bool has_range = false;
+  int64_t min = 0;        // in the key's unit: the integer, bytes, or nanoseconds
+  int64_t max = 0;        // a RAM-relative bound resolved for this machine
+  bool or_zero = false;   // 0 is accepted too (a special meaning the help names)
+  std::string range;      // "2..16384", "0 or 512..65507", "4K..RAM/16 (= 1536M here)"
+  std::string range_doc;  // the same without this machine's figures (for the docs)
 };
 
 // A component's keys: "core", "p2p" (protocols), "reliable", "net", then each driver's.
@@ -35,8 +44,11 @@ struct ConfigComponent {
 };
 
 // The whole table with the values of this process's environment; `problems` (if given)
-// gets the unknown keys (with a did-you-mean) and bad values, one line each.
-std::vector<ConfigComponent> config(std::vector<std::string>* problems = nullptr);
+// gets the unknown keys (with a did-you-mean), `errors` the values that would stop a
+// start-up (unparsable, empty, out of range), one line each; without `errors`, those go to
+// `problems` too.
+std::vector<ConfigComponent> config(std::vector<std::string>* problems = nullptr,
+                                    std::vector<std::string>* errors = nullptr);
 
 // A registered driver component.
 struct DriverInfo {

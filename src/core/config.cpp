@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,37 +25,73 @@ using T = ConfigType;
 // default comes from the registry.)
 std::span<const ConfigKey> core_keys() {
   static const ConfigKey keys[] = {
-      {"DRIVERS", T::string, drivers::default_driver_list(),
+      {"DRIVERS",
+       T::string,
+       drivers::default_driver_list(),
+       {},
        "comma list of drivers (sluice-info --drivers) in preference order: each peer gets the "
        "first that reaches it (same-host drivers: local peers only); the own rank always uses the "
        "loopback"},
-      {"SPIN_TIME", T::duration, "50us",
+      {"SPIN_TIME",
+       T::duration,
+       "50us",
+       {"0", "10s"},
        "how long a blocked wait polls before it starts to yield and sleep (0 when local ranks "
        "outnumber CPUs, unless set)"},
-      {"BACKOFF_MAX", T::duration, "1ms", "longest sleep between polls of a long-blocked wait"},
-      {"STATS", T::choice, "0",
+      {"BACKOFF_MAX",
+       T::duration,
+       "1ms",
+       {"1us", "100ms"},
+       "longest sleep between polls of a long-blocked wait (at most 100ms: every wait may "
+       "oversleep by this much)"},
+      {"STATS",
+       T::choice,
+       "0",
+       {},
        "per-rank statistics at finalize: 1 = a readable report to stderr, json = one JSON object "
        "per rank on one line (counter names: docs/CONFIGURATION.md, Statistics)",
        "0|1|json"},
-      {"STATS_FILE", T::string, "",
+      {"STATS_FILE",
+       T::string,
+       "",
+       {},
        "where SLUICE_STATS writes instead of stderr: a file path in which %r becomes the rank "
        "(appended to)"},
-      {"LOG_LEVEL", T::choice, "warn", "messages printed to stderr at this level and above",
+      {"LOG_LEVEL",
+       T::choice,
+       "warn",
+       {},
+       "messages printed to stderr at this level and above",
        "error|warn|info|debug"},
-      {"PMIX_FAILURE_POLL", T::duration, "200ms",
+      {"PMIX_FAILURE_POLL",
+       T::duration,
+       "200ms",
+       {"1ms", "600s"},
        "under a PMIx launcher, how often (at most) a rank asks for the job's process table to "
        "learn of failed ranks (a round trip to the launcher per rank)"},
-      {"PROGRESS_THREAD", T::choice, "off",
+      {"PROGRESS_THREAD",
+       T::choice,
+       "off",
+       {},
        "a thread per rank that progresses communication while the application computes; auto = "
        "on when a core is free for it (per sluicerun's placement, else fewer ranks than CPUs)",
        "off|on|auto"},
-      {"PROGRESS_CPUS", T::string, "",
+      {"PROGRESS_CPUS",
+       T::string,
+       "",
+       {},
        "CPUs (OS indices, e.g. 1 or 2-3) the progress thread is bound to; sluicerun --bind "
        "numa|bind sets it; empty: not bound"},
-      {"PROGRESS_SPIN", T::duration, "20us",
+      {"PROGRESS_SPIN",
+       T::duration,
+       "20us",
+       {"0", "10s"},
        "how long an idle progress thread polls before it sleeps in the driver's doorbell (0 "
        "when it shares a CPU with its rank, unless set)"},
-      {"REPORT_BINDINGS", T::boolean, "0",
+      {"REPORT_BINDINGS",
+       T::boolean,
+       "0",
+       {},
        "each rank prints the CPUs it and its progress thread run on, at init (sluicerun "
        "--report-bindings)"},
   };
@@ -63,25 +100,43 @@ std::span<const ConfigKey> core_keys() {
 
 // Point-to-point protocols: where eager ends and which rendezvous runs (any driver).
 constexpr ConfigKey kP2pKeys[] = {
-    {"EAGER_LIMIT", T::size, "4K",
+    {"EAGER_LIMIT",
+     T::size,
+     "4K",
+     {"0", "1G"},
      "largest message (bytes) sent eagerly; larger ones use rendezvous; clamped to the "
      "driver's inline payload"},
-    {"RNDV_MODE", T::choice, "auto",
+    {"RNDV_MODE",
+     T::choice,
+     "auto",
+     {},
      "rendezvous data path on a driver with one-sided get: pipeline = pipelined copy through "
      "the driver, get = single copy by the receiver (cma: the same), auto = get from "
      "RNDV_GET_THRESHOLD up to RNDV_GET_MAX, the pipeline elsewhere (measured crossovers in "
      "docs/PERFORMANCE.md)",
      "auto|get|cma|pipeline"},
-    {"RNDV_GET_THRESHOLD", T::size, "32K",
+    {"RNDV_GET_THRESHOLD",
+     T::size,
+     "32K",
+     {"0", "RAM/1"},
      "message size (bytes) from which RNDV_MODE=auto uses get instead of the pipeline"},
-    {"RNDV_GET_MAX", T::size, "512K",
+    {"RNDV_GET_MAX",
+     T::size,
+     "512K",
+     {"0", "RAM/1"},
      "largest message RNDV_MODE=auto moves by get; larger ones take the pipeline (a get by "
      "CMA pins the sender's pages per call; no upper bound when local ranks outnumber CPUs)"},
-    {"RNDV_COLL_GET_MAX", T::size, "4M",
+    {"RNDV_COLL_GET_MAX",
+     T::size,
+     "4M",
+     {"0", "RAM/1"},
      "collective schedules' sends (RNDV_MODE=auto) move by get up to this size even above "
      "RNDV_GET_MAX: every rank of a collective copies, so one copy per message beats the "
      "two-copy pipeline there (docs/PERFORMANCE.md)"},
-    {"RNDV_PUSH_MAX", T::size, "0",
+    {"RNDV_PUSH_MAX",
+     T::size,
+     "0",
+     {"0", "RAM/16"},
      "largest message the sender pushes right after its rendezvous request, without waiting "
      "for the receiver, on a driver that takes pushed fragments (0: never); the receiver "
      "copies it out, or stashes it until its receive is posted. Synchronous sends never push"},
@@ -96,14 +151,31 @@ constexpr ConfigAlias kP2pAliases[] = {
 
 // The reliability layer the engine stacks on a driver whose caps say unreliable.
 constexpr ConfigKey kReliableKeys[] = {
-    {"REL_WINDOW", T::integer, "0",
-     "reliability layer: unacknowledged packets per peer (1..128); 0: "
-     "REL_WINDOW_BYTES / datagram payload, 64..128"},
-    {"REL_WINDOW_BYTES", T::size, "2M", "reliability layer: unacknowledged bytes per peer"},
-    {"REL_MIN_RTO", T::duration, "2ms", "reliability layer: smallest retransmission timeout"},
-    {"REL_DELAYED_ACK", T::duration, "50us",
+    {"REL_WINDOW",
+     T::integer,
+     "0",
+     {"1", "128", true},
+     "reliability layer: unacknowledged packets per peer (128: what the selective acks "
+     "cover); 0: REL_WINDOW_BYTES / datagram payload, 64..128"},
+    {"REL_WINDOW_BYTES",
+     T::size,
+     "2M",
+     {"4K", "RAM/64"},
+     "reliability layer: unacknowledged bytes per peer (kept for retransmission)"},
+    {"REL_MIN_RTO",
+     T::duration,
+     "2ms",
+     {"10us", "10s"},
+     "reliability layer: smallest retransmission timeout (10us: the timer granularity)"},
+    {"REL_DELAYED_ACK",
+     T::duration,
+     "50us",
+     {"0", "100ms"},
      "reliability layer: how long an ack waits for reverse traffic to ride on"},
-    {"REL_PEER_TIMEOUT", T::duration, "30s",
+    {"REL_PEER_TIMEOUT",
+     T::duration,
+     "30s",
+     {"1s", "86400s"},
      "reliability layer: a peer that acknowledges nothing this long is declared dead"},
 };
 
@@ -199,6 +271,60 @@ bool validate(const ConfigKey& key, std::string_view text, std::string& canonica
   return false;
 }
 
+// A parsed numeric value in the key's unit (integer, bytes, nanoseconds), as a long double
+// so that values far outside any range (2^64 bytes, 10^12 s) still compare correctly.
+bool numeric_value(const ConfigKey& key, std::string_view text, long double& out) {
+  switch (key.type) {
+    case T::integer: {
+      int64_t v;
+      if (!parse_int(text, v)) return false;
+      out = static_cast<long double>(v);
+      return true;
+    }
+    case T::size: {
+      uint64_t v;
+      if (!parse_size(text, v)) return false;
+      out = static_cast<long double>(v);
+      return true;
+    }
+    case T::duration: {
+      double v;
+      if (!parse_duration(text, v)) return false;
+      // Whole nanoseconds: "1us" must equal a bound of 1000ns exactly.
+      out = std::roundl(static_cast<long double>(v) * 1e9L);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// A range bound as written in the table ("4K", "RAM/16"), in the key's unit.
+bool bound_value(const ConfigKey& key, std::string_view text, int64_t& out) {
+  if (key.type == T::size && text.starts_with("RAM/")) {
+    int64_t divisor = 0;
+    if (!parse_int(text.substr(4), divisor) || divisor <= 0) return false;
+    // Whole MiB: a bound people can read back ("1506M") and type.
+    out = static_cast<int64_t>(physical_memory() / static_cast<uint64_t>(divisor) &
+                               ~((uint64_t{1} << 20) - 1));
+    return true;
+  }
+  long double v;
+  if (!numeric_value(key, text, v)) return false;
+  out = static_cast<int64_t>(v);
+  return true;
+}
+
+// A size in its shortest exact form with a binary suffix ("1536M", "4K", "1000").
+std::string size_text(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"", "K", "M", "G", "T"};
+  std::size_t u = 0;
+  while (u + 1 < std::size(kUnits) && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + kUnits[u];
+}
 std::string expected_form(const ConfigKey& key) {
   switch (key.type) {
     case T::boolean:
@@ -400,14 +526,16 @@ Config::Config() {
   }
 }
 
-Config Config::from_environment(std::vector<std::string>& problems) {
+Config Config::from_environment(std::vector<std::string>& warnings,
+                                std::vector<std::string>& errors) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e)
     if (std::strncmp(*e, kPrefix.data(), kPrefix.size()) == 0) env.emplace_back(*e);
-  return from_strings(env, problems);
+  return from_strings(env, warnings, errors);
 }
 
-Config Config::from_strings(std::span<const std::string> env, std::vector<std::string>& problems) {
+Config Config::from_strings(std::span<const std::string> env, std::vector<std::string>& warnings,
+                            std::vector<std::string>& errors) {
   Config config;
   std::vector<std::string_view> set_by_name;  // keys set under their own name: no alias overrides
   for (const std::string& entry : env) {
@@ -425,14 +553,24 @@ Config Config::from_strings(std::span<const std::string> env, std::vector<std::s
       std::string line = "unknown configuration key SLUICE_" + std::string(name);
       line +=
           guess.empty() ? " (see sluice-info --config)" : " (did you mean SLUICE_" + guess + "?)";
-      problems.push_back(std::move(line));
+      warnings.push_back(std::move(line));
       continue;
     }
+    const std::string range = key->range.min.empty() ? "" : range_text(*key, true);
+    const std::string bad =
+        "bad value SLUICE_" + std::string(name) + "=\"" + std::string(value) + "\": ";
     std::string canonical;
     if (!validate(*key, value, canonical)) {
-      problems.push_back("bad value SLUICE_" + std::string(name) + "=\"" + std::string(value) +
-                         "\": expected " + expected_form(*key) + "; keeping the default " +
-                         std::string(key->default_value));
+      errors.push_back(bad + "expected " + expected_form(*key) +
+                       (range.empty() ? "" : " in " + range));
+      continue;
+    }
+    long double number;
+    NumericRange r;
+    if (numeric_value(*key, value, number) && numeric_range(*key, r) &&
+        !(r.or_zero && number == 0) &&
+        (number < static_cast<long double>(r.min) || number > static_cast<long double>(r.max))) {
+      errors.push_back(bad + "out of range " + range);
       continue;
     }
     if (alias && std::find(set_by_name.begin(), set_by_name.end(), key->name) != set_by_name.end())
@@ -444,6 +582,24 @@ Config Config::from_strings(std::span<const std::string> env, std::vector<std::s
         (alias ? " (alias of SLUICE_" + std::string(key->name) + ")" : "");
   }
   return config;
+}
+
+bool numeric_range(const ConfigKey& key, NumericRange& out) {
+  if (key.range.min.empty() || key.range.max.empty()) return false;
+  if (!bound_value(key, key.range.min, out.min) || !bound_value(key, key.range.max, out.max))
+    misuse(key.name, "has a range that does not parse");
+  out.or_zero = key.range.or_zero;
+  return true;
+}
+
+std::string range_text(const ConfigKey& key, bool this_machine) {
+  if (key.range.min.empty()) return {};
+  std::string s = key.range.or_zero ? "0 or " : "";
+  s += std::string(key.range.min) + ".." + std::string(key.range.max);
+  NumericRange r;
+  if (this_machine && key.range.max.starts_with("RAM/") && numeric_range(key, r))
+    s += " (= " + size_text(static_cast<uint64_t>(r.max)) + " here)";
+  return s;
 }
 
 bool Config::get_bool(std::string_view name) const {

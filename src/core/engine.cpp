@@ -16,9 +16,16 @@ void Engine::fail(const std::string& what) {
 }
 
 Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
-  std::vector<std::string> problems;
-  config_ = Config::from_environment(problems);
-  for (const auto& p : problems) std::fprintf(stderr, "sluice: warning: %s\n", p.c_str());
+  std::vector<std::string> warnings, errors;
+  config_ = Config::from_environment(warnings, errors);
+  for (const auto& w : warnings) std::fprintf(stderr, "sluice: warning: %s\n", w.c_str());
+  // A bad value stops the start-up here, before any segment or socket exists: running with
+  // other settings than were asked for hides the mistake (and some values cannot work).
+  if (!errors.empty()) {
+    std::string what = "configuration: ";
+    for (std::size_t i = 0; i < errors.size(); ++i) what += (i ? "; " : "") + errors[i];
+    fail(what + " (sluice-info --config lists every key's range)");
+  }
 
   if (!boot_) fail("no bootstrap client");
   boot_->set_failure_poll_interval(

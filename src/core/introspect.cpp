@@ -46,10 +46,13 @@ std::string bytes(std::size_t b) {
 
 }  // namespace
 
-std::vector<ConfigComponent> config(std::vector<std::string>* problems) {
-  std::vector<std::string> found;
-  const detail::Config cfg = detail::Config::from_environment(found);
-  if (problems) *problems = std::move(found);
+std::vector<ConfigComponent> config(std::vector<std::string>* problems,
+                                    std::vector<std::string>* errors) {
+  std::vector<std::string> warned, bad;
+  const detail::Config cfg = detail::Config::from_environment(warned, bad);
+  if (!errors) warned.insert(warned.end(), bad.begin(), bad.end());
+  if (problems) *problems = std::move(warned);
+  if (errors) *errors = std::move(bad);
   std::vector<ConfigComponent> out;
   for (const detail::ConfigGroup& g : detail::config_groups()) {
     ConfigComponent c;
@@ -64,6 +67,15 @@ std::vector<ConfigComponent> config(std::vector<std::string>* problems) {
       e.default_value = k.default_value;
       e.help = k.help;
       e.choices = k.choices;
+      e.range = detail::range_text(k, true);
+      e.range_doc = detail::range_text(k, false);
+      detail::NumericRange r;
+      if (detail::numeric_range(k, r)) {
+        e.has_range = true;
+        e.min = r.min;
+        e.max = r.max;
+        e.or_zero = r.or_zero;
+      }
       e.source = cfg.source(k.name);
       for (const detail::ConfigAlias& a : g.aliases)
         if (a.name == k.name) e.aliases.push_back("SLUICE_" + std::string(a.old_name));

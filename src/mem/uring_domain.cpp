@@ -116,6 +116,15 @@ void UringDomain::set_cost(const RegistrationCost& c) {
   cost_ = c;
 }
 
+bool UringDomain::holds(const Registration& reg) const {
+  if (!reg.pinned()) return false;
+  const uint64_t slot = reg.local_key().value;
+  if (slot >= regions_.size()) return false;
+  std::lock_guard lock(mutex_);
+  const Region& r = regions_[slot];
+  return r.base == reg.base() && r.length == reg.length() && r.length != 0;
+}
+
 int UringDomain::last_error() const {
   std::lock_guard lock(mutex_);
   return last_error_;

@@ -66,6 +66,9 @@ class UringDomain final : public Domain {
   // The ring whose fixed-buffer table holds this domain's registrations. Only the owning
   // driver submits on it and reaps it (one thread).
   io_uring& ring() { return ring_; }
+  // Whether `reg` is a live registration of this domain (its slot holds exactly that range):
+  // what a driver checks before naming the slot in a fixed-buffer operation.
+  bool holds(const Registration& reg) const;
   // The errno of the last failed kernel registration (0 if none).
   int last_error() const;
 

@@ -97,7 +97,7 @@ int sluice_comm_null_delete_fn(MPI_Comm, int, void*, void*) {
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
                            MPI_Comm_delete_attr_function* delete_fn, int* keyval, void* extra) {
   SLUICE_MPI_CALL;
-  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Comm_create_keyval: MPI is not initialized");
+  if (!initialized()) abort_not_initialized("MPI_Comm_create_keyval");
   if (!keyval) return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_keyval", "null keyval pointer");
   const int key = g_next_keyval++;
   g_keyvals[key] = Keyval{copy_fn, delete_fn, extra, 1};

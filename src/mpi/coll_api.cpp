@@ -264,7 +264,7 @@ int in_place_error(MPI_Comm comm, const char* fn) {
 }
 
 int check_request(MPI_Comm comm, MPI_Request* req, const char* fn) {
-  if (!req) return raise(comm, MPI_ERR_REQUEST, fn, "null request pointer");
+  if (!req) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   return MPI_SUCCESS;
 }
 

@@ -207,7 +207,7 @@ MPI_Comm new_comm(const std::vector<int>& world_ranks, uint32_t ctx, MPI_Comm pa
 }
 
 int check_group(MPI_Group g, const char* function) {
-  if (!initialized()) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI is not initialized");
+  if (!initialized()) abort_not_initialized(function);
   if (!g) return raise(nullptr, MPI_ERR_GROUP, function, "invalid group MPI_GROUP_NULL");
   return MPI_SUCCESS;
 }

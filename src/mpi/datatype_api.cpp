@@ -340,6 +340,32 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   return MPI_SUCCESS;
 }
 
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) {
+  constexpr const char* f = "MPI_Type_size_c";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (size == nullptr) return fail(f, MPI_ERR_ARG, "size is NULL");
+  *size = static_cast<MPI_Count>(dt_size(datatype));
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  constexpr const char* f = "MPI_Type_get_extent_c";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (!lb || !extent) return fail(f, MPI_ERR_ARG, "lb or extent is NULL");
+  *lb = datatype->lb;
+  *extent = datatype->extent();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+  constexpr const char* f = "MPI_Type_get_true_extent_c";
+  if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+  if (!true_lb || !true_extent) return fail(f, MPI_ERR_ARG, "true_lb or true_extent is NULL");
+  *true_lb = dt_true_lb(datatype);
+  *true_extent = dt_true_extent(datatype);
+  return MPI_SUCCESS;
+}
+
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
   constexpr const char* f = "MPI_Type_get_extent";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
@@ -450,6 +476,16 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) 
   std::size_t bytes = static_cast<std::size_t>(incount) * dt_size(datatype);
   if (bytes > INT_MAX) return fail(f, MPI_ERR_COUNT, "packed size exceeds INT_MAX", comm);
   *size = static_cast<int>(bytes);
+  return MPI_SUCCESS;
+}
+
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size) {
+  constexpr const char* f = "MPI_Pack_size_c";
+  if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
+  if (incount < 0) return raisef(comm, MPI_ERR_COUNT, f, "incount %lld is negative", incount);
+  if (int rc = check_committed(f, datatype, comm)) return rc;
+  if (size == nullptr) return fail(f, MPI_ERR_ARG, "size is NULL", comm);
+  *size = incount * static_cast<MPI_Count>(dt_size(datatype));
   return MPI_SUCCESS;
 }
 

@@ -30,6 +30,7 @@ sluice_info_s sluice_info_env{{}, true};
 namespace sluice::mpi {
 
 bool g_initialized = false;
+bool g_finalized = false;
 
 namespace {
 
@@ -122,7 +123,6 @@ namespace {
                                                         &sluice_mpi_weights_empty_marker};
 
 std::unique_ptr<Session> g_session;
-bool g_finalized = false;
 int g_thread_level = MPI_THREAD_SINGLE;
 std::thread::id g_main_thread;
 int g_pcontrol_level = 1;
@@ -164,7 +164,7 @@ int init_common(int* argc, char*** argv, const char* function) {
 }
 
 int check_info(MPI_Info info, const char* function) {
-  if (!initialized()) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI is not initialized");
+  if (!initialized()) abort_not_initialized(function);
   if (!info) return raise(nullptr, MPI_ERR_INFO, function, "invalid info MPI_INFO_NULL");
   return MPI_SUCCESS;
 }
@@ -232,7 +232,7 @@ int MPI_Finalized(int* flag) {
 
 int MPI_Finalize(void) {
   SLUICE_MPI_CALL;
-  if (!g_initialized) abort_job(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized");
+  if (!g_initialized) abort_not_initialized("MPI_Finalize");
   // MPI_COMM_SELF's attributes go first: libraries use their delete callbacks as
   // finalize hooks, and those may still communicate.
   delete_attrs(MPI_COMM_SELF);
@@ -367,7 +367,7 @@ int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
 
 int MPI_Info_create(MPI_Info* info) {
   SLUICE_MPI_CALL;
-  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Info_create: MPI is not initialized");
+  if (!initialized()) abort_not_initialized("MPI_Info_create");
   *info = new sluice_info_s;
   return MPI_SUCCESS;
 }

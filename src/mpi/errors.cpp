@@ -129,9 +129,13 @@ const char* comm_label(MPI_Comm comm) {
   return "a communicator";
 }
 
+void abort_not_initialized(const char* function) {
+  abort_job(MPI_ERR_OTHER, std::string(function) + ": " + not_initialized_text());
+}
+
 int raise(MPI_Comm comm, int errclass, const char* function, const char* what) {
   if (!initialized())
-    abort_job(errclass, std::string(function) + ": " + what + " (MPI is not initialized)");
+    abort_job(errclass, std::string(function) + ": " + what + " (" + not_initialized_text() + ")");
   if (!comm || !comm->valid()) comm = MPI_COMM_WORLD;
   MPI_Errhandler h = comm->errh;
   switch (h->kind) {
@@ -162,7 +166,7 @@ int raisef(MPI_Comm comm, int errclass, const char* function, const char* fmt, .
 namespace check_failed {
 
 int comm(MPI_Comm comm, const char* function) {
-  if (!initialized()) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI is not initialized");
+  if (!initialized()) abort_not_initialized(function);
   if (!comm) return raise(nullptr, MPI_ERR_COMM, function, "invalid communicator MPI_COMM_NULL");
   return raise(nullptr, MPI_ERR_COMM, function,
                "invalid communicator (freed or not a communicator)");
@@ -190,6 +194,15 @@ int tag(MPI_Comm comm, int tag, const char* function) {
 int root(MPI_Comm comm, int root, const char* function) {
   return raisef(comm, MPI_ERR_ROOT, function, "invalid root %d (communicator %s has %d ranks)",
                 root, comm_label(comm), comm->size);
+}
+
+int buffer(MPI_Comm comm, const void* buf, int count, MPI_Datatype type, const char* function) {
+  // As MPICH: a predefined type, or a derived one whose data starts at its origin, cannot be
+  // addressed from NULL; a type of absolute addresses is used with MPI_BOTTOM (NULL).
+  if (buf || count == 0 || !type || dt_size(type) == 0 ||
+      (!type->predefined && dt_true_lb(type) != 0))
+    return MPI_SUCCESS;
+  return raisef(comm, MPI_ERR_BUFFER, function, "buffer is NULL with count %d", count);
 }
 
 }  // namespace check_failed

@@ -134,9 +134,16 @@ namespace sluice::mpi {
 
 // ---- state --------------------------------------------------------------------------
 extern bool g_initialized;  // between MPI_Init and MPI_Finalize (env.cpp)
+extern bool g_finalized;    // after MPI_Finalize (env.cpp)
 inline bool initialized() {
   return g_initialized;
 }
+// Why a call cannot run now: "MPI was already finalized" or "MPI is not initialized".
+inline const char* not_initialized_text() {
+  return g_finalized ? "MPI was already finalized" : "MPI is not initialized";
+}
+// Aborts a call made outside MPI_Init..MPI_Finalize, saying which side it is on.
+[[noreturn]] void abort_not_initialized(const char* function);
 detail::Engine& engine();
 
 // ---- errors -------------------------------------------------------------------------
@@ -166,6 +173,8 @@ namespace check_failed {  // the error paths of the checks below (errors.cpp)
 [[gnu::cold]] int rank(MPI_Comm comm, int rank, const char* function);
 [[gnu::cold]] int tag(MPI_Comm comm, int tag, const char* function);
 [[gnu::cold]] int root(MPI_Comm comm, int root, const char* function);
+[[gnu::cold]] int buffer(MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+                         const char* function);
 }  // namespace check_failed
 
 // Also checks that MPI is initialized.
@@ -178,6 +187,14 @@ inline int check_count(MPI_Comm comm, int count, const char* function) {
   if (count >= 0) [[likely]]
     return MPI_SUCCESS;
   return check_failed::count(comm, count, function);
+}
+// A NULL buffer with a non-zero count (MPI_ERR_BUFFER), unless the datatype holds no data
+// or is built from absolute addresses (MPI_BOTTOM is address 0). Checked after the type.
+inline int check_buffer(MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+                        const char* function) {
+  if (buf || count == 0) [[likely]]
+    return MPI_SUCCESS;
+  return check_failed::buffer(comm, buf, count, type, function);
 }
 inline int check_type(MPI_Comm comm, MPI_Datatype type, const char* function) {
   if (type && (type->predefined || type->committed)) [[likely]]

@@ -250,22 +250,25 @@ void delete_request(MPI_Request r) {
   g_request_pool.push_back(r);
 }
 
-int check_send_args(MPI_Comm comm, int count, MPI_Datatype type, int dest, int tag,
+int check_send_args(MPI_Comm comm, const void* buf, int count, MPI_Datatype type, int dest, int tag,
                     const char* function) {
   if (int rc = check_comm(comm, function)) return rc;
   if (int rc = check_count(comm, count, function)) return rc;
   if (int rc = check_type(comm, type, function)) return rc;
+  if (int rc = check_buffer(comm, buf, count, type, function)) return rc;
+  if (int rc = check_buffer(comm, buf, count, type, function)) return rc;
   if (int rc = check_rank(comm, dest, false, function)) return rc;
   if (dest != MPI_PROC_NULL)
     if (int rc = check_tag(comm, tag, false, function)) return rc;
   return MPI_SUCCESS;
 }
 
-int check_recv_args(MPI_Comm comm, int count, MPI_Datatype type, int source, int tag,
+int check_recv_args(MPI_Comm comm, void* buf, int count, MPI_Datatype type, int source, int tag,
                     const char* function) {
   if (int rc = check_comm(comm, function)) return rc;
   if (int rc = check_count(comm, count, function)) return rc;
   if (int rc = check_type(comm, type, function)) return rc;
+  if (int rc = check_buffer(comm, buf, count, type, function)) return rc;
   if (int rc = check_rank(comm, source, true, function)) return rc;
   if (source != MPI_PROC_NULL)
     if (int rc = check_tag(comm, tag, true, function)) return rc;
@@ -324,13 +327,14 @@ int wait_one(MPI_Request* rp, MPI_Status* st, const char* function) {
 
 int check_request_array(int count, MPI_Request reqs[], const char* function) {
   if (count < 0) return raisef(nullptr, MPI_ERR_COUNT, function, "invalid count %d", count);
-  if (count > 0 && !reqs) return raise(nullptr, MPI_ERR_REQUEST, function, "null request array");
+  if (count > 0 && !reqs) return raise(nullptr, MPI_ERR_ARG, function, "array of requests is NULL");
   return MPI_SUCCESS;
 }
 
 int isend_common(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                  MPI_Request* request, SendMode mode, const char* function) {
-  if (int rc = check_send_args(comm, count, type, dest, tag, function)) return rc;
+  if (int rc = check_send_args(comm, buf, count, type, dest, tag, function)) return rc;
+  if (!request) return raise(comm, MPI_ERR_ARG, function, "request is NULL");
   MPI_Request r =
       new_request(sluice_request_s::Kind::send, comm, buf, count, type, dest, tag, mode);
   if (int rc = start_send(r, function)) {
@@ -343,7 +347,7 @@ int isend_common(const void* buf, int count, MPI_Datatype type, int dest, int ta
 
 int send_common(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 SendMode mode, const char* function) {
-  if (int rc = check_send_args(comm, count, type, dest, tag, function)) return rc;
+  if (int rc = check_send_args(comm, buf, count, type, dest, tag, function)) return rc;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   if (mode != SendMode::sync && mode != SendMode::buffered && !g_threaded &&
       dt_is_contiguous(type)) {
@@ -387,6 +391,7 @@ int check_probe_args(MPI_Comm comm, int source, int tag, const char* function) {
 
 int mrecv_start(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* out,
                 const char* function) {
+  if (!out) return raise(nullptr, MPI_ERR_ARG, function, "request is NULL");
   if (!message || !*message)
     return raise(nullptr, MPI_ERR_REQUEST, function, "invalid message MPI_MESSAGE_NULL");
   MPI_Message m = *message;
@@ -550,7 +555,7 @@ int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int t
 
 int MPI_Buffer_attach(void* buffer, int size) {
   SLUICE_MPI_CALL;
-  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Buffer_attach: MPI is not initialized");
+  if (!initialized()) abort_not_initialized("MPI_Buffer_attach");
   if (g_bsend.base)
     return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
   if (size < 0 || (size > 0 && !buffer))
@@ -562,7 +567,7 @@ int MPI_Buffer_attach(void* buffer, int size) {
 
 int MPI_Buffer_detach(void* buffer_addr, int* size) {
   SLUICE_MPI_CALL;
-  if (!initialized()) abort_job(MPI_ERR_OTHER, "MPI_Buffer_detach: MPI is not initialized");
+  if (!initialized()) abort_not_initialized("MPI_Buffer_detach");
   // Blocks until every message in the buffer has been sent.
   block_until([] {
     reap_bsends();
@@ -578,7 +583,7 @@ int MPI_Buffer_detach(void* buffer_addr, int* size) {
 int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status* status) {
   SLUICE_MPI_CALL;
-  if (int rc = check_recv_args(comm, count, datatype, source, tag, "MPI_Recv")) return rc;
+  if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, "MPI_Recv")) return rc;
   if (source != MPI_PROC_NULL && dt_is_contiguous(datatype)) {
     // Fast path: one engine request, no MPI request object.
     const std::size_t bytes = bytes_of(count, datatype);
@@ -641,7 +646,8 @@ int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
   SLUICE_MPI_CALL;
-  if (int rc = check_recv_args(comm, count, datatype, source, tag, "MPI_Irecv")) return rc;
+  if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, "MPI_Irecv")) return rc;
+  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
   MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
                               SendMode::standard);
   start_recv(r);
@@ -653,8 +659,9 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
   SLUICE_MPI_CALL;
-  if (int rc = check_send_args(comm, sendcount, sendtype, dest, sendtag, "MPI_Sendrecv")) return rc;
-  if (int rc = check_recv_args(comm, recvcount, recvtype, source, recvtag, "MPI_Sendrecv"))
+  if (int rc = check_send_args(comm, sendbuf, sendcount, sendtype, dest, sendtag, "MPI_Sendrecv"))
+    return rc;
+  if (int rc = check_recv_args(comm, recvbuf, recvcount, recvtype, source, recvtag, "MPI_Sendrecv"))
     return rc;
   MPI_Request rr = new_request(sluice_request_s::Kind::recv, comm, recvbuf, recvcount, recvtype,
                                source, recvtag, SendMode::standard);
@@ -671,8 +678,8 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   SLUICE_MPI_CALL;
   const char* fn = "MPI_Sendrecv_replace";
-  if (int rc = check_send_args(comm, count, datatype, dest, sendtag, fn)) return rc;
-  if (int rc = check_recv_args(comm, count, datatype, source, recvtag, fn)) return rc;
+  if (int rc = check_send_args(comm, buf, count, datatype, dest, sendtag, fn)) return rc;
+  if (int rc = check_recv_args(comm, buf, count, datatype, source, recvtag, fn)) return rc;
   // The outgoing data is packed first, so the receive may overwrite the buffer.
   std::vector<std::byte> packed(bytes_of(count, datatype));
   dt_pack(datatype, buf, count, packed.data());
@@ -697,6 +704,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Iprobe")) return rc;
+  if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
   if (source == MPI_PROC_NULL) {
     *flag = 1;
     if (status) proc_null_status(status);
@@ -736,6 +744,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
                 MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Improbe")) return rc;
+  if (!flag || !message) return raise(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
   if (source == MPI_PROC_NULL) {
     *flag = 1;
     *message = MPI_MESSAGE_NO_PROC;
@@ -758,6 +767,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Mprobe")) return rc;
+  if (!message) return raise(comm, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
   int flag = 0;
   Errc failed = Errc::ok;
   block_until([&] {
@@ -788,7 +798,7 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   SLUICE_MPI_CALL;
-  if (!request) return raise(nullptr, MPI_ERR_REQUEST, "MPI_Wait", "null request pointer");
+  if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Wait", "request is NULL");
   if (request_inactive(*request)) {
     set_empty_status(status);
     return MPI_SUCCESS;
@@ -798,7 +808,8 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
-  if (!request) return raise(nullptr, MPI_ERR_REQUEST, "MPI_Test", "null request pointer");
+  if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "request is NULL");
+  if (!flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "flag is NULL");
   MPI_Request r = *request;
   if (request_inactive(r)) {
     *flag = 1;
@@ -853,6 +864,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Testall")) return rc;
+  if (!flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
   auto all_done = [&] {
     for (int i = 0; i < count; ++i)
       if (!request_inactive(reqs[i]) && !request_poll(reqs[i])) return false;
@@ -884,6 +896,7 @@ static int find_done(int count, MPI_Request reqs[]) {
 int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitany")) return rc;
+  if (!index) return raise(nullptr, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
   int i = -1;
   block_until([&] { return (i = find_done(count, reqs)) != -1; });
   *index = i;
@@ -897,6 +910,7 @@ int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
 int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Testany")) return rc;
+  if (!index || !flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Testany", "index or flag is NULL");
   int i = find_done(count, reqs);
   if (i == -1) {
     progress();
@@ -945,6 +959,8 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(incount, reqs, "MPI_Waitsome")) return rc;
+  if (!outcount || (incount > 0 && !indices))
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Waitsome", "outcount or indices is NULL");
   int i = -1;
   block_until([&] { return (i = find_done(incount, reqs)) != -1; });
   if (i == MPI_UNDEFINED) {
@@ -958,6 +974,8 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(incount, reqs, "MPI_Testsome")) return rc;
+  if (!outcount || (incount > 0 && !indices))
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Testsome", "outcount or indices is NULL");
   int i = find_done(incount, reqs);
   if (i == -1) {
     progress();
@@ -976,7 +994,8 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
 
 int MPI_Request_free(MPI_Request* request) {
   SLUICE_MPI_CALL;
-  if (!request || !*request)
+  if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
+  if (!*request)
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request MPI_REQUEST_NULL");
   MPI_Request r = *request;
   *request = MPI_REQUEST_NULL;
@@ -992,6 +1011,7 @@ int MPI_Request_free(MPI_Request* request) {
 
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
+  if (!flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
   if (request_inactive(request)) {
     *flag = 1;
     set_empty_status(status);
@@ -1005,7 +1025,8 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 
 int MPI_Cancel(MPI_Request* request) {
   SLUICE_MPI_CALL;
-  if (!request || !*request)
+  if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
+  if (!*request)
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request MPI_REQUEST_NULL");
   MPI_Request r = *request;
   if (r->kind == sluice_request_s::Kind::async)
@@ -1020,54 +1041,105 @@ int MPI_Cancel(MPI_Request* request) {
 
 int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
   SLUICE_MPI_CALL;
+  if (!status)
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled", "status is NULL (MPI_STATUS_IGNORE)");
+  if (!flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled", "flag is NULL");
   *flag = status->sluice_cancelled ? 1 : 0;
   return MPI_SUCCESS;
 }
 
 int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
   SLUICE_MPI_CALL;
+  if (!status)
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Status_set_cancelled",
+                 "status is NULL (MPI_STATUS_IGNORE)");
   status->sluice_cancelled = flag ? 1 : 0;
   return MPI_SUCCESS;
 }
 
+// The status functions: MPI_STATUS_IGNORE is no status to read or write.
+static int check_status_args(const void* status, const void* out, MPI_Datatype datatype,
+                             const char* function) {
+  if (!status) return raise(nullptr, MPI_ERR_ARG, function, "status is NULL (MPI_STATUS_IGNORE)");
+  if (!out) return raise(nullptr, MPI_ERR_ARG, function, "count is NULL");
+  return check_type(nullptr, datatype, function);
+}
+
+// Whole elements of `datatype` the status holds, or MPI_UNDEFINED (a partial one).
+static MPI_Count status_count(const MPI_Status* status, MPI_Datatype datatype) {
+  const auto size = static_cast<MPI_Count>(dt_size(datatype));
+  const MPI_Count bytes = status->sluice_count;
+  if (size == 0) return 0;
+  return bytes % size ? MPI_UNDEFINED : bytes / size;
+}
+
+// A count for an int out-parameter: MPI_UNDEFINED when it does not fit (MPI-4.0 §3.2.5).
+static int int_count(MPI_Count c) {
+  return c > INT_MAX ? MPI_UNDEFINED : static_cast<int>(c);
+}
+
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   SLUICE_MPI_CALL;
-  if (int rc = check_type(nullptr, datatype, "MPI_Get_count")) return rc;
-  const std::size_t size = dt_size(datatype);
-  const auto bytes = static_cast<std::size_t>(status->sluice_count);
-  if (size == 0)
-    *count = 0;
-  else
-    *count = bytes % size ? MPI_UNDEFINED : static_cast<int>(bytes / size);
+  if (int rc = check_status_args(status, count, datatype, "MPI_Get_count")) return rc;
+  *count = int_count(status_count(status, datatype));
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+int MPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   SLUICE_MPI_CALL;
-  if (int rc = check_type(nullptr, datatype, "MPI_Get_elements_x")) return rc;
+  if (int rc = check_status_args(status, count, datatype, "MPI_Get_count_c")) return rc;
+  *count = status_count(status, datatype);
+  return MPI_SUCCESS;
+}
+
+static int get_elements(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count,
+                        const char* function) {
+  if (int rc = check_status_args(status, count, datatype, function)) return rc;
   const std::size_t n = dt_elements(datatype, static_cast<std::size_t>(status->sluice_count));
   *count = n == SIZE_MAX ? MPI_UNDEFINED : static_cast<MPI_Count>(n);
   return MPI_SUCCESS;
 }
 
+int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  SLUICE_MPI_CALL;
+  return get_elements(status, datatype, count, "MPI_Get_elements_x");
+}
+
+int MPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  SLUICE_MPI_CALL;
+  return get_elements(status, datatype, count, "MPI_Get_elements_c");
+}
+
 int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   SLUICE_MPI_CALL;
+  if (!count) return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements", "count is NULL");
   MPI_Count c;
-  if (int rc = MPI_Get_elements_x(status, datatype, &c)) return rc;
-  *count = c > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(c);
+  if (int rc = get_elements(status, datatype, &c, "MPI_Get_elements")) return rc;
+  *count = int_count(c);
+  return MPI_SUCCESS;
+}
+
+static int set_elements(MPI_Status* status, MPI_Datatype datatype, MPI_Count count,
+                        const char* function) {
+  if (!status) return raise(nullptr, MPI_ERR_ARG, function, "status is NULL (MPI_STATUS_IGNORE)");
+  if (int rc = check_type(nullptr, datatype, function)) return rc;
+  if (count < 0) return raisef(nullptr, MPI_ERR_COUNT, function, "invalid count %lld", count);
+  // Elements -> bytes, assuming the basic elements of the type are of equal size.
+  const std::size_t per = dt_basic_count(datatype);
+  status->sluice_count =
+      per == 0 ? 0
+               : count * static_cast<MPI_Count>(dt_size(datatype)) / static_cast<MPI_Count>(per);
   return MPI_SUCCESS;
 }
 
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
   SLUICE_MPI_CALL;
-  if (int rc = check_type(nullptr, datatype, "MPI_Status_set_elements")) return rc;
-  // Elements -> bytes, assuming the basic elements of the type are of equal size.
-  const std::size_t per = dt_basic_count(datatype);
-  status->sluice_count = per == 0 ? 0
-                                  : static_cast<MPI_Count>(count) *
-                                        static_cast<MPI_Count>(dt_size(datatype)) /
-                                        static_cast<MPI_Count>(per);
-  return MPI_SUCCESS;
+  return set_elements(status, datatype, count, "MPI_Status_set_elements");
+}
+
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  SLUICE_MPI_CALL;
+  return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
 }
 
 // ---- persistent requests -------------------------------------------------------------------
@@ -1075,10 +1147,12 @@ int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count
 static int persistent_init(const void* buf, int count, MPI_Datatype type, int peer, int tag,
                            MPI_Comm comm, MPI_Request* request, sluice_request_s::Kind kind,
                            SendMode mode, const char* function) {
-  const int rc = kind == sluice_request_s::Kind::send
-                     ? check_send_args(comm, count, type, peer, tag, function)
-                     : check_recv_args(comm, count, type, peer, tag, function);
+  const int rc =
+      kind == sluice_request_s::Kind::send
+          ? check_send_args(comm, buf, count, type, peer, tag, function)
+          : check_recv_args(comm, const_cast<void*>(buf), count, type, peer, tag, function);
   if (rc) return rc;
+  if (!request) return raise(comm, MPI_ERR_ARG, function, "request is NULL");
   MPI_Request r = new_request(kind, comm, buf, count, type, peer, tag, mode);
   r->persistent = true;
   *request = r;
@@ -1108,7 +1182,8 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int t
 
 int MPI_Start(MPI_Request* request) {
   SLUICE_MPI_CALL;
-  if (!request || !*request || !(*request)->persistent)
+  if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Start", "request is NULL");
+  if (!*request || !(*request)->persistent)
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Start", "not a persistent request");
   MPI_Request r = *request;
   if (r->active)

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <unistd.h>
+
 namespace sluice::util {
 
 enum class ConfigType {
@@ -19,10 +21,31 @@ enum class ConfigType {
   choice,  // one of a '|'-separated list in `choices`
 };
 
+// The values a numeric key (integer, size, duration) accepts, written in the key's own form
+// ("1", "4K", "50us"). A value outside is a start-up error naming the key, the value and
+// the range: nothing is clamped silently. Boolean, string and choice keys have none.
+struct ConfigRange {
+  std::string_view min;
+  // A size may say "RAM/N": the machine's physical memory divided by N (for memory that
+  // grows with the value: no single number is sane on both a laptop and a large node).
+  std::string_view max;
+  bool or_zero = false;  // 0 is valid too, below min: a special meaning the help names
+};
+
+// Physical memory of this machine in bytes (what "RAM/N" bounds divide).
+inline uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  // Unknown (never on Linux): 1 GiB, so that RAM-relative limits stay modest.
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
 struct ConfigKey {
   std::string_view name;  // without the SLUICE_ prefix, upper case, e.g. "EAGER_LIMIT"
   ConfigType type;
   std::string_view default_value;
+  ConfigRange range;              // numeric keys only
   std::string_view help;          // one line
   std::string_view choices = {};  // for ConfigType::choice
 };

@@ -152,7 +152,11 @@ std::unique_ptr<drivers::Endpoint> open_testdgram(drivers::WireupServices& w,
 }
 
 constexpr util::ConfigKey kKeys[] = {
-    {"TESTDGRAM_UNUSED", util::ConfigType::size, "0", "a test driver's own key (unused)"},
+    {"TESTDGRAM_UNUSED",
+     util::ConfigType::size,
+     "0",
+     {"0", "1M"},
+     "a test driver's own key (unused)"},
 };
 
 const drivers::DriverComponent kTestDgram = {

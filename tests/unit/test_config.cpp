@@ -15,8 +15,12 @@ namespace sluice::detail {
 
 namespace {
 
+// Unknown keys and bad values both land in `problems` (warnings first).
 Config parse(std::vector<std::string> env, std::vector<std::string>& problems) {
-  return Config::from_strings(env, problems);
+  std::vector<std::string> errors;
+  Config c = Config::from_strings(env, problems, errors);
+  problems.insert(problems.end(), errors.begin(), errors.end());
+  return c;
 }
 
 bool contains(const std::string& haystack, const std::string& needle) {
@@ -37,8 +41,10 @@ TEST(ConfigTable, EveryKeyIsWellFormedAndItsDefaultParses) {
         parse({"SLUICE_" + std::string(k.name) + "=" + std::string(k.default_value)}, problems);
     EXPECT_TRUE(problems.empty()) << k.name << ": " << (problems.empty() ? "" : problems[0]);
   }
-  EXPECT_EQ(names.size(), 44u);  // 15 core + shm, 18 socket drivers, UDP_RAILS, 4 progress thread,
-                                 // PMIX_FAILURE_POLL, UDP_CONNECT, STATS_FILE, 3 REG_CACHE_*
+  EXPECT_EQ(names.size(), 48u);  // 15 core + shm, 18 socket drivers, UDP_RAILS, 4 progress thread,
+                                 // PMIX_FAILURE_POLL, UDP_CONNECT, STATS_FILE,
+                                 // TCP_HANDSHAKE_LIMIT / _TIMEOUT, TCP_ZEROCOPY(_MIN),
+                                 // 3 REG_CACHE_*
 }
 
 TEST(ConfigDefaults, TypedValues) {
@@ -150,6 +156,68 @@ TEST(ConfigEnv, BadValuesKeepDefaultAndNameKeyValueAndForm) {
   EXPECT_FALSE(c.is_set("EAGER_LIMIT"));
 }
 
+TEST(ConfigTable, EveryNumericKeyHasARangeHoldingItsDefault) {
+  for (const ConfigKey& k : config_table()) {
+    const bool numeric = k.type == ConfigType::integer || k.type == ConfigType::size ||
+                         k.type == ConfigType::duration;
+    NumericRange r;
+    EXPECT_EQ(numeric_range(k, r), numeric) << k.name;
+    if (!numeric) continue;
+    EXPECT_LE(r.min, r.max) << k.name;
+    // The default is accepted (the first test), so it lies inside.
+    EXPECT_FALSE(range_text(k, false).empty()) << k.name;
+  }
+}
+
+TEST(ConfigEnv, OutOfRangeValuesAreErrorsNamingKeyValueAndRange) {
+  std::vector<std::string> warnings, errors;
+  Config c = Config::from_strings(
+      std::vector<std::string>{"SLUICE_SHM_RING_CELLS=-1", "SLUICE_UDP_SEND_SOCKETS=-1",
+                               "SLUICE_REL_WINDOW=1000", "SLUICE_TCP_QUEUE_LIMIT=0",
+                               "SLUICE_SHM_CELL_SIZE=100G",
+                               "SLUICE_SPIN_TIME=", "SLUICE_UDP_RX_BUFFERS=abc"},
+      warnings, errors);
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_EQ(errors.size(), 7u);
+  EXPECT_EQ(errors[0], "bad value SLUICE_SHM_RING_CELLS=\"-1\": out of range 2..16384");
+  EXPECT_EQ(errors[1], "bad value SLUICE_UDP_SEND_SOCKETS=\"-1\": out of range 1..64");
+  EXPECT_EQ(errors[2], "bad value SLUICE_REL_WINDOW=\"1000\": out of range 0 or 1..128");
+  EXPECT_TRUE(contains(errors[3], "SLUICE_TCP_QUEUE_LIMIT=\"0\": out of range 4K..RAM/16 (= "))
+      << errors[3];
+  EXPECT_EQ(errors[4], "bad value SLUICE_SHM_CELL_SIZE=\"100G\": out of range 256..1M");
+  EXPECT_TRUE(contains(errors[5], "SLUICE_SPIN_TIME=\"\": expected a duration")) << errors[5];
+  EXPECT_TRUE(contains(errors[5], " in 0..10s")) << errors[5];
+  EXPECT_TRUE(contains(errors[6], "SLUICE_UDP_RX_BUFFERS=\"abc\": expected an integer in 1..1024"))
+      << errors[6];
+  EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 64);  // not set: the engine refuses to start
+  EXPECT_FALSE(c.is_set("SHM_RING_CELLS"));
+}
+
+TEST(ConfigEnv, RangeBoundsAreInclusiveAndZeroWhereAllowed) {
+  std::vector<std::string> warnings, errors;
+  Config c = Config::from_strings(
+      std::vector<std::string>{"SLUICE_SHM_RING_CELLS=2", "SLUICE_UDP_SEND_SOCKETS=64",
+                               "SLUICE_REL_WINDOW=0", "SLUICE_UDP_DATAGRAM=0",
+                               "SLUICE_BACKOFF_MAX=1us", "SLUICE_REL_MIN_RTO=10000ns"},
+      warnings, errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(c.get_int("SHM_RING_CELLS"), 2);
+  errors.clear();
+  Config::from_strings(std::vector<std::string>{"SLUICE_UDP_DATAGRAM=511",
+                                                "SLUICE_BACKOFF_MAX=999ns", "SLUICE_REL_WINDOW=-1"},
+                       warnings, errors);
+  EXPECT_EQ(errors.size(), 3u);
+}
+
+TEST(ConfigRange, RamRelativeBoundFollowsPhysicalMemory) {
+  const ConfigKey* k = find_config_key("TCP_QUEUE_LIMIT");
+  ASSERT_NE(k, nullptr);
+  NumericRange r;
+  ASSERT_TRUE(numeric_range(*k, r));
+  EXPECT_EQ(static_cast<uint64_t>(r.max), physical_memory() / 16 / (1 << 20) * (1 << 20));
+  EXPECT_EQ(range_text(*k, false), "4K..RAM/16");
+}
+
 TEST(ConfigEnv, UnknownKeySuggestsClosest) {
   std::vector<std::string> problems;
   parse({"SLUICE_EAGER_LIMT=8K"}, problems);
@@ -185,13 +253,15 @@ TEST(ConfigEnv, LauncherVariablesAndForeignVariablesAreNotReported) {
 }
 
 TEST(ConfigEnv, FromEnvironmentReadsProcessEnvironment) {
-  ::setenv("SLUICE_BACKOFF_MAX", "2.5s", 1);
+  ::setenv("SLUICE_BACKOFF_MAX", "2.5ms", 1);
   ::setenv("SLUICE_LOG_LEVL", "info", 1);
   std::vector<std::string> problems;
-  Config c = Config::from_environment(problems);
+  std::vector<std::string> errors;
+  Config c = Config::from_environment(problems, errors);
+  EXPECT_TRUE(errors.empty());
   ::unsetenv("SLUICE_BACKOFF_MAX");
   ::unsetenv("SLUICE_LOG_LEVL");
-  EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 2.5);
+  EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 2.5e-3);
   bool reported = false;
   for (const std::string& p : problems) reported |= contains(p, "did you mean SLUICE_LOG_LEVEL?");
   EXPECT_TRUE(reported);

@@ -115,7 +115,7 @@ sockaddr_in loopback(uint16_t port) {
   return a;
 }
 
-std::unique_ptr<Endpoints> make_tcp() {
+std::unique_ptr<Endpoints> make_tcp_mode(drivers::TcpZeroCopy zerocopy) {
   auto e = std::make_unique<Endpoints>();
   std::unique_ptr<drivers::TcpDriver> d[2];
   for (int r = 0; r < 2; ++r) {
@@ -126,6 +126,8 @@ std::unique_ptr<Endpoints> make_tcp() {
     p.max_packet = 256 * 1024;
     p.queue_limit = 1u << 20;  // back-pressure within a few MiB
     p.socket_buffer = 256 * 1024;
+    p.zerocopy = zerocopy;
+    p.zerocopy_min = 16 * 1024;
     if (r == 0) p.on_peer_dead = [dead = e->dead_a](int peer) { dead->push_back(peer); };
     d[r] = std::make_unique<drivers::TcpDriver>(p);
   }
@@ -140,6 +142,14 @@ std::unique_ptr<Endpoints> make_tcp() {
     ep->b = nullptr;
   };
   return e;
+}
+
+std::unique_ptr<Endpoints> make_tcp() {
+  return make_tcp_mode(drivers::TcpZeroCopy::off);
+}
+// Registered rendezvous payloads leave by io_uring SEND_ZC from the fixed buffer.
+std::unique_ptr<Endpoints> make_tcp_zc() {
+  return make_tcp_mode(drivers::TcpZeroCopy::on);
 }
 
 std::unique_ptr<Endpoints> make_udp_rel() {
@@ -353,10 +363,15 @@ TEST_P(Conformance, CapsAreConsistent) {
   EXPECT_GT(caps().max_packet, 0u);
   EXPECT_LE(caps().inline_payload, caps().max_packet);
   EXPECT_TRUE(caps().reliable) << "the engine routes only to reliable drivers (or +rel)";
-  // Today's drivers work on host memory, and say so.
-  EXPECT_FALSE(caps().needs_registration);
-  EXPECT_EQ(e_->a->memory_domain().name(), "host");
-  EXPECT_FALSE(e_->a->memory_domain().pins());
+  // A driver that works on host memory says so; one that needs registration names a
+  // pinning domain (tcp zero-copy: uring).
+  if (caps().needs_registration) {
+    EXPECT_NE(e_->a->memory_domain().name(), "host");
+    EXPECT_TRUE(e_->a->memory_domain().pins());
+  } else {
+    EXPECT_EQ(e_->a->memory_domain().name(), "host");
+    EXPECT_FALSE(e_->a->memory_domain().pins());
+  }
 }
 
 TEST_P(Conformance, PacketsArriveIntactWithTheirSplitInOrder) {
@@ -554,14 +569,23 @@ TEST_P(Conformance, TrackedSendsCompleteLocallyExactlyOnce) {
   const std::size_t plen = std::min<std::size_t>(big(), 32 * 1024);
   std::vector<std::vector<std::byte>> ps;
   ps.reserve(kCount);
+  std::vector<mem::Registration> regs;
+  regs.reserve(kCount);
   int posted = 0;
   for (uint32_t i = 0; i < kCount; ++i) {
     ps.push_back(payload_for(i, plen));
     const auto h = header_for(i, 16);
+    // The payload is registered in the driver's domain where the driver asks for it (the
+    // registration may go as soon as the send completes; the driver's memory stays).
+    regs.emplace_back();
+    if (caps().needs_registration)
+      ASSERT_EQ(e_->a->memory_domain().register_memory(ps[i], regs.back()), Errc::ok);
+    else
+      regs.back() = mem::Registration::host(ps[i]);
     const auto end = std::chrono::steady_clock::now() + kWallLimit;
     IoStatus s;
-    while ((s = e_->a->send_tracked(e_->rb, h, ps[i], mem::Registration::host(ps[i]),
-                                    {1000u + i, ProtocolId::p2p})) == IoStatus::again &&
+    while ((s = e_->a->send_tracked(e_->rb, h, ps[i], regs.back(), {1000u + i, ProtocolId::p2p})) ==
+               IoStatus::again &&
            std::chrono::steady_clock::now() < end)
       poll_once();
     ASSERT_NE(s, IoStatus::failed);
@@ -730,6 +754,7 @@ std::string case_name(const ::testing::TestParamInfo<DriverCase>& info) {
 INSTANTIATE_TEST_SUITE_P(Drivers, Conformance,
                          ::testing::Values(DriverCase{"self", make_self},
                                            DriverCase{"shm", make_shm}, DriverCase{"tcp", make_tcp},
+                                           DriverCase{"tcp_zc", make_tcp_zc},
                                            DriverCase{"udp_rel", make_udp_rel}),
                          case_name);
 

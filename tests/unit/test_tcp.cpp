@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -207,17 +209,110 @@ TEST(Tcp, StrangersAreRefusedAndCounted) {
   ASSERT_EQ(p.d[0]->send(1, x, x), IoStatus::done);
   ASSERT_TRUE(p.poll_until([&] {
     return p.sink[1].got.size() == 1 && p.d[1]->stats().bad_key == 1 &&
-           p.d[1]->stats().malformed == 3;
+           p.d[1]->stats().malformed == 2 && counter(*p.d[1], "tcp.unproven.rejected") == 1;
   }));
-  for (int fd : fds) {  // each was closed by the driver
+  for (int fd : fds) {  // each was closed by the driver (reset if it sent more than a hello)
     char c;
-    EXPECT_EQ(recv(fd, &c, 1, 0), 0);
+    const ssize_t n = recv(fd, &c, 1, 0);
+    EXPECT_TRUE(n == 0 || (n < 0 && errno == ECONNRESET)) << n << " " << std::strerror(errno);
     close(fd);
   }
   ASSERT_EQ(p.d[1]->send(0, x, x), IoStatus::done);
   ASSERT_TRUE(p.poll_until([&] { return p.sink[0].got.size() == 1; }));
   EXPECT_EQ(p.sink[0].got[0].payload, std::vector<std::byte>(x, x + 8));
   EXPECT_TRUE(p.dead[0].empty() && p.dead[1].empty());
+}
+
+int raw_connect(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a = loopback(port);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  return fd;
+}
+
+// True once the driver closed the connection (EOF or reset); waits at most `seconds`.
+bool closed_within(int fd, Pair& p, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    p.poll();
+    char c;
+    const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+  }
+  return false;
+}
+
+// A frame header announcing a large payload before any hello closes the connection at
+// once: nothing is allocated for it, and it does not wait for the stranger timeout.
+TEST(Tcp, LargeFrameBeforeHelloIsRefusedAtOnce) {
+  Pair p;
+  drivers::tcp::FrameHeader fh;
+  fh.header_len = 200;
+  fh.payload_len = 60000;  // within max_packet: a legal frame, were the key proven
+  const int fd = raw_connect(p.d[1]->port());
+  ASSERT_EQ(send(fd, &fh, sizeof fh, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof fh));
+  EXPECT_TRUE(closed_within(fd, p, 5));
+  EXPECT_EQ(counter(*p.d[1], "tcp.unproven.rejected"), 1u);
+  close(fd);
+}
+
+// At most handshake_limit accepted connections wait for their hello: a new one closes the
+// oldest silent one; the ranks' own connection, whose hello came, is never the one closed.
+TEST(Tcp, HandshakeLimitClosesTheOldestSilentConnection) {
+  std::vector<int> dead[2];
+  std::unique_ptr<TcpDriver> d[2];
+  for (int r = 0; r < 2; ++r) {
+    TcpParams tp = params(r, &dead[r]);
+    tp.handshake_limit = 3;
+    d[r] = std::make_unique<TcpDriver>(tp);
+  }
+  d[0]->set_peer_address(1, loopback(d[1]->port()));
+  d[1]->set_peer_address(0, loopback(d[0]->port()));
+  Sink sink[2];
+  // Rank 0 connects and says hello before rank 1 has accepted anything; strangers follow.
+  const std::byte x[8] = {std::byte{3}};
+  ASSERT_EQ(d[0]->send(1, x, x), IoStatus::done);
+  for (int i = 0; i < 20; ++i) d[0]->poll(sink[0], 64);
+  std::vector<int> fds;
+  for (int i = 0; i < 10; ++i) fds.push_back(raw_connect(d[1]->port()));
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (sink[1].got.size() < 1 && std::chrono::steady_clock::now() < end) {
+    d[0]->poll(sink[0], 64);
+    d[1]->poll(sink[1], 64);
+  }
+  ASSERT_EQ(sink[1].got.size(), 1u);
+  EXPECT_LE(counter(*d[1], "tcp.unproven.peak"), 3u);
+  EXPECT_GE(counter(*d[1], "tcp.unproven.evicted"), 7u);
+  int closed = 0;
+  for (int fd : fds) {
+    char c;
+    const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+    closed += n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+    close(fd);
+  }
+  EXPECT_GE(closed, 7);
+  EXPECT_TRUE(dead[0].empty() && dead[1].empty());
+}
+
+// A connection that never proves the key is closed after handshake_timeout_ns.
+TEST(Tcp, SilentConnectionTimesOut) {
+  std::vector<int> dead;
+  TcpParams tp = params(1, &dead);
+  tp.handshake_timeout_ns = 50'000'000;
+  TcpDriver d(tp);
+  Sink sink;
+  const int fd = raw_connect(d.port());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool closed = false;
+  while (!closed && std::chrono::steady_clock::now() < end) {
+    d.poll(sink, 64);
+    char c;
+    const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+    closed = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(counter(d, "tcp.unproven.timed_out"), 1u);
+  close(fd);
 }
 
 // The lower rank's connection is never refused, so its queued packet follows the hello at
@@ -280,7 +375,7 @@ TEST(Tcp, LowerRankSendsWithHelloButStillChecksTheAck) {
     while (dead.empty() && std::chrono::steady_clock::now() < end2) d.poll(sink, 64);
     EXPECT_EQ(dead, std::vector<int>{1});
     EXPECT_TRUE(sink.got.empty());
-    EXPECT_EQ(data_first ? counter(d, "tcp.malformed") : counter(d, "tcp.bad_key"), 1u);
+    EXPECT_EQ(data_first ? counter(d, "tcp.unproven.rejected") : counter(d, "tcp.bad_key"), 1u);
     close(fd);
     close(lfd);
   }

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <vector>
 
 #include <sluice/introspect.hpp>
@@ -20,7 +22,15 @@ int main(int argc, char** argv) {
                  "  -h, --help   show this help\n");
     return help ? 0 : 2;
   }
-  sluice::Session s;
+  // A start-up failure (e.g. a configuration value out of range) is a message, not a crash.
+  std::unique_ptr<sluice::Session> session;
+  try {
+    session = std::make_unique<sluice::Session>();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice-demo: %s\n", e.what());
+    return 1;
+  }
+  sluice::Session& s = *session;
   const int n = s.size(), me = s.rank();
 
   // 1. Token ring: each rank adds its rank number.

@@ -19,9 +19,10 @@ namespace {
 namespace is = sluice::introspect;
 
 int print_config() {
-  std::vector<std::string> problems;
-  const auto table = is::config(&problems);
+  std::vector<std::string> problems, errors;
+  const auto table = is::config(&problems, &errors);
   for (const auto& p : problems) std::printf("# warning: %s\n", p.c_str());
+  for (const auto& e : errors) std::printf("# error: %s\n", e.c_str());
   for (const auto& c : table) {
     std::printf("# %s: %s\n", c.name.c_str(), c.title.c_str());
     for (const auto& k : c.keys) {
@@ -30,11 +31,13 @@ int print_config() {
                   k.source == "default" ? "" : ", set by ",
                   k.source == "default" ? "" : k.source.c_str(), k.help.c_str());
       if (!k.choices.empty()) std::printf(" [%s]", k.choices.c_str());
+      if (k.has_range) std::printf(" [range %s]", k.range.c_str());
       for (const auto& a : k.aliases) std::printf(" (alias: %s)", a.c_str());
       std::printf("\n");
     }
   }
-  return 0;
+  // A value that would stop every rank's start-up: say so in the exit status too.
+  return errors.empty() ? 0 : 1;
 }
 
 // A table cell: '|' would end the cell.
@@ -56,14 +59,14 @@ int print_config_markdown() {
     first = false;
     std::printf("### %s%s\n\n%s.\n\n", c.is_driver ? "Driver: " : "", c.name.c_str(),
                 cell(c.title).c_str());
-    std::printf("| key | type | default | meaning |\n|---|---|---|---|\n");
+    std::printf("| key | type | default | range | meaning |\n|---|---|---|---|---|\n");
     for (const auto& k : c.keys) {
       std::string meaning = k.help;
       if (!k.choices.empty()) meaning += " (one of `" + k.choices + "`)";
       for (const auto& a : k.aliases) meaning += "; former name `" + a + "` still works";
-      std::printf("| `%s` | %s | %s | %s |\n", k.key.c_str(), k.type.c_str(),
+      std::printf("| `%s` | %s | %s | %s | %s |\n", k.key.c_str(), k.type.c_str(),
                   k.default_value.empty() ? "(empty)" : ("`" + k.default_value + "`").c_str(),
-                  cell(meaning).c_str());
+                  k.has_range ? ("`" + k.range_doc + "`").c_str() : "", cell(meaning).c_str());
     }
   }
   return 0;

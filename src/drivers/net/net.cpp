@@ -161,12 +161,18 @@ uint64_t monotonic_ns() {
 
 namespace {
 constexpr util::ConfigKey kNetKeys[] = {
-    {"NET_IF", util::ConfigType::string, "",
-     "network interface whose IPv4 addresses the network drivers publish to peers (empty: every "
-     "interface that is up)"},
-    {"NET_ADDR", util::ConfigType::string, "",
-     "the one IPv4 address the network drivers publish to peers (empty: the interfaces' "
-     "addresses)"},
+    {"NET_IF",
+     util::ConfigType::string,
+     "",
+     {},
+     "network interface whose IPv4 address the network drivers bind and publish to peers (its "
+     "first; empty: every interface that is up, sockets bound to 0.0.0.0)"},
+    {"NET_ADDR",
+     util::ConfigType::string,
+     "",
+     {},
+     "the one IPv4 address the network drivers bind and publish to peers (empty: the "
+     "interfaces' addresses)"},
 };
 }  // namespace
 
@@ -176,6 +182,17 @@ std::span<const util::ConfigKey> config_keys() {
 
 std::vector<IfAddr> configured_addresses(const util::ConfigValues& config, std::string& error) {
   return local_addresses(config.get_string("NET_IF"), config.get_string("NET_ADDR"), error);
+}
+
+bool addresses_restricted(const util::ConfigValues& config) {
+  return !config.get_string("NET_IF").empty() || !config.get_string("NET_ADDR").empty();
+}
+
+in_addr bind_address(bool restricted, std::vector<IfAddr>& addrs) {
+  in_addr any{htonl(INADDR_ANY)};
+  if (!restricted || addrs.empty() || addrs.front().ifname.empty()) return any;
+  addrs.resize(1);
+  return addrs.front().addr;
 }
 
 }  // namespace sluice::drivers::net

@@ -4,8 +4,9 @@
 //
 // Published address format (boot key "tcp/<rank>" or "udp/<rank>"):
 //     <port>|<ip>/<prefix>,<ip>/<prefix>,...
-// e.g. "40211|10.0.0.2/24,127.0.0.1/8". The listener binds INADDR_ANY, so every listed
-// address reaches it; the list is what the peer chooses from.
+// e.g. "40211|10.0.0.2/24,127.0.0.1/8". Without SLUICE_NET_IF / NET_ADDR the sockets bind
+// INADDR_ANY and every address of the host is listed; with them, the sockets bind the one
+// configured address (bind_address) and only it is listed.
 #pragma once
 
 #include <netinet/in.h>
@@ -56,5 +57,13 @@ uint64_t monotonic_ns();
 std::span<const util::ConfigKey> config_keys();
 // local_addresses() as SLUICE_NET_IF / SLUICE_NET_ADDR select them.
 std::vector<IfAddr> configured_addresses(const util::ConfigValues& config, std::string& error);
+// The address a driver's sockets bind: INADDR_ANY when `restricted` is false (every address
+// of the host is published); otherwise the first of `addrs` (a selected interface's or the
+// configured address), and `addrs` keeps only it, so peers are given no address the sockets
+// do not listen on. An address on no local interface (SLUICE_NET_ADDR behind NAT) cannot be
+// bound: INADDR_ANY then.
+in_addr bind_address(bool restricted, std::vector<IfAddr>& addrs);
+// Whether SLUICE_NET_IF or SLUICE_NET_ADDR selects the addresses.
+bool addresses_restricted(const util::ConfigValues& config);
 
 }  // namespace sluice::drivers::net

@@ -13,12 +13,29 @@ namespace {
 using T = util::ConfigType;
 
 constexpr util::ConfigKey kKeys[] = {
-    {"SHM_CELL_SIZE", T::size, "8K",
-     "bytes per shared-memory ring cell; eager messages travel inline in one cell"},
-    {"SHM_RING_CELLS", T::integer, "64",
-     "cells per ring (count), one ring per ordered pair of local ranks"},
-    {"SHM_PIPE_CHUNK", T::size, "8K", "bytes per pipelined fragment / shared bulk slot"},
-    {"SHM_PIPE_SLOTS", T::integer, "16", "bulk slots (count) per ordered pair of local ranks"},
+    {"SHM_CELL_SIZE",
+     T::size,
+     "8K",
+     {"256", "1M"},
+     "bytes per shared-memory ring cell (rounded up to a multiple of 64); eager messages travel "
+     "inline in one cell"},
+    {"SHM_RING_CELLS",
+     T::integer,
+     "64",
+     {"2", "16384"},
+     "cells per ring (count, rounded up to a power of two), one ring per ordered pair of local "
+     "ranks"},
+    {"SHM_PIPE_CHUNK",
+     T::size,
+     "8K",
+     {"256", "16M"},
+     "bytes per pipelined fragment / shared bulk slot (at least SHM_CELL_SIZE: raised to it)"},
+    {"SHM_PIPE_SLOTS",
+     T::integer,
+     "16",
+     {"1", "1024"},
+     "bulk slots (count) per ordered pair of local ranks; all local ranks' rings and slots "
+     "together must fit in a quarter of physical memory"},
 };
 
 class ShmEndpoint final : public Endpoint {
@@ -53,6 +70,17 @@ std::unique_ptr<Endpoint> open_shm(WireupServices& w, std::span<const int>, std:
   sp.bulk_slots = static_cast<std::size_t>(c.get_int("SHM_PIPE_SLOTS"));
   const std::span<const int> local = w.local_ranks();
   auto d = std::make_unique<ShmDriver>(w.rank(), std::vector<int>(local.begin(), local.end()), sp);
+  // Each key is within its range, but their product may not be: every local rank maps every
+  // other's segment, and the rings are touched as they are formatted. Refuse before creating.
+  const uint64_t all = static_cast<uint64_t>(d->segment_bytes()) * local.size();
+  if (all > util::physical_memory() / 4) {
+    err = "shared-memory segments of " + std::to_string(all >> 20) + " MiB in all (" +
+          std::to_string(local.size()) +
+          " local ranks, SLUICE_SHM_CELL_SIZE x SLUICE_SHM_RING_CELLS + SLUICE_SHM_PIPE_CHUNK x "
+          "SLUICE_SHM_PIPE_SLOTS per pair) exceed a quarter of physical memory (" +
+          std::to_string(util::physical_memory() >> 20) + " MiB); lower those keys";
+    return nullptr;
+  }
   err = d->create(w.job_id());
   if (!err.empty()) return nullptr;
   return std::make_unique<ShmEndpoint>(std::move(d));

@@ -15,13 +15,51 @@ namespace {
 using T = util::ConfigType;
 
 constexpr util::ConfigKey kKeys[] = {
-    {"TCP_MAX_PACKET", T::size, "512K",
-     "payload bytes per tcp frame, i.e. per pipelined rendezvous fragment"},
-    {"TCP_QUEUE_LIMIT", T::size, "16M",
+    {"TCP_MAX_PACKET",
+     T::size,
+     "512K",
+     {"4K", "16M"},
+     "payload bytes per tcp frame, i.e. per pipelined rendezvous fragment (a receiver holds "
+     "one whole frame per connection)"},
+    {"TCP_QUEUE_LIMIT",
+     T::size,
+     "16M",
+     {"4K", "RAM/16"},
      "bytes queued per tcp peer in user space before sends wait for the socket to drain"},
-    {"TCP_SOCKET_BUFFER", T::size, "0", "SO_SNDBUF/SO_RCVBUF of tcp sockets; 0: kernel autotuning"},
-    {"TCP_CONNECT_TIMEOUT", T::duration, "30s",
+    {"TCP_SOCKET_BUFFER",
+     T::size,
+     "0",
+     {"4K", "1G", true},
+     "SO_SNDBUF/SO_RCVBUF of tcp sockets (the kernel caps it at [rw]mem_max); 0: kernel "
+     "autotuning"},
+    {"TCP_CONNECT_TIMEOUT",
+     T::duration,
+     "30s",
+     {"1s", "3600s"},
      "how long tcp keeps trying to connect to a peer before declaring it dead"},
+    {"TCP_ZEROCOPY",
+     T::choice,
+     "auto",
+     {},
+     "rendezvous payloads sent by io_uring SEND_ZC from registered memory: on, off, or auto "
+     "(peers not on a loopback address, until the kernel reports it copied)",
+     "auto|on|off"},
+    {"TCP_ZEROCOPY_MIN",
+     T::size,
+     "32K",
+     {"4K", "16M"},
+     "smallest payload tcp sends zero-copy (smaller tracked sends are copied)"},
+    {"TCP_HANDSHAKE_LIMIT",
+     T::integer,
+     "256",
+     {"1", "65536"},
+     "accepted tcp connections that may wait at once for their hello (the job key); a new one "
+     "beyond it closes the oldest silent one"},
+    {"TCP_HANDSHAKE_TIMEOUT",
+     T::duration,
+     "10s",
+     {"1ms", "3600s"},
+     "how long an accepted tcp connection may take to prove the job key"},
 };
 
 class TcpEndpoint final : public Endpoint {
@@ -75,12 +113,20 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
     return nullptr;
   }
   err.clear();
+  tp.bind_addr = net::bind_address(net::addresses_restricted(c), mine);
   tp.rank = w.rank();
   tp.size = w.size();
-  tp.max_packet = std::max<uint64_t>(4096, c.get_size("TCP_MAX_PACKET"));
+  tp.max_packet = c.get_size("TCP_MAX_PACKET");
   tp.queue_limit = c.get_size("TCP_QUEUE_LIMIT");
   tp.socket_buffer = c.get_size("TCP_SOCKET_BUFFER");
   tp.connect_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_CONNECT_TIMEOUT") * 1e9);
+  const std::string zc = c.get_string("TCP_ZEROCOPY");
+  tp.zerocopy = zc == "on"    ? TcpZeroCopy::on
+                : zc == "off" ? TcpZeroCopy::off
+                              : TcpZeroCopy::automatic;
+  tp.zerocopy_min = c.get_size("TCP_ZEROCOPY_MIN");
+  tp.handshake_limit = static_cast<std::size_t>(c.get_int("TCP_HANDSHAKE_LIMIT"));
+  tp.handshake_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_HANDSHAKE_TIMEOUT") * 1e9);
   tp.on_peer_dead = [&w](int peer) { w.peer_dead(peer); };
   std::unique_ptr<TcpDriver> d;
   try {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "util/log.hpp"
+// (liburing comes with mem/uring_domain.hpp, through tcp_driver.hpp.)
 #include "util/stats.hpp"
 
 namespace sluice::drivers {
@@ -34,7 +35,25 @@ constexpr std::size_t kLowat = 128 * 1024;    // bytes worth a recv during an in
 constexpr std::size_t kDirectPoll = 8;        // up to this many connections: recv each
                                               // instead of asking epoll first
 constexpr uint64_t kRetryNs = 20'000'000;     // between connect attempts
-constexpr uint64_t kStrangerTimeoutNs = 10'000'000'000;  // silent unauthenticated conns
+// All a connection may be read before it proved the job key: one hello frame.
+constexpr std::size_t kHelloFrame = sizeof(tcp::FrameHeader) + sizeof(tcp::Hello);
+
+// Newer than some liburing headers (kernel 6.2 ABI).
+#ifndef IORING_SEND_ZC_REPORT_USAGE
+#define IORING_SEND_ZC_REPORT_USAGE (1U << 3)
+#endif
+#ifndef IORING_NOTIF_USAGE_ZC_COPIED
+#define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
+#endif
+
+// io_uring user_data: what a CQE belongs to (kind << 32 | index).
+constexpr uint64_t kCqeHead = 1;  // the headers' SEND (index: peer); only failures post
+constexpr uint64_t kCqeZc = 2;    // a SEND_ZC (index: its ZcOp)
+constexpr uint32_t kMaxZcOps = 128;
+
+bool loopback_address(const sockaddr_in& a) {
+  return (ntohl(a.sin_addr.s_addr) >> 24) == 127;
+}
 
 void tune_socket(int fd, std::size_t buf) {
   int one = 1;
@@ -62,10 +81,11 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
   setsockopt(listen_fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  sa.sin_addr = params_.bind_addr;
   if (bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
       listen(listen_fd_.get(), 1024) != 0)
-    throw std::runtime_error(std::string("tcp: bind/listen: ") + std::strerror(errno));
+    throw std::runtime_error("tcp: bind/listen on " + net::to_string(sa) + ": " +
+                             std::strerror(errno));
   socklen_t len = sizeof sa;
   getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
   port_ = ntohs(sa.sin_port);
@@ -76,12 +96,53 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
   ev.events = EPOLLIN;
   ev.data.ptr = nullptr;  // the listener
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, listen_fd_.get(), &ev);
+  if (params_.zerocopy != TcpZeroCopy::off) open_uring();
 }
 
 TcpDriver::~TcpDriver() = default;
 
+void TcpDriver::open_uring() {
+  mem::UringDomainParams up;
+  up.slots = 1024;
+  up.ring_entries = 2 * kMaxZcOps;
+  std::string why;
+  auto domain = mem::UringDomain::open(up, why);
+  if (domain) {
+    io_uring_probe* probe = io_uring_get_probe_ring(&domain->ring());
+    const bool zc = probe && io_uring_opcode_supported(probe, IORING_OP_SEND_ZC);
+    if (probe) io_uring_free_probe(probe);
+    if (!zc) {
+      why = "the kernel has no io_uring SEND_ZC (Linux 6.0+)";
+      domain.reset();
+    }
+  }
+  if (!domain) {
+    zc_why_ = why;
+    if (params_.zerocopy == TcpZeroCopy::on)
+      throw std::runtime_error("tcp: SLUICE_TCP_ZEROCOPY=on, but " + why);
+    util::log(util::LogLevel::info, "tcp: zero-copy sends off: %s", why.c_str());
+    return;
+  }
+  uring_ = std::move(domain);
+  zc_ops_.resize(kMaxZcOps);
+  for (uint32_t i = kMaxZcOps; i-- > 0;) zc_free_.push_back(i);
+  // The ring's fd is readable while CQEs wait: block() wakes for notifications too.
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = &uring_tag_;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, uring_->ring().ring_fd, &ev);
+}
+
+mem::Domain& TcpDriver::memory_domain() {
+  // (auto with only loopback peers registers nothing: host memory, as without io_uring)
+  return caps_.needs_registration ? static_cast<mem::Domain&>(*uring_) : mem::host_domain();
+}
+
 void TcpDriver::set_peer_address(int peer, const sockaddr_in& addr) {
-  peers_.at(static_cast<std::size_t>(peer)).addr = addr;
+  Peer& p = peers_.at(static_cast<std::size_t>(peer));
+  p.addr = addr;
+  p.zc = uring_ && (params_.zerocopy == TcpZeroCopy::on || !loopback_address(addr));
+  if (p.zc) caps_.needs_registration = caps_.lends_payload = true;
 }
 
 std::string TcpDriver::peer_address(int peer) const {
@@ -179,14 +240,32 @@ bool TcpDriver::send_hello(Conn& c, tcp::FrameType type) {
          static_cast<ssize_t>(sizeof msg);
 }
 
-void TcpDriver::accept_all() {
+void TcpDriver::accept_all(PacketSink& sink) {
   for (;;) {
     int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a connection that died in the backlog
+    if (static_cast<std::size_t>(strangers_) >= params_.handshake_limit) make_room(sink);
     tune_socket(fd, params_.socket_buffer);
     add_conn(fd, false, -1);
     ++stats_.accepts;
     ++strangers_;
+    stats_.unproven_peak = std::max(stats_.unproven_peak, static_cast<uint64_t>(strangers_));
+  }
+}
+
+void TcpDriver::make_room(PacketSink& sink) {
+  // conns_ is in accept order: the first one still waiting for its hello is the oldest.
+  // A peer's hello may be sitting in its socket unread: read it first (that is at most the
+  // hello frame, nothing is delivered), and close the connection only if it is still silent.
+  for (auto& c : conns_) {
+    if (c->broken || c->state != ConnState::awaiting_hello) continue;
+    int delivered = 0;
+    handle_events(*c, EPOLLIN, sink, delivered, 0);
+    if (!c->broken && c->state == ConnState::awaiting_hello) {
+      ++stats_.unproven_evicted;
+      conn_failed(*c, false);
+    }
+    if (static_cast<std::size_t>(strangers_) < params_.handshake_limit) return;
   }
 }
 
@@ -267,7 +346,10 @@ bool TcpDriver::read_in(Conn& c) {
     }
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
   }
-  if (c.in.empty()) c.in.resize(kMinInput);
+  // Before the key is proven, room for the hello frame only (strangers cost 40 bytes).
+  const bool trusted = proven(c);
+  if (c.in.size() < (trusted ? kMinInput : kHelloFrame))
+    c.in.resize(trusted ? kMinInput : kHelloFrame);
   if (c.in_len == c.in.size()) return true;  // full of frames the budget left: no room yet
   const std::size_t room = c.in.size() - c.in_len;
   std::size_t want = room;
@@ -279,7 +361,7 @@ bool TcpDriver::read_in(Conn& c) {
   ++stats_.reads;
   if (n > 0) {
     c.in_len += static_cast<std::size_t>(n);
-    if (static_cast<std::size_t>(n) == room && c.in.size() < kMaxInput)
+    if (static_cast<std::size_t>(n) == room && trusted && c.in.size() < kMaxInput)
       c.in.resize(c.in.size() * 2);  // more may be waiting: a larger read next time
     return true;
   }
@@ -305,8 +387,17 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
     tcp::Frame f;
     const auto r = tcp::parse_frame({c.in.data() + pos, c.in_len - pos}, caps_.max_header,
                                     caps_.max_packet, f);
+    if (r != tcp::FrameParse::malformed && f.total != 0 && f.type == tcp::FrameType::data &&
+        !proven(c)) {
+      // Data before the handshake (a header announcing a payload, or a whole frame): not
+      // ours, and nothing is allocated for it.
+      ++stats_.unproven_rejected;
+      conn_failed(c, false);
+      return;
+    }
     if (r == tcp::FrameParse::need_more) {
-      // (f.total is 0 while the frame header itself is incomplete.)
+      // (f.total is 0 while the frame header itself is incomplete; a control frame is a
+      // hello at most, which the buffer always holds.)
       if (f.type == tcp::FrameType::data && c.state == ConnState::up &&
           f.total >= sizeof(tcp::FrameHeader) + kPlaceMin && start_direct(c, pos, sink)) {
         c.in_len = pos;  // everything after pos now sits in the destination
@@ -321,7 +412,7 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
       return;
     }
     if (f.type == tcp::FrameType::data) {
-      if (c.state != ConnState::up || c.awaiting_ack) {  // before the handshake: not ours
+      if (c.state != ConnState::up) {  // after the peer's bye
         ++stats_.malformed;
         conn_failed(c, false);
         return;
@@ -375,6 +466,7 @@ bool TcpDriver::start_direct(Conn& c, std::size_t pos, PacketSink& sink) {
 }
 
 bool TcpDriver::write_out(Peer& p, Conn& c) {
+  if (p.zc_busy) return true;  // after the SEND_ZC on its way (reap_uring flushes then)
   while (p.out_off < p.out.size()) {
     const ssize_t n = ::send(c.fd.get(), p.out.data() + p.out_off, p.out.size() - p.out_off,
                              MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -426,7 +518,7 @@ IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
   const std::span<const std::byte> fb{reinterpret_cast<const std::byte*>(&fh), sizeof fh};
   const std::size_t total = sizeof fh + header.size() + payload.size();
 
-  if (p.state == PeerState::up && p.out_off == p.out.size()) {
+  if (p.state == PeerState::up && p.out_off == p.out.size() && !p.zc_busy) {
     // Idle connection: straight to the kernel. A small frame is copied into one buffer and
     // leaves in one send(): a sendmsg with three iovecs costs ~0.2-0.35 µs more in the kernel
     // (measured in situ between namespace hosts, docs/PERFORMANCE.md); larger frames go out
@@ -471,7 +563,7 @@ IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
   // behind it and leave together with it, several per send (batching); a large payload is
   // refused instead of copied: the caller keeps its buffer and retries when there is room.
   const std::size_t queued = p.out.size() - p.out_off;
-  if (queued >= params_.queue_limit || (payload.size() > kCopyLimit && queued > 0)) {
+  if (queued >= params_.queue_limit || (payload.size() > kCopyLimit && (queued > 0 || p.zc_busy))) {
     ++stats_.full;
     return IoStatus::again;
   }
@@ -480,6 +572,121 @@ IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
   stats_.sent_bytes += payload.size();
   if (p.state == PeerState::idle) start_connect(peer);
   return IoStatus::done;
+}
+
+IoStatus TcpDriver::send_tracked(int peer, std::span<const std::byte> header,
+                                 std::span<const std::byte> payload, const mem::Registration& reg,
+                                 CompletionToken token) {
+  if (!uring_ || payload.size() < params_.zerocopy_min) return send(peer, header, payload);
+  if (!reaches(peer) || !peers_[static_cast<std::size_t>(peer)].zc || !reg.covers(payload) ||
+      !uring_->holds(reg)) {
+    ++stats_.zc_fallbacks;
+    return send(peer, header, payload);
+  }
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.state != PeerState::up || !p.conn) {
+    // Not connected yet (or gone): the copy path queues or fails it.
+    ++stats_.zc_fallbacks;
+    return send(peer, header, payload);
+  }
+  if (header.empty() || header.size() > caps_.max_header || payload.size() > caps_.max_packet)
+    return IoStatus::failed;
+  if (p.zc_busy || p.out_off < p.out.size() || zc_free_.empty()) {
+    ++stats_.full;
+    return IoStatus::again;
+  }
+  io_uring& ring = uring_->ring();
+  io_uring_sqe* head_sqe = io_uring_get_sqe(&ring);
+  io_uring_sqe* zc_sqe = head_sqe ? io_uring_get_sqe(&ring) : nullptr;
+  if (!zc_sqe) return IoStatus::again;  // (never: every call submits what it prepared)
+  tcp::FrameHeader fh;
+  fh.payload_len = static_cast<uint32_t>(payload.size());
+  fh.header_len = static_cast<uint16_t>(header.size());
+  p.zc_head.resize(sizeof fh + header.size());
+  std::memcpy(p.zc_head.data(), &fh, sizeof fh);
+  std::memcpy(p.zc_head.data() + sizeof fh, header.data(), header.size());
+  const uint32_t index = zc_free_.back();
+  zc_free_.pop_back();
+  zc_ops_[index] = ZcOp{token, peer, static_cast<uint32_t>(payload.size())};
+  const int fd = p.conn->fd.get();
+  // The headers first (copied: they are small), linked so the payload follows them on the
+  // stream; a successful headers' send posts no CQE.
+  io_uring_prep_send(head_sqe, fd, p.zc_head.data(), p.zc_head.size(), MSG_NOSIGNAL | MSG_WAITALL);
+  head_sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+  head_sqe->user_data = kCqeHead << 32 | static_cast<uint32_t>(peer);
+  io_uring_prep_send_zc_fixed(zc_sqe, fd, payload.data(), payload.size(),
+                              MSG_NOSIGNAL | MSG_WAITALL, IORING_SEND_ZC_REPORT_USAGE,
+                              static_cast<unsigned>(reg.local_key().value));
+  zc_sqe->user_data = kCqeZc << 32 | index;
+  if (io_uring_submit(&ring) < 0) {
+    // Nothing was taken (the SQEs stay queued only if submit got that far: drop the ring
+    // path for good rather than guess).
+    util::log(util::LogLevel::warn, "tcp: io_uring_submit failed (%s): zero-copy off",
+              std::strerror(errno));
+    zc_ops_[index] = ZcOp{};
+    zc_free_.push_back(index);
+    for (auto& q : peers_) q.zc = false;
+    ++stats_.zc_fallbacks;
+    return send(peer, header, payload);
+  }
+  p.zc_busy = true;
+  ++zc_inflight_;
+  ++stats_.writes;
+  ++stats_.sent;
+  stats_.sent_bytes += payload.size();
+  ++stats_.zc_sends;
+  stats_.zc_bytes += payload.size();
+  return IoStatus::posted;
+}
+
+void TcpDriver::finish_zc(uint32_t index, PacketSink* sink, int& completed) {
+  ZcOp& op = zc_ops_[index];
+  if (!op.silent && sink) {
+    sink->on_completion(op.token, op.status);
+    ++completed;
+  }
+  op = ZcOp{};
+  zc_free_.push_back(index);
+  --zc_inflight_;
+}
+
+void TcpDriver::reap_uring(PacketSink* sink, int& completed) {
+  io_uring& ring = uring_->ring();
+  io_uring_cqe* cqe;
+  unsigned head;
+  unsigned seen = 0;
+  io_uring_for_each_cqe(&ring, head, cqe) {
+    ++seen;
+    const uint64_t kind = cqe->user_data >> 32;
+    const auto index = static_cast<uint32_t>(cqe->user_data);
+    if (kind != kCqeZc) continue;  // a failed headers' send: its SEND_ZC is cancelled too
+    ZcOp& op = zc_ops_[index];
+    if (cqe->flags & IORING_CQE_F_NOTIF) {
+      // The kernel let go of the pages: the buffer is the caller's again.
+      if (static_cast<uint32_t>(cqe->res) & IORING_NOTIF_USAGE_ZC_COPIED) {
+        ++stats_.zc_copied;
+        Peer& p = peers_[static_cast<std::size_t>(op.peer)];
+        if (params_.zerocopy == TcpZeroCopy::automatic && p.zc) {
+          p.zc = false;  // the route copies: the copy path is as good and cheaper
+          ++stats_.zc_peers_off;
+        }
+      }
+      finish_zc(index, sink, completed);
+      continue;
+    }
+    // The send's result: the payload is in the socket (all of it: MSG_WAITALL), or failed.
+    Peer& p = peers_[static_cast<std::size_t>(op.peer)];
+    p.zc_busy = false;
+    if (cqe->res != static_cast<int>(op.len)) {
+      op.status = Errc::peer_dead;
+      errno = cqe->res < 0 ? -cqe->res : EPIPE;
+      if (p.conn && !p.conn->broken) conn_failed(*p.conn, false);
+    } else if (p.conn && p.out_off < p.out.size() && !write_out(p, *p.conn)) {
+      conn_failed(*p.conn, false);
+    }
+    if (!(cqe->flags & IORING_CQE_F_MORE)) finish_zc(index, sink, completed);
+  }
+  io_uring_cq_advance(&ring, seen);
 }
 
 void TcpDriver::conn_failed(Conn& c, bool eof) {
@@ -524,6 +731,12 @@ void TcpDriver::declare_dead(int peer) {
     p.conn = nullptr;
     conn_failed(*c, false);
   }
+  p.zc_busy = false;
+  // Zero-copy sends still in the kernel complete silently: the core fails the peer's
+  // requests itself.
+  if (zc_inflight_)
+    for (auto& op : zc_ops_)
+      if (op.peer == peer) op.silent = true;
   ++stats_.peers_dead;
   if (params_.on_peer_dead) params_.on_peer_dead(peer);
 }
@@ -550,8 +763,8 @@ void TcpDriver::check_timers() {
   if (strangers_ > 0)
     for (auto& c : conns_)
       if (!c->broken && c->state == ConnState::awaiting_hello &&
-          now - c->since > kStrangerTimeoutNs) {
-        ++stats_.malformed;
+          now - c->since > params_.handshake_timeout_ns) {
+        ++stats_.unproven_timed_out;
         conn_failed(*c, false);
       }
 }
@@ -595,6 +808,7 @@ void TcpDriver::handle_events(Conn& c, uint32_t events, PacketSink& sink, int& d
 
 int TcpDriver::poll(PacketSink& sink, int budget) {
   int delivered = 0;
+  if (zc_inflight_) reap_uring(&sink, delivered);
   if (!pending_.empty()) {
     std::vector<Conn*> again;
     again.swap(pending_);
@@ -633,7 +847,9 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
     const int n = epoll_wait(epoll_fd_.get(), evs, 64, 0);
     for (int i = 0; i < n; ++i) {
       if (!evs[i].data.ptr)
-        accept_all();
+        accept_all(sink);
+      else if (evs[i].data.ptr == &uring_tag_)
+        continue;  // CQEs: reaped at the top of poll
       else
         handle_events(*static_cast<Conn*>(evs[i].data.ptr), evs[i].events, sink, delivered, budget);
     }
@@ -647,6 +863,7 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
 
 bool TcpDriver::block(uint64_t timeout_ns) {
   if (!pending_.empty()) return true;
+  if (zc_inflight_ && io_uring_cq_ready(&uring_->ring())) return true;
   if (!handshakes_.empty()) timeout_ns = std::min<uint64_t>(timeout_ns, kRetryNs);
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
               static_cast<long>(timeout_ns % 1000000000u)};
@@ -669,9 +886,15 @@ bool TcpDriver::drain(uint64_t timeout_ns) {
   std::vector<std::byte> sink_buf(64 * 1024);
   while (net::monotonic_ns() < deadline) {
     all = true;
+    int ignored = 0;
+    if (zc_inflight_) reap_uring(nullptr, ignored);  // every request completed before drain
     for (auto& p : peers_) {
       if (!p.conn || p.conn->broken) continue;
       Conn& c = *p.conn;
+      if (p.zc_busy) {
+        all = false;
+        continue;
+      }
       if (p.out_off < p.out.size()) {
         if (!write_out(p, c)) {
           conn_failed(c, false);
@@ -721,8 +944,31 @@ void TcpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
           "simultaneous connects resolved by dropping ours");
   reg.add(c, "bad_key", Unit::count, &stats_.bad_key, "frames with another job's key");
   reg.add(c, "malformed", Unit::count, &stats_.malformed, "structurally invalid frames");
+  reg.add(c, "unproven.rejected", Unit::count, &stats_.unproven_rejected,
+          "connections closed for sending data before proving the job key");
+  reg.add(c, "unproven.evicted", Unit::count, &stats_.unproven_evicted,
+          "silent unproven connections closed to stay within TCP_HANDSHAKE_LIMIT");
+  reg.add(c, "unproven.timed_out", Unit::count, &stats_.unproven_timed_out,
+          "connections closed for not proving the job key within TCP_HANDSHAKE_TIMEOUT");
+  reg.add(c, "unproven.peak", Unit::count, &stats_.unproven_peak,
+          "most accepted connections waiting for their hello at once");
   reg.add(c, "peers_dead", Unit::count, &stats_.peers_dead, "peers declared dead");
   reg.add(c, "closed", Unit::count, &stats_.closed, "orderly closes by peers");
+  reg.add(c, "zerocopy.sends", Unit::count, &stats_.zc_sends,
+          "payloads sent by io_uring SEND_ZC from a registered buffer");
+  reg.add(c, "zerocopy.bytes", Unit::bytes, &stats_.zc_bytes, "payload bytes sent zero-copy");
+  reg.add(c, "zerocopy.copied", Unit::count, &stats_.zc_copied,
+          "zero-copy sends the kernel copied after all (IORING_NOTIF_USAGE_ZC_COPIED, "
+          "SO_EE_CODE_ZEROCOPY_COPIED): loopback, veth, no scatter-gather");
+  reg.add(c, "zerocopy.fallbacks", Unit::count, &stats_.zc_fallbacks,
+          "tracked sends that took the copy path (unregistered, peer not connected)");
+  reg.add(c, "zerocopy.peers_off", Unit::count, &stats_.zc_peers_off,
+          "peers switched to the copy path because the kernel copied (auto)");
+  reg.add_info(c, "zerocopy", [this] {
+    return uring_ ? std::string("io_uring SEND_ZC (") +
+                        (params_.zerocopy == TcpZeroCopy::on ? "on" : "auto") + ")"
+                  : "off" + (zc_why_.empty() ? std::string() : " (" + zc_why_ + ")");
+  });
 }
 
 }  // namespace sluice::drivers

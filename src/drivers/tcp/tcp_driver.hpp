@@ -21,9 +21,30 @@
 // append to it (a backlog leaves in one send per flush: several packets per syscall) and large
 // ones get IoStatus::again, so a payload is copied at most once per full socket, not for every
 // fragment. Input is read into one buffer per connection, as much as is there, and frames are
-// delivered straight from it. All socket I/O goes through write_out() and read_in(), the two
-// places a later io_uring path (SEND_ZC from registered buffers, READ_FIXED into them)
-// replaces.
+// delivered straight from it. Socket I/O goes through write_out() and read_in(), and through
+// io_uring for zero-copy sends (below); receiving into registered memory (READ_FIXED)
+// is not done yet.
+//
+// Zero-copy (TcpParams::zerocopy). A rendezvous fragment sent with send_tracked() from a
+// buffer registered in the driver's memory domain (the uring domain: its pages pinned in
+// an io_uring fixed-buffer table) leaves through io_uring: the frame and packet headers as
+// a plain SEND linked to a SEND_ZC of the payload from the fixed buffer
+// (IORING_RECVSEND_FIXED_BUF), both with MSG_WAITALL so the kernel sends all of it. The
+// call returns posted; the send completes (PacketSink::on_completion) when the
+// notification CQE says the kernel let go of the pages. While one is on the way to the
+// socket, nothing else is written to that peer (small packets queue, large ones get
+// again), which keeps the byte stream in order. `auto` uses it for peers reached over a
+// real network only: to a loopback address the kernel copies anyway (the notification's
+// IORING_NOTIF_USAGE_ZC_COPIED, counted as zerocopy.copied), and so it stops for a peer once a
+// notification says its sends were copied. The epoll path is unchanged and stays the path
+// for everything else.
+//
+// Strangers. Until a connection has proven the job key (the acceptor checked the hello, the
+// initiator the hello_ack) it is read at most one hello frame (40 B) at a time into a buffer
+// of that size, and any frame but the handshake closes it (unproven_rejected): a frame header
+// announcing a large payload costs nothing. At most handshake_limit accepted connections may
+// be unproven at once (a new one closes the oldest, after a last look for its hello:
+// unproven_evicted), each for handshake_timeout_ns (unproven_timed_out).
 //
 // Failure. EOF, reset or a write error on an established connection (without a prior bye)
 // declares the peer dead: send() then returns IoStatus::failed, queued packets are
@@ -42,9 +63,16 @@
 #include "drivers/driver.hpp"
 #include "drivers/net/net.hpp"
 #include "drivers/tcp/tcp_wire.hpp"
+#include "mem/uring_domain.hpp"
 #include "util/unique_fd.hpp"
 
 namespace sluice::drivers {
+
+enum class TcpZeroCopy : uint8_t {
+  off,        // every payload goes through the socket's copy (epoll path only)
+  on,         // registered rendezvous payloads leave by io_uring SEND_ZC; io_uring required
+  automatic,  // like on where io_uring works, for peers not on a loopback address
+};
 
 struct TcpParams {
   int rank = 0;
@@ -55,6 +83,13 @@ struct TcpParams {
   std::size_t queue_limit = 16u << 20;  // queued bytes per peer before send() says again
   std::size_t socket_buffer = 0;        // SO_SNDBUF / SO_RCVBUF, 0: kernel autotuning
   uint64_t connect_timeout_ns = 30'000'000'000;
+  TcpZeroCopy zerocopy = TcpZeroCopy::off;
+  std::size_t zerocopy_min = 32 * 1024;  // smaller tracked payloads are copied
+  // Accepted connections that have not proven the job key yet: at most this many (the
+  // oldest is closed to make room), each for at most handshake_timeout_ns.
+  std::size_t handshake_limit = 256;
+  uint64_t handshake_timeout_ns = 10'000'000'000;
+  in_addr bind_addr{htonl(INADDR_ANY)};  // the listener's address (SLUICE_NET_IF / NET_ADDR)
   std::function<void(int peer)> on_peer_dead;
 };
 
@@ -63,11 +98,20 @@ struct TcpStats {
   uint64_t writes = 0, reads = 0, queued_bytes = 0, max_batch = 0;
   uint64_t connects = 0, accepts = 0, races_lost = 0, full = 0;
   uint64_t bad_key = 0, malformed = 0, peers_dead = 0, closed = 0;
+  // Zero-copy: SEND_ZC submitted, their payload bytes, notifications that said the kernel
+  // copied after all, tracked sends that took the copy path, peers switched off by `auto`.
+  uint64_t zc_sends = 0, zc_bytes = 0, zc_copied = 0, zc_fallbacks = 0, zc_peers_off = 0;
+  // Connections that had not proven the job key: closed for sending anything but the
+  // handshake, closed to make room (handshake_limit), closed silent (handshake_timeout_ns);
+  // the most open at once.
+  uint64_t unproven_rejected = 0, unproven_evicted = 0, unproven_timed_out = 0;
+  uint64_t unproven_peak = 0;
 };
 
 class TcpDriver final : public Driver {
  public:
-  // Creates the listening socket (INADDR_ANY, ephemeral port). Throws std::runtime_error.
+  // Creates the listening socket (params.bind_addr, ephemeral port). Throws
+  // std::runtime_error.
   explicit TcpDriver(TcpParams params);
   ~TcpDriver() override;
   TcpDriver(const TcpDriver&) = delete;
@@ -83,6 +127,10 @@ class TcpDriver final : public Driver {
   bool reaches(int peer) const override;
   IoStatus send(int peer, std::span<const std::byte> header,
                 std::span<const std::byte> payload) override;
+  IoStatus send_tracked(int peer, std::span<const std::byte> header,
+                        std::span<const std::byte> payload, const mem::Registration& reg,
+                        CompletionToken token) override;
+  mem::Domain& memory_domain() override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
   void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
@@ -92,6 +140,9 @@ class TcpDriver final : public Driver {
   bool drain(uint64_t timeout_ns);
   const TcpStats& stats() const { return stats_; }
   bool peer_dead(int peer) const;
+  // Whether zero-copy sends are available (io_uring with SEND_ZC), and the reason if not.
+  bool zerocopy() const { return uring_ != nullptr; }
+  const std::string& zerocopy_unavailable() const { return zc_why_; }
 
  private:
   enum class ConnState : uint8_t { connecting, hello_sent, awaiting_hello, up, closing };
@@ -123,18 +174,34 @@ class TcpDriver final : public Driver {
     Conn* conn = nullptr;        // the winning (or only) connection once up, else the attempt
     std::vector<std::byte> out;  // queued frames
     std::size_t out_off = 0;
-    uint64_t deadline = 0;  // connecting / waiting: give up at
-    uint64_t retry_at = 0;  // connecting without an attempt under way: try again at
+    uint64_t deadline = 0;           // connecting / waiting: give up at
+    uint64_t retry_at = 0;           // connecting without an attempt under way: try again at
+    bool zc = false;                 // zero-copy sends to this peer
+    bool zc_busy = false;            // a SEND_ZC is on its way into the socket: nothing else may go
+    std::vector<std::byte> zc_head;  // frame + packet header of that send
+  };
+  // One SEND_ZC in flight: its result CQE, then (IORING_CQE_F_MORE) the notification.
+  struct ZcOp {
+    CompletionToken token;
+    int peer = -1;
+    uint32_t len = 0;
+    Errc status = Errc::ok;
+    bool silent = false;  // the peer was declared dead: report nothing (the core failed it)
   };
 
   void start_connect(int peer);
   void on_connected(Conn& c);
-  void accept_all();
+  void accept_all(PacketSink& sink);
+  void make_room(PacketSink& sink);  // at handshake_limit: close the oldest unproven conn
   void handle_events(Conn& c, uint32_t events, PacketSink& sink, int& delivered, int budget);
   bool read_in(Conn& c);             // false: EOF or error
   bool write_out(Peer& p, Conn& c);  // flush the queue; false: error
   void process_input(Conn& c, PacketSink& sink, int& delivered, int budget);
   bool start_direct(Conn& c, std::size_t pos, PacketSink& sink);
+  // The peer has shown the job key on this connection (its hello or hello_ack was checked).
+  static bool proven(const Conn& c) {
+    return (c.state == ConnState::up && !c.awaiting_ack) || c.state == ConnState::closing;
+  }
   void set_lowat(Conn& c, std::size_t bytes);
   bool on_control(Conn& c, const tcp::Frame& f);  // false: close the connection
   void established(Peer& p, Conn& c);
@@ -145,6 +212,9 @@ class TcpDriver final : public Driver {
   bool send_hello(Conn& c, tcp::FrameType type);
   void set_want_out(Conn& c, bool on);
   void reap();
+  void open_uring();
+  void reap_uring(PacketSink* sink, int& completed);
+  void finish_zc(uint32_t index, PacketSink* sink, int& completed);
   void check_timers();
   Conn* add_conn(int fd, bool outgoing, int peer);
 
@@ -164,6 +234,12 @@ class TcpDriver final : public Driver {
   uint64_t epoll_polls_ = 0;
   bool epoll_owed_ = false;  // the periodic epoll_wait is due
   TcpStats stats_;
+  std::unique_ptr<mem::UringDomain> uring_;  // zero-copy: the domain and ring (null: off)
+  std::string zc_why_;                       // why zero-copy is unavailable
+  std::vector<ZcOp> zc_ops_;
+  std::vector<uint32_t> zc_free_;
+  uint32_t zc_inflight_ = 0;
+  char uring_tag_ = 0;  // epoll data for the ring's fd (CQEs ready wake block())
 };
 
 }  // namespace sluice::drivers

@@ -21,28 +21,53 @@ namespace {
 using T = util::ConfigType;
 
 constexpr util::ConfigKey kKeys[] = {
-    {"UDP_DATAGRAM", T::size, "0",
-     "bytes per udp datagram; 0: from the path MTU (65507 on loopback, 1472 on a 1500 MTU link)"},
-    {"UDP_RX_BUFFERS", T::integer, "64",
+    {"UDP_DATAGRAM",
+     T::size,
+     "0",
+     {"512", "65507", true},
+     "bytes per udp datagram (at most the path MTU's); 0: from the path MTU (65507 on "
+     "loopback, 1472 on a 1500 MTU link)"},
+    {"UDP_RX_BUFFERS",
+     T::integer,
+     "64",
+     {"1", "1024"},
      "udp receive pool: datagram buffers filled per recvmmsg call (count)"},
-    {"UDP_SEND_SOCKETS", T::integer, "4", "udp send sockets used round-robin (count)"},
-    {"UDP_GSO", T::boolean, "1",
+    {"UDP_SEND_SOCKETS", T::integer, "4", {"1", "64"}, "udp send sockets used round-robin (count)"},
+    {"UDP_GSO",
+     T::boolean,
+     "1",
+     {},
      "udp segmentation offload: a run of full-size datagrams to one peer goes out in one "
      "sendmsg (UDP_SEGMENT); off by itself where the kernel or route refuses it"},
-    {"UDP_GRO", T::boolean, "1",
+    {"UDP_GRO",
+     T::boolean,
+     "1",
+     {},
      "udp receive offload (UDP_GRO): coalesced reads, split here; receive buffers are then "
      "64 KiB each (pool: UDP_RX_BUFFERS x 64 KiB)"},
-    {"UDP_CONNECT", T::boolean, "1",
+    {"UDP_CONNECT",
+     T::boolean,
+     "1",
+     {},
      "udp in a 2-process job: receive and send through one socket connected to the peer (the "
      "kernel's early demux, as a raw connected socket); an unconnected one shares the port for "
      "anything else"},
-    {"UDP_SOCKET_BUFFER", T::size, "8M",
+    {"UDP_SOCKET_BUFFER",
+     T::size,
+     "8M",
+     {"64K", "1G"},
      "udp SO_RCVBUF (and SO_SNDBUF, split over the send sockets); forced beyond rmem_max when "
      "permitted"},
-    {"UDP_RAILS", T::string, "",
+    {"UDP_RAILS",
+     T::string,
+     "",
+     {},
      "udp multi-rail: comma-separated interfaces, one rail each (e.g. eth0,eth1); traffic is "
      "striped over them and fails over when one stops delivering (empty: one rail)"},
-    {"UDP_FAULT", T::string, "",
+    {"UDP_FAULT",
+     T::string,
+     "",
+     {},
      "test only: damage udp packets below the reliability layer with the seeded injector, e.g. "
      "\"drop=0.2,duplicate=0.01,reorder=0.05,corrupt=0.01,seed=7\" (seed defaults to rank+1)"},
 };
@@ -171,8 +196,8 @@ std::unique_ptr<Endpoint> open_udp(WireupServices& w, std::span<const int> peers
   up.size = w.size();
   const uint64_t dg = c.get_size("UDP_DATAGRAM");
   up.datagram = up.rx_datagram = dg ? dg : 65507;  // auto: sized after the exchange
-  up.rx_buffers = static_cast<std::size_t>(std::max<int64_t>(1, c.get_int("UDP_RX_BUFFERS")));
-  up.send_sockets = static_cast<std::size_t>(std::max<int64_t>(1, c.get_int("UDP_SEND_SOCKETS")));
+  up.rx_buffers = static_cast<std::size_t>(c.get_int("UDP_RX_BUFFERS"));
+  up.send_sockets = static_cast<std::size_t>(c.get_int("UDP_SEND_SOCKETS"));
   up.socket_buffer = c.get_size("UDP_SOCKET_BUFFER");
   up.gso = c.get_bool("UDP_GSO");
   up.gro = c.get_bool("UDP_GRO");
@@ -194,6 +219,9 @@ std::unique_ptr<Endpoint> open_udp(WireupServices& w, std::span<const int> peers
   }
   try {
     for (std::size_t i = 0; i < ep->rail_addrs_.size(); ++i) {
+      // A rail's interface, or SLUICE_NET_IF / NET_ADDR, is the one address it binds.
+      up.bind_addr =
+          net::bind_address(!rails.empty() || net::addresses_restricted(c), ep->rail_addrs_[i]);
       ep->owned_.push_back(std::make_unique<UdpDriver>(up));
       ep->rails_.push_back(ep->owned_.back().get());
       const std::string boot_key = i == 0 ? "udp" : "udp.rail" + std::to_string(i);

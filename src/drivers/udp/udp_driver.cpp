@@ -69,9 +69,9 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
                     setsockopt(rx_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) == 0;
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  sa.sin_addr = params_.bind_addr;
   if (bind(rx_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
-    throw std::runtime_error(std::string("udp: bind: ") + std::strerror(errno));
+    throw std::runtime_error("udp: bind " + net::to_string(sa) + ": " + std::strerror(errno));
   socklen_t len = sizeof sa;
   getsockname(rx_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
   port_ = ntohs(sa.sin_port);
@@ -91,6 +91,13 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   for (std::size_t i = 0; i < params_.send_sockets; ++i) {
     util::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) throw std::runtime_error(std::string("udp: socket: ") + std::strerror(errno));
+    // Bound now when an address is configured (else the first send binds it to 0.0.0.0).
+    sockaddr_in own{};
+    own.sin_family = AF_INET;
+    own.sin_addr = params_.bind_addr;
+    if (own.sin_addr.s_addr != htonl(INADDR_ANY) &&
+        bind(fd.get(), reinterpret_cast<sockaddr*>(&own), sizeof own) != 0)
+      throw std::runtime_error("udp: bind " + net::to_string(own) + ": " + std::strerror(errno));
     set_buffer(fd.get(), SO_SNDBUF, SO_SNDBUFFORCE, params_.socket_buffer / params_.send_sockets);
     tx_.push_back(std::move(fd));
   }

@@ -1,22 +1,21 @@
 // UDP driver: connectionless and unreliable (the engine stacks proto/reliable on it).
 //
-// Receiving: one socket per process, bound to INADDR_ANY, with a fixed pool of receive
-// buffers filled by recvmmsg (as many datagrams as the previous call found, doubling while
-// batches come back full); kernel drops (SO_MEMINFO, read on demand) and malformed
+// Receiving: one socket per process, bound to INADDR_ANY (or the configured address), with a fixed
+// pool of receive buffers filled by recvmmsg (as many datagrams as the previous call found,
+// doubling while batches come back full); kernel drops (SO_MEMINFO, read on demand) and malformed
 // datagrams are counted. UDP_GRO reads are split at the segment size.
-// Sending: K unbound send sockets used round-robin ([OpenMPI-UD]'s send queues), one sendmsg
-// per packet with driver header, packet header and payload as separate iovecs (no copy);
-// each send socket is connect()ed to the first peer it sends to, so the socket count stays K
-// whatever the number of peers. A full socket answers IoStatus::again. send_batch() sends a
-// run of packets to one peer as one UDP_SEGMENT (GSO) sendmsg; a kernel or route that
-// refuses it turns GSO off for good.
-// Datagram size: up to ~64 KiB on loopback, the path MTU otherwise (path_mtu()); larger
-// messages are fragmented by the protocol layer (caps().max_packet).
-// Connected pair (2-process jobs): the receive socket is connect()ed to the peer and carries
-// everything (the kernel's early demux then skips a route lookup per datagram); an
-// unconnected SO_REUSEPORT twin catches strangers and early datagrams.
-// All socket I/O is in send(), send_batch() and receive_batch(), the places an io_uring path
-// would replace. Design and limits: docs/drivers/udp.md; measured choices: docs/PERFORMANCE.md.
+// Sending: K send sockets (bound to the configured address, if any) used round-robin
+// ([OpenMPI-UD]'s send queues), one sendmsg per packet with driver header, packet header and
+// payload as separate iovecs (no copy); each send socket is connect()ed to the first peer it sends
+// to, so the socket count stays K whatever the number of peers. A full socket answers
+// IoStatus::again. send_batch() sends a run of packets to one peer as one UDP_SEGMENT (GSO)
+// sendmsg; a kernel or route that refuses it turns GSO off for good. Datagram size: up to ~64 KiB
+// on loopback, the path MTU otherwise (path_mtu()); larger messages are fragmented by the protocol
+// layer (caps().max_packet). Connected pair (2-process jobs): the receive socket is connect()ed to
+// the peer and carries everything (the kernel's early demux then skips a route lookup per
+// datagram); an unconnected SO_REUSEPORT twin catches strangers and early datagrams. All socket I/O
+// is in send(), send_batch() and receive_batch(), the places an io_uring path would replace. Design
+// and limits: docs/drivers/udp.md; measured choices: docs/PERFORMANCE.md.
 #pragma once
 
 #include <netinet/in.h>
@@ -45,6 +44,7 @@ struct UdpParams {
   bool gso = true;                       // send_batch() as UDP_SEGMENT sends
   bool gro = true;                       // UDP_GRO on the receive socket (64 KiB buffers)
   bool connect_pair = true;              // size == 2: one socket connected to the peer
+  in_addr bind_addr{htonl(INADDR_ANY)};  // every socket's address (SLUICE_NET_IF / NET_ADDR)
 };
 
 struct UdpStats {

@@ -1,0 +1,260 @@
+// tcp zero-copy sends (io_uring SEND_ZC from the fixed buffer of a uring-domain
+// registration), two "ranks" in this process over loopback:
+//   - a tracked send from registered memory is posted and completes once, on the
+//     notification; packets sent meanwhile keep their order on the stream; the kernel's
+//     "copied after all" reports are counted (on loopback it always copies);
+//   - the consequence a registration cache must guard against: the registration pins the
+//     pages it was made on, so after munmap + mmap at the same address, or MADV_DONTNEED,
+//     a send through the stale registration carries the OLD bytes, not what the
+//     application now sees at that address;
+//   - auto leaves loopback peers on the copy path (host memory, no registration).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "drivers/tcp/tcp_driver.hpp"
+#include "util/stats.hpp"
+
+namespace {
+
+using namespace sluice;
+using drivers::CompletionToken;
+using drivers::IoStatus;
+using drivers::TcpDriver;
+using drivers::TcpParams;
+using drivers::TcpZeroCopy;
+
+struct Got {
+  std::vector<std::byte> header, payload;
+};
+
+class Sink final : public drivers::PacketSink {
+ public:
+  void on_packet(int, std::span<const std::byte> h, std::span<const std::byte> p) override {
+    got.push_back({{h.begin(), h.end()}, {p.begin(), p.end()}});
+  }
+  void on_completion(CompletionToken token, Errc status) override {
+    completions.push_back({token.id, status});
+  }
+  std::vector<Got> got;
+  std::vector<std::pair<uint64_t, Errc>> completions;
+};
+
+sockaddr_in loopback(uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+struct Pair {
+  explicit Pair(TcpZeroCopy mode) {
+    for (int r = 0; r < 2; ++r) {
+      TcpParams p;
+      p.rank = r;
+      p.size = 2;
+      for (std::size_t i = 0; i < p.key.size(); ++i) p.key[i] = static_cast<uint8_t>(9 + i);
+      p.max_packet = 256 * 1024;
+      p.zerocopy = mode;
+      p.zerocopy_min = 4096;
+      d[r] = std::make_unique<TcpDriver>(p);
+    }
+    d[0]->set_peer_address(1, loopback(d[1]->port()));
+    d[1]->set_peer_address(0, loopback(d[0]->port()));
+    d[0]->register_stats(stats, "tcp");
+  }
+  template <class Pred>
+  bool poll_until(Pred done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      for (int r = 0; r < 2; ++r) d[r]->poll(sink[r], 64);
+    }
+    return true;
+  }
+  // Sends one tracked packet from rank 0 and waits for its arrival and (if posted) its
+  // local completion. Returns the status send_tracked gave.
+  IoStatus send_and_wait(std::span<const std::byte> payload, const mem::Registration& reg,
+                         uint64_t id) {
+    const std::byte header[4] = {std::byte{0x11}, std::byte(id), std::byte{0}, std::byte{0}};
+    IoStatus s;
+    const std::size_t want = sink[1].got.size() + 1;
+    const std::size_t done = sink[0].completions.size();
+    EXPECT_TRUE(poll_until([&] {
+      s = d[0]->send_tracked(1, header, payload, reg, {id, drivers::ProtocolId::p2p});
+      return s != IoStatus::again;
+    }));
+    EXPECT_TRUE(poll_until([&] {
+      return sink[1].got.size() >= want &&
+             (s != IoStatus::posted || sink[0].completions.size() > done);
+    }));
+    return s;
+  }
+  std::unique_ptr<TcpDriver> d[2];
+  Sink sink[2];
+  util::StatsRegistry stats;
+};
+
+std::byte pattern(int round, std::size_t i) {
+  return static_cast<std::byte>((round * 71 + i * 13 + (i >> 9)) & 0xFF);
+}
+
+void fill(std::byte* p, std::size_t n, int round) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = pattern(round, i);
+}
+
+bool matches(const std::vector<std::byte>& got, std::size_t n, int round) {
+  if (got.size() != n) return false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (got[i] != pattern(round, i)) return false;
+  return true;
+}
+
+constexpr std::size_t kLen = 128 * 1024;
+
+std::byte* map_at(void* hint, std::size_t n) {
+  const int fixed = hint ? MAP_FIXED_NOREPLACE : 0;
+  void* p = mmap(hint, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | fixed, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
+}
+
+TEST(TcpZeroCopy, TrackedSendsCompleteOnTheNotificationInStreamOrder) {
+  Pair pr(TcpZeroCopy::on);
+  ASSERT_TRUE(pr.d[0]->zerocopy()) << pr.d[0]->zerocopy_unavailable();
+  EXPECT_TRUE(pr.d[0]->caps().needs_registration);
+  EXPECT_TRUE(pr.d[0]->caps().lends_payload);
+  EXPECT_EQ(pr.d[0]->memory_domain().name(), "uring");
+  // Connect first: before the connection is up a tracked send takes the copy path.
+  const std::byte hello[2] = {std::byte{0x11}, std::byte{0}};
+  ASSERT_EQ(pr.d[0]->send(1, hello, {}), IoStatus::done);
+  ASSERT_TRUE(pr.poll_until([&] { return pr.sink[1].got.size() == 1; }));
+
+  constexpr int kRounds = 16;
+  std::vector<std::byte> buf(kRounds * kLen);
+  for (int r = 0; r < kRounds; ++r) fill(buf.data() + r * kLen, kLen, r);
+  mem::Registration reg;
+  ASSERT_EQ(pr.d[0]->memory_domain().register_memory(buf, reg), Errc::ok);
+  int posted = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    const std::byte h[2] = {std::byte{0x11}, std::byte(r + 1)};
+    IoStatus s;
+    ASSERT_TRUE(pr.poll_until([&] {
+      s = pr.d[0]->send_tracked(1, h, {buf.data() + r * kLen, kLen}, reg,
+                                {static_cast<uint64_t>(r), drivers::ProtocolId::p2p});
+      return s != IoStatus::again;
+    }));
+    ASSERT_NE(s, IoStatus::failed);
+    posted += s == IoStatus::posted;
+    // A small packet right behind it: it must not overtake the payload on the stream.
+    const std::byte small[3] = {std::byte{0x12}, std::byte(r + 1), std::byte{7}};
+    ASSERT_EQ(pr.d[0]->send(1, small, small), IoStatus::done);
+  }
+  EXPECT_EQ(posted, kRounds);
+  ASSERT_TRUE(pr.poll_until([&] {
+    return pr.sink[1].got.size() == 1 + 2 * kRounds &&
+           static_cast<int>(pr.sink[0].completions.size()) == posted;
+  }));
+  for (int r = 0; r < kRounds; ++r) {
+    const Got& big = pr.sink[1].got[1 + 2 * r];
+    const Got& small = pr.sink[1].got[2 + 2 * r];
+    ASSERT_EQ(big.header.size(), 2u);
+    EXPECT_EQ(big.header[1], std::byte(r + 1)) << "round " << r;
+    EXPECT_TRUE(matches(big.payload, kLen, r)) << "round " << r;
+    ASSERT_EQ(small.header.size(), 3u);
+    EXPECT_EQ(small.header[0], std::byte{0x12});
+    EXPECT_EQ(small.header[1], std::byte(r + 1));
+  }
+  std::vector<bool> seen(kRounds);
+  for (const auto& [id, status] : pr.sink[0].completions) {
+    EXPECT_EQ(status, Errc::ok);
+    ASSERT_LT(id, static_cast<uint64_t>(kRounds));
+    EXPECT_FALSE(seen[id]) << "completion " << id << " twice";
+    seen[id] = true;
+  }
+  EXPECT_EQ(pr.stats.value("tcp.zerocopy.sends"), static_cast<uint64_t>(posted));
+  EXPECT_EQ(pr.stats.value("tcp.zerocopy.bytes"), static_cast<uint64_t>(posted) * kLen);
+  // Loopback: the receiving socket gets the sender's pages, so the kernel copies them
+  // before the notification (skb_orphan_frags_rx) and says so.
+  EXPECT_EQ(pr.stats.value("tcp.zerocopy.copied"), static_cast<uint64_t>(posted));
+  RecordProperty("zc_copied", static_cast<int>(*pr.stats.value("tcp.zerocopy.copied")));
+}
+
+// The registration holds the pages it pinned, not the address: after the application
+// unmaps and maps new memory at the same address, a send through the old registration
+// reads the old pages.
+TEST(TcpZeroCopy, StaleRegistrationSendsTheOldPagesAfterMunmapAndRemap) {
+  Pair pr(TcpZeroCopy::on);
+  ASSERT_TRUE(pr.d[0]->zerocopy()) << pr.d[0]->zerocopy_unavailable();
+  std::byte* a = map_at(nullptr, kLen);
+  ASSERT_TRUE(a);
+  fill(a, kLen, 1);
+  mem::Registration stale;
+  ASSERT_EQ(pr.d[0]->memory_domain().register_memory({a, kLen}, stale), Errc::ok);
+  // Connects (copy path) and then sends zero-copy: both carry round 1.
+  pr.send_and_wait({a, kLen}, stale, 1);
+  EXPECT_EQ(pr.send_and_wait({a, kLen}, stale, 2), IoStatus::posted);
+  ASSERT_EQ(pr.sink[1].got.size(), 2u);
+  EXPECT_TRUE(matches(pr.sink[1].got[1].payload, kLen, 1));
+
+  ASSERT_EQ(munmap(a, kLen), 0);
+  std::byte* b = map_at(a, kLen);
+  ASSERT_EQ(b, a) << "could not map again at the same address";
+  fill(b, kLen, 2);  // what the application now holds at that address
+  EXPECT_EQ(pr.send_and_wait({b, kLen}, stale, 3), IoStatus::posted);
+  ASSERT_EQ(pr.sink[1].got.size(), 3u);
+  EXPECT_TRUE(matches(pr.sink[1].got[2].payload, kLen, 1))
+      << "the stale registration should send the old pages (round 1)";
+  EXPECT_FALSE(matches(pr.sink[1].got[2].payload, kLen, 2));
+
+  // A fresh registration of the new mapping sends what is there now.
+  mem::Registration fresh;
+  ASSERT_EQ(pr.d[0]->memory_domain().register_memory({b, kLen}, fresh), Errc::ok);
+  EXPECT_EQ(pr.send_and_wait({b, kLen}, fresh, 4), IoStatus::posted);
+  EXPECT_TRUE(matches(pr.sink[1].got[3].payload, kLen, 2));
+  stale.reset();
+  fresh.reset();
+  munmap(b, kLen);
+}
+
+// MADV_DONTNEED drops the process's mapping of the pages (later reads fault in zero pages);
+// the pinned pages live on in the registration and are what it sends.
+TEST(TcpZeroCopy, StaleRegistrationSendsTheOldPagesAfterMadvDontneed) {
+  Pair pr(TcpZeroCopy::on);
+  ASSERT_TRUE(pr.d[0]->zerocopy()) << pr.d[0]->zerocopy_unavailable();
+  std::byte* a = map_at(nullptr, kLen);
+  ASSERT_TRUE(a);
+  fill(a, kLen, 5);
+  mem::Registration stale;
+  ASSERT_EQ(pr.d[0]->memory_domain().register_memory({a, kLen}, stale), Errc::ok);
+  pr.send_and_wait({a, kLen}, stale, 1);
+  ASSERT_EQ(madvise(a, kLen, MADV_DONTNEED), 0);
+  EXPECT_EQ(a[100], std::byte{0}) << "after MADV_DONTNEED the application sees zero pages";
+  fill(a, kLen, 6);
+  EXPECT_EQ(pr.send_and_wait({a, kLen}, stale, 2), IoStatus::posted);
+  ASSERT_EQ(pr.sink[1].got.size(), 2u);
+  EXPECT_TRUE(matches(pr.sink[1].got[1].payload, kLen, 5))
+      << "the stale registration should send the old pages (round 5)";
+  stale.reset();
+  munmap(a, kLen);
+}
+
+// auto: to a loopback peer the kernel would copy anyway, so the driver stays on host
+// memory and the copy path.
+TEST(TcpZeroCopy, AutoLeavesLoopbackPeersOnTheCopyPath) {
+  Pair pr(TcpZeroCopy::automatic);
+  EXPECT_FALSE(pr.d[0]->caps().needs_registration);
+  EXPECT_FALSE(pr.d[0]->caps().lends_payload);
+  std::vector<std::byte> buf(kLen);
+  fill(buf.data(), kLen, 3);
+  EXPECT_EQ(pr.send_and_wait(buf, mem::Registration::host(buf), 1), IoStatus::done);
+  EXPECT_TRUE(matches(pr.sink[1].got[0].payload, kLen, 3));
+  EXPECT_EQ(pr.stats.value("tcp.zerocopy.sends"), 0u);
+}
+
+}  // namespace
