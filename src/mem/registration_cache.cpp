@@ -17,12 +17,21 @@ namespace {
 using T = util::ConfigType;
 
 constexpr util::ConfigKey kKeys[] = {
-    {"REG_CACHE_MAX_BYTES", T::size, "256M",
+    {"REG_CACHE_MAX_BYTES",
+     T::size,
+     "256M",
+     {"1M", "RAM/2"},
      "most bytes the registration cache keeps pinned (entries in use or idle; uncached fallbacks "
-     "not counted); 1M..1T"},
-    {"REG_CACHE_MAX_ENTRIES", T::integer, "4096",
-     "most registrations the registration cache keeps; 1..1048576"},
-    {"REG_CACHE_MONITOR", T::choice, "uffd",
+     "not counted)"},
+    {"REG_CACHE_MAX_ENTRIES",
+     T::integer,
+     "4096",
+     {"1", "1048576"},
+     "most registrations the registration cache keeps"},
+    {"REG_CACHE_MONITOR",
+     T::choice,
+     "uffd",
+     {},
      "how the registration cache learns that cached memory was unmapped or replaced: uffd = "
      "userfaultfd events (the cache is off where they are unavailable); off = no cache, every "
      "registration uncached; unsafe-none = a cache never invalidated, which sends stale data "
