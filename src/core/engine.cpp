@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "core/progress/progress_thread.hpp"
 #include "proto/reliable/reliable_channel.hpp"
@@ -58,10 +60,39 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
 }
 
 Engine::~Engine() {
-  finalize();
+  if (!finalized_) {
+    if (process_exiting())
+      leave();
+    else
+      finalize();
+  }
+  while (unexpected_list_) {
+    unexpected_.remove(unexpected_list_->match);
+    delete take_stored(&unexpected_list_->match);
+  }
+}
+
+void Engine::leave() {
+  finalized_ = true;
+  if (progress_thread_) {
+    progress_thread_.reset();
+    engine_lock().enable(false);
+  }
+  util::log(util::LogLevel::warn,
+            "the process exits without finalize (MPI_Finalize, or the Session's end): leaving "
+            "the job without waiting for the other ranks");
+  report_stats();
+}
+
+void Engine::abort(int code, std::string_view reason) {
+  std::fflush(nullptr);
+  boot_->abort(code, reason);
+  std::_Exit(code & 0xff ? code & 0xff : 1);  // (abort() does not return)
 }
 
 void Engine::finalize() {
+  if (finalized_) return;
+  finalized_ = true;
   // The application finishes alone: stop the thread first (it never waits for the lock,
   // so joining it while the caller holds the lock is safe).
   if (progress_thread_) {
@@ -81,10 +112,6 @@ void Engine::finalize() {
   quiesce_network();
   report_stats();
   boot_->finalize();
-  while (unexpected_list_) {
-    unexpected_.remove(unexpected_list_->match);
-    delete take_stored(&unexpected_list_->match);
-  }
 }
 
 std::string_view Engine::driver_name(int peer) const {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -71,7 +72,15 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // Wires up the job `boot` has joined (core never creates a boot client: the composition
   // root does, see open_engine()). Throws std::runtime_error when the job cannot be joined.
   explicit Engine(std::unique_ptr<BootClient> boot);
+  // Finalizes, unless finalize() ran already; while the process exits (process_exiting())
+  // it leaves instead: no destructor at exit may wait for the other ranks.
   ~Engine();
+
+  // Leaves the job with the others: drains this rank's sends, a barrier with every rank,
+  // bye on the connections, then tells the launcher. Once; later calls do nothing.
+  void finalize();
+  // Ends the whole job (the launcher's abort: every rank, also under --enable-recovery).
+  [[noreturn]] void abort(int code, std::string_view reason);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -181,7 +190,13 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   void transfer_complete(proto::Transfer& t, Errc err) override;
 
  private:
-  void finalize();
+  // The process exits without finalize (exit(), a return from main with MPI initialized):
+  // the others may be waiting for this rank in a receive or a collective and would never
+  // join a finalize barrier, so nothing here waits for another rank. The connections close
+  // without bye and the launcher is not told finalize: it sees the rank exit before it and
+  // ends the job, or under --enable-recovery fails what involves the rank.
+  void leave();
+  bool finalized_ = false;
   // Matches or posts the receive `r` (irecv's and recv's common part).
   // blocking: recv()'s, which may take recv_slot_.
   void start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx,
@@ -303,5 +318,11 @@ Engine* current_engine();
 // Creates the process's one Engine over a joined job and makes it current_engine(); called
 // by Session's constructor (src/api), which owns it. Throws when one is open already.
 Engine* open_engine(std::unique_ptr<BootClient> boot);
+// True once the process has begun to exit (exit(), or a return from main): set by an atexit
+// handler registered when the first Engine opens, so it runs before the destructors of
+// objects that existed before (the MPI layer's Session, a Session held in a global pointer
+// set in main). A Session that is itself a static object is destroyed after it, and
+// finalizes as any destructor would.
+bool process_exiting();
 
 }  // namespace sluice::detail

@@ -1,4 +1,6 @@
 // The public Session/Request API: thin handles over the process's one Engine.
+#include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "core/engine.hpp"
@@ -9,6 +11,10 @@ namespace sluice {
 namespace {
 // The one Context of the process (Request handles reach it through here).
 detail::Engine* the_engine = nullptr;
+std::atomic<bool> exiting{false};
+void mark_exiting() {
+  exiting.store(true, std::memory_order_relaxed);
+}
 // Serializes the engine against its progress thread (a no-op while the thread is off).
 }  // namespace
 
@@ -17,8 +23,15 @@ Engine* current_engine() {
   return the_engine;
 }
 
+bool process_exiting() {
+  return exiting.load(std::memory_order_relaxed);
+}
+
 Engine* open_engine(std::unique_ptr<BootClient> boot) {
   if (the_engine) throw std::runtime_error("sluice: only one Session per process");
+  // Registered now, so that it runs before the destructors registered earlier.
+  static const bool registered = std::atexit(mark_exiting) == 0;
+  (void)registered;
   the_engine = new Engine(std::move(boot));
   return the_engine;
 }

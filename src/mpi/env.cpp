@@ -239,7 +239,11 @@ int MPI_Finalize(void) {
   delete_attrs(MPI_COMM_WORLD);
   finalize_p2p();  // buffered and freed sends reach their peers
   finalize_comms();
-  g_session.reset();  // the engine drains its sends and runs a barrier
+  // The engine drains its sends and runs a barrier. Explicitly: destroying the Session while
+  // the process exits (a program that calls MPI_Finalize from an atexit handler) would leave
+  // the job instead.
+  engine().finalize();
+  g_session.reset();
   g_initialized = false;
   g_finalized = true;
   g_threaded = false;
@@ -250,6 +254,9 @@ int MPI_Abort(MPI_Comm comm, int errorcode) {
   char msg[160];
   std::snprintf(msg, sizeof msg, "MPI_Abort called on %s with error code %d",
                 comm && comm->valid() ? comm_label(comm) : "an invalid communicator", errorcode);
+  // Through the launcher: it ends the whole job, also under --enable-recovery, where a rank
+  // that merely exits is a failure the others survive.
+  if (initialized()) engine().abort(errorcode, msg);
   abort_job(errorcode, msg);
 }
 

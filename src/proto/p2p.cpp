@@ -136,7 +136,7 @@ void PointToPoint::start_send(Transfer& t) {
       return;
     }
     if (s == IoStatus::failed) {
-      up_.transfer_complete(t, Errc::peer_dead);
+      complete(t, Errc::peer_dead);
       return;
     }
   }
@@ -274,7 +274,7 @@ bool PointToPoint::progress_outbound() {
       t.queued = false;
       moved = true;
       if (s == IoStatus::failed)
-        up_.transfer_complete(t, Errc::peer_dead);
+        complete(t, Errc::peer_dead);
       else
         first_packet_sent(t);
     }
@@ -577,9 +577,9 @@ void PointToPoint::fail_peer(int peer) {
   streaming.swap(q.streaming);
   for (Transfer* t : waiting) {
     t->queued = false;
-    up_.transfer_complete(*t, Errc::peer_dead);
+    complete(*t, Errc::peer_dead);
   }
-  for (Transfer* t : streaming) up_.transfer_complete(*t, Errc::peer_dead);
+  for (Transfer* t : streaming) complete(*t, Errc::peer_dead);
   // Pushed messages cut short: a matched receive fails with the peer (the core fails every
   // request on it); an unmatched one stays matchable and fails when a receive takes it.
   // Complete ones keep their data.

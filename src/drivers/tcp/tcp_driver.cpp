@@ -574,20 +574,25 @@ IoStatus TcpDriver::send(int peer, std::span<const std::byte> header,
   return IoStatus::done;
 }
 
+IoStatus TcpDriver::copy_fallback(int peer, std::span<const std::byte> header,
+                                  std::span<const std::byte> payload) {
+  const IoStatus s = send(peer, header, payload);
+  if (s == IoStatus::done) ++stats_.zc_fallbacks;  // counted once, not per retry
+  return s;
+}
+
 IoStatus TcpDriver::send_tracked(int peer, std::span<const std::byte> header,
                                  std::span<const std::byte> payload, const mem::Registration& reg,
                                  CompletionToken token) {
   if (!uring_ || payload.size() < params_.zerocopy_min) return send(peer, header, payload);
   if (!reaches(peer) || !peers_[static_cast<std::size_t>(peer)].zc || !reg.covers(payload) ||
       !uring_->holds(reg)) {
-    ++stats_.zc_fallbacks;
-    return send(peer, header, payload);
+    return copy_fallback(peer, header, payload);
   }
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (p.state != PeerState::up || !p.conn) {
     // Not connected yet (or gone): the copy path queues or fails it.
-    ++stats_.zc_fallbacks;
-    return send(peer, header, payload);
+    return copy_fallback(peer, header, payload);
   }
   if (header.empty() || header.size() > caps_.max_header || payload.size() > caps_.max_packet)
     return IoStatus::failed;
@@ -626,8 +631,7 @@ IoStatus TcpDriver::send_tracked(int peer, std::span<const std::byte> header,
     zc_ops_[index] = ZcOp{};
     zc_free_.push_back(index);
     for (auto& q : peers_) q.zc = false;
-    ++stats_.zc_fallbacks;
-    return send(peer, header, payload);
+    return copy_fallback(peer, header, payload);
   }
   p.zc_busy = true;
   ++zc_inflight_;

@@ -213,6 +213,9 @@ class TcpDriver final : public Driver {
   void set_want_out(Conn& c, bool on);
   void reap();
   void open_uring();
+  // A tracked send that cannot go zero-copy: the copy path (counted when it went out).
+  IoStatus copy_fallback(int peer, std::span<const std::byte> header,
+                         std::span<const std::byte> payload);
   void reap_uring(PacketSink* sink, int& completed);
   void finish_zc(uint32_t index, PacketSink* sink, int& completed);
   void check_timers();
