@@ -4,7 +4,7 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-# Warnings fail the release and TSan builds (-Werror; WERROR=OFF to relax; ASan: see test-asan).
+# Warnings fail every build this Makefile configures (-Werror); WERROR=OFF to relax.
 WERROR     ?= ON
 JOBS       ?= $(shell nproc)
 NRANKS     ?= 4
@@ -57,10 +57,11 @@ lint: deps
 	python3 tools/check-layers.py
 	tools/check-format.sh
 
-# The ASan tree builds without -Werror for now: GCC 12 reports -Wmaybe-uninitialized false
-# positives under -fsanitize=address, and a whole -Werror ASan build is not yet verified.
+# -Werror here too: a fresh, uncached ASan build (GCC 12) shows no warning. GCC may report
+# -Wmaybe-uninitialized under -fsanitize=address where -O2 alone does not (it once did for
+# sluicerun's drain_output read count): initialize the variable rather than relax the build.
 test-asan: deps
-	$(call configure,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=ON -DSLUICE_WERROR=OFF)
+	$(call configure,$(ASAN_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=ON)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \

@@ -11,11 +11,10 @@ static int class_of(int rc) {
   return cls;
 }
 
-#define EXPECT_CLASS(call, want)                                                    \
-  do {                                                                              \
-    int rc_ = (call);                                                               \
-    CHECK(class_of(rc_) == (want), "%s: class %d, want %d", #call, class_of(rc_), \
-          (want));                                                                  \
+#define EXPECT_CLASS(call, want)                                                           \
+  do {                                                                                     \
+    int rc_ = (call);                                                                      \
+    CHECK(class_of(rc_) == (want), "%s: class %d, want %d", #call, class_of(rc_), (want)); \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -36,20 +35,20 @@ int main(int argc, char** argv) {
   EXPECT_CLASS(MPI_Isend(NULL, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER);
   EXPECT_CLASS(MPI_Recv(NULL, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &st), MPI_ERR_BUFFER);
   EXPECT_CLASS(MPI_Irecv(NULL, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER);
-  EXPECT_CLASS(MPI_Sendrecv(NULL, 4, MPI_INT, rank, 0, buf, 4, MPI_INT, rank, 0, MPI_COMM_WORLD,
-                            &st),
-               MPI_ERR_BUFFER);
-  EXPECT_CLASS(MPI_Sendrecv(buf, 4, MPI_INT, rank, 0, NULL, 4, MPI_INT, rank, 0, MPI_COMM_WORLD,
-                            &st),
-               MPI_ERR_BUFFER);
+  EXPECT_CLASS(
+      MPI_Sendrecv(NULL, 4, MPI_INT, rank, 0, buf, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &st),
+      MPI_ERR_BUFFER);
+  EXPECT_CLASS(
+      MPI_Sendrecv(buf, 4, MPI_INT, rank, 0, NULL, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &st),
+      MPI_ERR_BUFFER);
   EXPECT_CLASS(MPI_Send_init(NULL, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER);
   EXPECT_CLASS(MPI_Recv_init(NULL, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER);
   CHECK(req == MPI_REQUEST_NULL, "a failed call created a request");
 
   /* Valid: count 0 from NULL, and absolute addresses from MPI_BOTTOM. */
-  EXPECT_CLASS(MPI_Sendrecv(NULL, 0, MPI_INT, rank, 1, NULL, 0, MPI_INT, rank, 1, MPI_COMM_WORLD,
-                            &st),
-               MPI_SUCCESS);
+  EXPECT_CLASS(
+      MPI_Sendrecv(NULL, 0, MPI_INT, rank, 1, NULL, 0, MPI_INT, rank, 1, MPI_COMM_WORLD, &st),
+      MPI_SUCCESS);
   int out = 42, in = 0;
   MPI_Aint addr_out, addr_in;
   MPI_Get_address(&out, &addr_out);
@@ -98,9 +97,9 @@ int main(int argc, char** argv) {
 
   /* Still working after all that. */
   int got[4] = {0};
-  EXPECT_CLASS(MPI_Sendrecv(buf, 4, MPI_INT, rank, 3, got, 4, MPI_INT, rank, 3, MPI_COMM_WORLD,
-                            &st),
-               MPI_SUCCESS);
+  EXPECT_CLASS(
+      MPI_Sendrecv(buf, 4, MPI_INT, rank, 3, got, 4, MPI_INT, rank, 3, MPI_COMM_WORLD, &st),
+      MPI_SUCCESS);
   CHECK(got[3] == 4, "exchange after the errors: %d", got[3]);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();

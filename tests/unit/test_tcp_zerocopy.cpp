@@ -54,7 +54,7 @@ sockaddr_in loopback(uint16_t port) {
 }
 
 struct Pair {
-  explicit Pair(TcpZeroCopy mode) {
+  explicit Pair(TcpZeroCopy mode, std::vector<int>* dead0 = nullptr) {
     for (int r = 0; r < 2; ++r) {
       TcpParams p;
       p.rank = r;
@@ -63,6 +63,8 @@ struct Pair {
       p.max_packet = 256 * 1024;
       p.zerocopy = mode;
       p.zerocopy_min = 4096;
+      p.socket_buffer = 64 * 1024;  // a full socket within a few sends
+      if (r == 0 && dead0) p.on_peer_dead = [dead0](int peer) { dead0->push_back(peer); };
       d[r] = std::make_unique<TcpDriver>(p);
     }
     d[0]->set_peer_address(1, loopback(d[1]->port()));
@@ -74,7 +76,8 @@ struct Pair {
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!done()) {
       if (std::chrono::steady_clock::now() > end) return false;
-      for (int r = 0; r < 2; ++r) d[r]->poll(sink[r], 64);
+      for (int r = 0; r < 2; ++r)
+        if (d[r]) d[r]->poll(sink[r], 64);
     }
     return true;
   }
@@ -242,6 +245,50 @@ TEST(TcpZeroCopy, StaleRegistrationSendsTheOldPagesAfterMadvDontneed) {
       << "the stale registration should send the old pages (round 5)";
   stale.reset();
   munmap(a, kLen);
+}
+
+// A peer lost while zero-copy sends to it are still in the kernel: it is declared dead,
+// sends to it fail, and the sends in flight report nothing after that (the core fails the
+// peer's requests itself, and the protocol may have let go of them), never twice.
+TEST(TcpZeroCopy, PeerLostWithSendsInFlightReportsNothingAfterTheDeath) {
+  std::vector<int> dead;
+  Pair pr(TcpZeroCopy::on, &dead);
+  ASSERT_TRUE(pr.d[0]->zerocopy()) << pr.d[0]->zerocopy_unavailable();
+  std::vector<std::byte> buf(8 * kLen);
+  fill(buf.data(), buf.size(), 9);
+  mem::Registration reg;
+  ASSERT_EQ(pr.d[0]->memory_domain().register_memory(buf, reg), Errc::ok);
+  pr.send_and_wait({buf.data(), kLen}, reg, 0);  // connected (copy path) and delivered
+  // The receiver stops reading: the socket fills and a SEND_ZC stays in the kernel.
+  int posted = 0;
+  const std::byte h[2] = {std::byte{0x11}, std::byte{1}};
+  for (uint64_t i = 1; i <= 32; ++i) {
+    IoStatus s = IoStatus::again;
+    for (int spin = 0; spin < 1000 && s == IoStatus::again; ++spin) {
+      s = pr.d[0]->send_tracked(1, h, {buf.data() + (i % 8) * kLen, kLen}, reg,
+                                {i, drivers::ProtocolId::p2p});
+      pr.d[0]->poll(pr.sink[0], 64);
+    }
+    if (s != IoStatus::posted) break;  // the socket is full: one is stuck in the kernel
+    ++posted;
+  }
+  ASSERT_GT(posted, 0);
+  pr.d[1].reset();  // the peer vanishes without a goodbye
+  std::size_t at_death = 0;
+  ASSERT_TRUE(pr.poll_until([&] {
+    at_death = pr.sink[0].completions.size();
+    return !dead.empty();
+  }));
+  EXPECT_EQ(dead[0], 1);
+  EXPECT_EQ(pr.d[0]->send_tracked(1, h, {buf.data(), kLen}, reg, {99, drivers::ProtocolId::p2p}),
+            IoStatus::failed);
+  for (int k = 0; k < 200; ++k) pr.d[0]->poll(pr.sink[0], 64);
+  EXPECT_EQ(pr.sink[0].completions.size(), at_death) << "a completion after the death report";
+  std::vector<int> times(40);
+  for (const auto& [id, status] : pr.sink[0].completions) {
+    ASSERT_LT(id, times.size());
+    EXPECT_EQ(++times[id], 1) << "completion " << id << " twice";
+  }
 }
 
 // auto: to a loopback peer the kernel would copy anyway, so the driver stays on host
