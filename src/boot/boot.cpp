@@ -2,6 +2,7 @@
 // for the protocol), or a local store when the process runs as a singleton.
 #include "boot/boot.hpp"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <unordered_map>
 
 #include "boot/boot_wire.hpp"
@@ -118,6 +120,37 @@ class LauncherClient final : public IdentifiedBootClient {
   // Closing without finalize() is how the launcher learns that this rank failed.
   ~LauncherClient() override { close_socket(); }
 
+  // Ranks must not outlive their launcher, also when the launch command forks (sshd, a shell
+  // that runs the program as its child), where the parent-death signal reaches only the
+  // launch command: a thread sleeps in poll() for the store connection's hang-up (it never
+  // reads, so requests and notices are unaffected) and ends the process when the launcher
+  // is gone. Stopped before every orderly close (finalize, abort, the destructor).
+  void watch_launcher() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    stop_read_ = util::UniqueFd(fds[0]);
+    stop_write_ = util::UniqueFd(fds[1]);
+    const int sock = socket_.get(), stop = stop_read_.get(), rank = id_.rank;
+    watchdog_ = std::thread([sock, stop, rank] {
+      for (;;) {
+        pollfd p[2] = {{sock, POLLRDHUP, 0}, {stop, POLLIN, 0}};
+        if (::poll(p, 2, -1) < 0) {
+          if (errno == EINTR) continue;
+          return;
+        }
+        if (p[1].revents) return;  // stopped
+        if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+          std::fprintf(stderr,
+                       "sluice: rank %d: the launcher closed the bootstrap connection (it is "
+                       "gone); exiting\n",
+                       rank);
+          std::fflush(nullptr);
+          std::_Exit(1);
+        }
+      }
+    });
+  }
+
   // Sends hello and waits for the launcher's verdict.
   bool handshake(std::string& error) {
     std::string payload;
@@ -182,6 +215,7 @@ class LauncherClient final : public IdentifiedBootClient {
   Errc finalize() override {
     std::lock_guard lock(mutex_);
     if (finalized_) return Errc::ok;
+    stop_watching();  // the launcher closes the connection after finalize_ok
     Frame reply;
     Errc e = request(MsgType::finalize, {}, reply);
     if (e == Errc::ok && reply.type != MsgType::finalize_ok) e = Errc::internal;
@@ -214,6 +248,7 @@ class LauncherClient final : public IdentifiedBootClient {
   }
 
   void abort(int code, std::string_view reason) override {
+    stop_watching();  // the launcher ends the job now, closing the connection
     {
       std::lock_guard lock(mutex_);
       std::string payload;
@@ -233,7 +268,17 @@ class LauncherClient final : public IdentifiedBootClient {
   }
 
  private:
-  void close_socket() { socket_.reset(); }
+  void stop_watching() {
+    if (!watchdog_.joinable()) return;
+    const char c = 0;
+    (void)!::write(stop_write_.get(), &c, 1);
+    watchdog_.join();
+  }
+  // The watchdog polls the socket: it stops before the descriptor goes.
+  void close_socket() {
+    stop_watching();
+    socket_.reset();
+  }
 
   // A broken connection stays broken: every later call reports peer_dead at once.
   Errc mark_broken() {
@@ -296,6 +341,8 @@ class LauncherClient final : public IdentifiedBootClient {
 
   std::mutex mutex_;  // one request in flight on the socket at a time
   util::UniqueFd socket_;
+  std::thread watchdog_;  // watch_launcher()
+  util::UniqueFd stop_read_, stop_write_;
   FrameReader reader_;
   bool finalized_ = false;
   std::vector<int> failed_;  // failure notices not yet taken
@@ -429,6 +476,7 @@ std::unique_ptr<BootClient> join_job(std::string& error) {
   auto client = std::make_unique<LauncherClient>(
       std::move(fd), JobIdentity{rank, size, local_rank, local_size, job_id, job_key});
   if (!client->handshake(error)) return nullptr;
+  client->watch_launcher();
   return client;
 }
 

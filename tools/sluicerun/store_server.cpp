@@ -1,6 +1,7 @@
 #include "store_server.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -8,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -99,6 +101,42 @@ StoreServer::BootDirectory::~BootDirectory() {
   if (!directory_.empty()) ::rmdir(directory_.c_str());
 }
 
+namespace {
+
+// A launcher killed with SIGKILL cannot remove its socket directory. The next start removes
+// such leftovers in `base`: directories named sluicerun-XXXXXX, owned by this user, whose
+// boot.sock no one listens on any more (connect is refused). A live job's socket accepts, so
+// it is never touched.
+void remove_stale_directories(const std::string& base) {
+  DIR* dir = ::opendir(base.c_str());
+  if (dir == nullptr) return;
+  while (dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (!name.starts_with("sluicerun-") || name.size() != 16) continue;
+    const std::string path = base + "/" + name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+      continue;
+    const std::string socket_path = path + "/boot.sock";
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (socket_path.size() >= sizeof address.sun_path) continue;
+    std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    const bool refused =
+        ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 &&
+        errno == ECONNREFUSED;
+    ::close(fd);
+    if (!refused) continue;  // alive, or not ours to judge (no socket: a job starting up)
+    ::unlink(socket_path.c_str());
+    ::rmdir(path.c_str());
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
 bool StoreServer::BootDirectory::create(std::string& error) {
   const char* tmpdir = std::getenv("TMPDIR");
   std::vector<std::string> bases;
@@ -108,6 +146,7 @@ bool StoreServer::BootDirectory::create(std::string& error) {
     std::string candidate = base + "/sluicerun-XXXXXX";
     // The socket path must fit sun_path; a long TMPDIR falls back to /tmp.
     if (candidate.size() + 16 >= sizeof(sockaddr_un::sun_path)) continue;
+    remove_stale_directories(base);
     if (::mkdtemp(candidate.data()) == nullptr) {
       error = "cannot create a temporary directory in " + base + ": " + std::strerror(errno);
       continue;
@@ -286,8 +325,15 @@ void StoreServer::handle_hello(std::uint32_t id, std::string_view payload) {
   const bool by_token = rank_index < static_cast<std::uint32_t>(options_.nranks) &&
                         !sessions_[rank_index].launch_token.empty() &&
                         wire::same_secret(key, sessions_[rank_index].launch_token);
+  const bool spent = rank_index < static_cast<std::uint32_t>(options_.nranks) &&
+                     !sessions_[rank_index].spent_token.empty() &&
+                     wire::same_secret(key, sessions_[rank_index].spent_token);
   std::string problem;
-  if (!by_token && !wire::same_secret(key, job_key_))
+  if (spent)  // (whoever holds it has seen it used: this reveals nothing new)
+    problem = "rank " + std::to_string(rank_index) +
+              "'s launch token was already used: another process joined as rank " +
+              std::to_string(rank_index) + " with it first";
+  else if (!by_token && !wire::same_secret(key, job_key_))
     problem = "wrong job key";  // says nothing about this job to a stranger
   else if (payload != job_id_)
     problem = "job id " + std::string(payload) + " is not this job's (" + job_id_ + ")";
@@ -308,6 +354,7 @@ void StoreServer::handle_hello(std::uint32_t id, std::string_view payload) {
   connections_.at(id).reader.set_limit(wire::max_payload_size);
   session.joined = true;
   session.connection_id = id;
+  if (by_token) session.spent_token = std::move(session.launch_token);
   session.launch_token.clear();  // spent
   send_frame(id, wire::make_frame(wire::MsgType::hello_ok, job_key_));
 }

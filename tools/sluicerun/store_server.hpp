@@ -85,6 +85,7 @@ class StoreServer {
     // this rank proves itself with in hello instead of the job key, which never goes on a
     // command line (ps shows those to every user); hello_ok then hands it the job key.
     std::string launch_token;
+    std::string spent_token;  // the launch token once used: its next use is named
     std::optional<std::uint32_t> connection_id;
   };
 

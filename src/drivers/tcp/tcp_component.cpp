@@ -58,7 +58,7 @@ constexpr util::ConfigKey kKeys[] = {
     {"TCP_HANDSHAKE_TIMEOUT",
      T::duration,
      "10s",
-     {"1ms", "3600s"},
+     {"100ms", "3600s"},
      "how long an accepted tcp connection may take to prove the job key"},
 };
 

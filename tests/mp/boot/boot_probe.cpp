@@ -212,8 +212,14 @@ void play_stranger() {
     frame = wire::make_frame(wire::MsgType::hello, hello);
     check(send(fd, frame.data(), frame.size(), 0) == static_cast<ssize_t>(frame.size()), "send");
     reply = read_until_closed(fd);
-    check(reply == wire::make_frame(wire::MsgType::reject, "wrong job key"),
-          rank == 0 ? "a spent launch token is refused" : "a token is good for its own rank only");
+    // This is rank 0: its own token, spent, is refused saying so (whoever shows it has seen
+    // it used); for another rank it is merely a wrong key.
+    const std::string why = rank == 0 ? "rank 0's launch token was already used: another "
+                                        "process joined as rank 0 with it first"
+                                      : "wrong job key";
+    check(reply == wire::make_frame(wire::MsgType::reject, why),
+          rank == 0 ? "a spent launch token is refused, saying so"
+                    : "a token is good for its own rank only");
   }
   std::printf("boot_probe: stranger refused four times\n");
 }

@@ -5,8 +5,11 @@
 #
 # signal:        sends SIGTERM to sluicerun once every rank runs; expects exit 143.
 # timeout:       runs with --timeout 2; expects exit 124 within a few seconds.
-# kill-launcher: SIGKILLs sluicerun; its ranks must die with it (nothing can remove the
-#                socket then, so that check is skipped).
+# kill-launcher: SIGKILLs sluicerun; its ranks must die with it. Its socket directory stays
+#                (nothing runs to remove it): the next sluicerun start removes it.
+# kill-launcher-forking: the same with --hosts and a launch command that runs the rank as
+#                its child (as sshd does), so the launcher's parent-death signal reaches only
+#                the launch command: the ranks must see the store connection close and exit.
 # All: every rank process is gone; signal and timeout also remove the socket directory.
 set -u
 sluicerun=$1 probe=$2 how=$3 nranks=$4
@@ -22,6 +25,8 @@ fail() {
 
 options=()
 [[ $how == timeout ]] && options=(--timeout 2)
+[[ $how == kill-launcher-forking ]] &&
+  options=(--hosts a:2,b:2 --boot-addr 127.0.0.1 --launch "env PROBE_HOST={host} sh -c '\"\$@\" & wait' fork")
 start=$(date +%s%N)
 "$sluicerun" -n "$nranks" "${options[@]}" "$probe" hang >"$work/out" 2>"$work/err" &
 launcher=$!
@@ -36,7 +41,7 @@ done
 if [[ $how == signal ]]; then
   kill -TERM "$launcher"
   expected_status=143 expected_message='received signal 15'
-elif [[ $how == kill-launcher ]]; then
+elif [[ $how == kill-launcher* ]]; then
   kill -KILL "$launcher"
   expected_status=137 expected_message=''
 else
@@ -49,20 +54,31 @@ elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [[ $status -eq $expected_status ]] || fail "exit status $status, expected $expected_status"
 [[ -z $expected_message ]] || grep -Eq "$expected_message" "$work/err" || fail "no message matching '$expected_message'"
 [[ $how == timeout ]] && (( elapsed_ms > 6000 )) && fail "took ${elapsed_ms} ms"
-# Ranks orphaned by a killed launcher die by their parent-death signal: allow a moment.
+# Ranks orphaned by a killed launcher die by their parent-death signal, or when their store
+# connection closes: allow a moment.
 for pid in $(sed -n 's/.* pid \([0-9]*\) .*/\1/p' "$work/out"); do
-  for _ in $(seq 20); do
+  for _ in $(seq 50); do
     [[ -d /proc/$pid ]] && ! grep -q zombie "/proc/$pid/status" 2>/dev/null || break
     sleep 0.1
   done
   [[ -d /proc/$pid ]] && ! grep -q zombie "/proc/$pid/status" 2>/dev/null &&
-    fail "rank process $pid is still alive"
+    { kill -9 $(sed -n 's/.* pid \([0-9]*\) .*/\1/p' "$work/out") 2>/dev/null
+      fail "rank process $pid is still alive"; }
 done
 socket=$(sed -n 's/.* addr \([^ ]*\) .*/\1/p' "$work/out" | head -1)
 [[ -n $socket ]] || fail "no socket path reported"
-if [[ $how == kill-launcher ]]; then
-  rm -rf "$(dirname "$socket")"
+if [[ $how == kill-launcher-forking ]]; then
   echo "ok: $how with $nranks ranks: exit $status, every rank gone"
+  exit 0
+fi
+if [[ $how == kill-launcher ]]; then
+  [[ -e $(dirname "$socket") ]] || fail "the killed launcher's directory vanished by itself?"
+  "$sluicerun" -n 1 "$probe" ok >"$work/out2" 2>&1 || fail "the next job failed: $(cat "$work/out2")"
+  if [[ -e $(dirname "$socket") ]]; then
+    rm -rf "$(dirname "$socket")"
+    fail "the next start did not remove the killed launcher's socket directory $(dirname "$socket")"
+  fi
+  echo "ok: $how with $nranks ranks: exit $status, every rank gone, directory removed by the next start"
   exit 0
 fi
 [[ ! -e $socket && ! -e $(dirname "$socket") ]] || fail "bootstrap socket $socket left behind"
