@@ -12,6 +12,7 @@
 
 #include "core/boot_client.hpp"
 #include "drivers/registry.hpp"
+#include "mem/registration_cache.hpp"
 
 extern char** environ;
 
@@ -386,6 +387,8 @@ std::vector<ConfigGroup> config_groups() {
        kP2pAliases},
       {"reliable", "the reliability layer, stacked on any driver whose caps say unreliable",
        kReliableKeys},
+      {"mem", "memory registration: the registration cache and its invalidation monitor",
+       mem::registration_cache_config()},
   };
   for (const ConfigGroup& shared : drivers::driver_shared_config()) g.push_back(shared);
   for (const drivers::DriverComponent* d : drivers::driver_components())
