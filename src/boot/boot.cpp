@@ -424,7 +424,7 @@ util::UniqueFd connect_tcp_socket(std::string_view address, std::string& error) 
 
 }  // namespace
 
-std::unique_ptr<BootClient> join_job(std::string& error) {
+std::unique_ptr<BootClient> join_job(std::string& error, bool exit_when_launcher_gone) {
   const char* address = std::getenv("SLUICE_BOOT_ADDR");
   if ((address == nullptr || *address == '\0') && pmix_in_environment())
     return make_pmix_client(error);  // started by mpirun / srun with PMIx, not sluicerun
@@ -476,7 +476,7 @@ std::unique_ptr<BootClient> join_job(std::string& error) {
   auto client = std::make_unique<LauncherClient>(
       std::move(fd), JobIdentity{rank, size, local_rank, local_size, job_id, job_key});
   if (!client->handshake(error)) return nullptr;
-  client->watch_launcher();
+  if (exit_when_launcher_gone) client->watch_launcher();
   return client;
 }
 

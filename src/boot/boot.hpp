@@ -12,7 +12,10 @@ namespace sluice::detail {
 // Joins the job this process was started in: the launcher named in the environment
 // (SLUICE_BOOT_ADDR), a PMIx server (mpirun, srun), or, with neither, a singleton (rank 0 of
 // 1) whose put/fence/get work locally. On failure returns nullptr and sets `error`.
-std::unique_ptr<BootClient> join_job(std::string& error);
+// exit_when_launcher_gone: the process ends when sluicerun's store connection hangs up (ranks
+// must not outlive their launcher); off, calls merely fail with peer_dead from then on
+// (tests of the client itself).
+std::unique_ptr<BootClient> join_job(std::string& error, bool exit_when_launcher_gone = true);
 
 // Who this process is in the job: fixed once its client has joined.
 struct JobIdentity {

@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 namespace sluicerun {
 
@@ -105,8 +106,8 @@ namespace {
 
 // A launcher killed with SIGKILL cannot remove its socket directory. The next start removes
 // such leftovers in `base`: directories named sluicerun-XXXXXX, owned by this user, whose
-// boot.sock no one listens on any more (connect is refused). A live job's socket accepts, so
-// it is never touched.
+// boot.sock, older than a second, no one listens on any more (connect is refused). A live
+// job's socket accepts, so it is never touched.
 void remove_stale_directories(const std::string& base) {
   DIR* dir = ::opendir(base.c_str());
   if (dir == nullptr) return;
@@ -121,6 +122,11 @@ void remove_stale_directories(const std::string& base) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (socket_path.size() >= sizeof address.sun_path) continue;
+    // A socket made this very second may belong to a job between its bind and its listen.
+    struct stat sock {};
+    if (::lstat(socket_path.c_str(), &sock) != 0 || !S_ISSOCK(sock.st_mode) ||
+        sock.st_mtime + 1 >= ::time(nullptr))
+      continue;
     std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;

@@ -107,7 +107,7 @@ TEST_F(BootClientTest, LauncherVariablesAreRecognised) {
 
 TEST_F(BootClientTest, SingletonWithoutLauncher) {
   std::string error;
-  auto boot = sluice::detail::join_job(error);
+  auto boot = sluice::detail::join_job(error, /*exit_when_launcher_gone=*/false);
   ASSERT_TRUE(boot) << error;
   EXPECT_EQ(boot->rank(), 0);
   EXPECT_EQ(boot->size(), 1);
@@ -127,21 +127,21 @@ TEST_F(BootClientTest, SingletonWithoutLauncher) {
 TEST_F(BootClientTest, SizeWithoutAddressIsAnError) {
   setenv("SLUICE_SIZE", "4", 1);
   std::string error;
-  EXPECT_FALSE(sluice::detail::join_job(error));
+  EXPECT_FALSE(sluice::detail::join_job(error, /*exit_when_launcher_gone=*/false));
   EXPECT_NE(error.find("SLUICE_BOOT_ADDR"), std::string::npos) << error;
 }
 
 TEST_F(BootClientTest, UnreachableLauncherIsAnError) {
   set_launcher_environment("/nonexistent/sluicerun/boot.sock", 0, 2);
   std::string error;
-  EXPECT_FALSE(sluice::detail::join_job(error));
+  EXPECT_FALSE(sluice::detail::join_job(error, /*exit_when_launcher_gone=*/false));
   EXPECT_NE(error.find("/nonexistent/sluicerun/boot.sock"), std::string::npos) << error;
 }
 
 TEST_F(BootClientTest, BadRankIsAnError) {
   set_launcher_environment("/nonexistent", 5, 2);
   std::string error;
-  EXPECT_FALSE(sluice::detail::join_job(error));
+  EXPECT_FALSE(sluice::detail::join_job(error, /*exit_when_launcher_gone=*/false));
   EXPECT_NE(error.find("SLUICE_RANK=5"), std::string::npos) << error;
 }
 
@@ -154,7 +154,7 @@ TEST_F(BootClientTest, LauncherGoneMeansPeerDead) {
   });
   set_launcher_environment(launcher.path(), 0, 2);
   std::string error;
-  auto boot = sluice::detail::join_job(error);
+  auto boot = sluice::detail::join_job(error, /*exit_when_launcher_gone=*/false);
   ASSERT_TRUE(boot) << error;
   EXPECT_EQ(boot->rank(), 0);
   EXPECT_EQ(boot->size(), 2);
@@ -192,7 +192,7 @@ TEST_F(BootClientTest, ValuesTravelByteExact) {
   });
   set_launcher_environment(launcher.path(), 1, 2);
   std::string error;
-  auto boot = sluice::detail::join_job(error);
+  auto boot = sluice::detail::join_job(error, /*exit_when_launcher_gone=*/false);
   ASSERT_TRUE(boot) << error;
   std::string big(64 * 1024, '\0');
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7);
