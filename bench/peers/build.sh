@@ -3,8 +3,10 @@
 #   build-peers/mpi_pingpong.openmpi   (mpicc.openmpi)
 #   build-peers/mpi_pingpong.mpich     (mpicc.mpich)
 #   build-peers/mpi_nbc_overlap.{openmpi,mpich}
+#   build-peers/mpi_msgrate.{openmpi,mpich}
 #   build-peers/copy_ceiling, raw_pingpong   (plain cc: the memcpy and kernel socket floors)
-#   build-peers/mpi_pingpong.sluice, mpi_coll.sluice, mpi_nbc_overlap.sluice
+#   build-peers/mpi_pingpong.sluice, mpi_coll.sluice, mpi_nbc_overlap.sluice,
+#   mpi_msgrate.sluice
 #                                      (Sluice's $BUILD/bin/mpicc, default build/, when built)
 # Installs the Debian MPI packages first if a compiler wrapper is missing.
 # Usage: bench/peers/build.sh [OUTDIR]      (default: <repo>/build-peers)
@@ -33,7 +35,10 @@ for impl in openmpi mpich; do
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_coll.$impl" "$here/mpi_coll.c"
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_nbc_overlap.$impl" \
     "$here/mpi_nbc_overlap.c" -lm
-  echo "built $out/mpi_pingpong.$impl $out/mpi_coll.$impl $out/mpi_nbc_overlap.$impl"
+  "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_msgrate.$impl" \
+    "$here/mpi_msgrate.c"
+  echo "built $out/mpi_pingpong.$impl $out/mpi_coll.$impl $out/mpi_nbc_overlap.$impl" \
+    "$out/mpi_msgrate.$impl"
 done
 # The same sources through Sluice's own wrapper (MPI-level figures for Sluice).
 sluice_build="${BUILD:-$repo/build}"
@@ -43,7 +48,10 @@ if [ -x "$sluice_build/bin/mpicc" ]; then
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_coll.sluice" "$here/mpi_coll.c"
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_nbc_overlap.sluice" \
     "$here/mpi_nbc_overlap.c" -lm
-  echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice $out/mpi_nbc_overlap.sluice"
+  "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_msgrate.sluice" \
+    "$here/mpi_msgrate.c"
+  echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice $out/mpi_nbc_overlap.sluice" \
+    "$out/mpi_msgrate.sluice"
 fi
 cc -O2 -std=c11 -Wall -Wextra -o "$out/copy_ceiling" "$here/copy_ceiling.c"
 cc -O2 -std=c11 -Wall -Wextra -o "$out/raw_pingpong" "$here/raw_pingpong.c"

@@ -106,6 +106,14 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
 
   Errc wait(RequestImpl* r, Status* st);
   bool test(RequestImpl* r, Status* st);
+  // test() of a request already seen complete: its status, the request back to the pool.
+  // Inline for the MPI layer's completion of every request.
+  Status reap(RequestImpl* r) {
+    const Status s = r->status;
+    pool_.put(r);
+    drop_needless_ring();
+    return s;
+  }
   bool cancel(RequestImpl* r);
   void release(RequestImpl* r);  // the user dropped the handle
   // For a collective that fails because a member died: a send that waits for its peer's
@@ -201,6 +209,13 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // blocking: recv()'s, which may take recv_slot_.
   void start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx,
                   bool blocking = false);
+  // start_recv up to the posting: false when r was matched (or failed) at once, true when
+  // it is still to be posted (its match entry filled).
+  bool begin_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx);
+  // start_recv's rare cases, out of line: a stored unexpected message matches (true, r is
+  // fed), or the source is dead (true, r failed).
+  bool recv_from_unexpected(RequestImpl* r, int src, int tag, uint32_t ctx);
+  bool recv_from_dead(RequestImpl* r, int src, uint32_t ctx);
   RequestImpl* blocking_recv_ = nullptr;  // recv()'s request on its stack while it waits
   // recv()'s request when it was posted into an empty posted_ (then the oldest posted
   // receive: on_incoming() matches it first); nullptr otherwise.
@@ -315,7 +330,11 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
 };
 
 // The process's Engine while a Session exists, else nullptr (for tools and the MPI layer).
-Engine* current_engine();
+// Inline: every MPI call reaches the engine through here.
+extern Engine* g_current_engine;  // session.cpp
+inline Engine* current_engine() {
+  return g_current_engine;
+}
 // Creates the process's one Engine over a joined job and makes it current_engine(); called
 // by Session's constructor (src/api), which owns it. Throws when one is open already.
 Engine* open_engine(std::unique_ptr<BootClient> boot);

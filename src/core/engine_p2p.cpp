@@ -35,6 +35,63 @@ Errc Engine::check_tag(int tag, bool allow_any) {
   return tag >= 0 ? Errc::ok : Errc::invalid_argument;
 }
 
+// Inline into irecv: the posting of a receive is on the message-rate path; what is rare
+// (a stored unexpected message, a dead source) is out of line.
+[[gnu::always_inline]] inline bool Engine::begin_recv(RequestImpl* r, std::span<std::byte> buf,
+                                                      int src, int tag, uint32_t ctx) {
+  proto::Transfer& t = r->xfer;
+  t.role = proto::Transfer::Role::recv;
+  t.buf = buf.data();
+  t.len = buf.size();
+  ++active_recvs_;
+  note_work();
+  if (!unexpected_.empty() && recv_from_unexpected(r, src, tag, ctx)) return false;
+  if (!failed_order_.empty()) [[unlikely]]
+    if (recv_from_dead(r, src, ctx)) return false;
+  r->match.ctx = ctx;
+  r->match.src = src;
+  r->match.tag = tag;
+  r->match.owner = r;
+  r->posted = true;
+  return true;
+}
+
+// Out of line, as before: recv() points recv_slot_ at its own stack request, which GCC
+// flags as a dangling pointer once this is inlined there (recv clears it before returning).
+[[gnu::noinline]] void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src,
+                                          int tag, uint32_t ctx, bool blocking) {
+  if (!begin_recv(r, buf, src, tag, ctx)) return;
+  // With no other receive posted, a blocking one waits in the slot: the oldest posted
+  // receive (anything posted meanwhile is younger), matched without the queue's hashing.
+  if (blocking && posted_.empty() && !recv_slot_) {
+    recv_slot_ = r;
+    return;
+  }
+  posted_.push(r->match);
+}
+
+bool Engine::recv_from_unexpected(RequestImpl* r, int src, int tag, uint32_t ctx) {
+  MatchEntry* e = unexpected_.take(ctx, src, tag);
+  if (!e) return false;
+  UnexpectedMsg* u = take_stored(e);
+  r->status.source = u->info.src;
+  r->status.tag = u->info.tag;
+  r->status.size = u->info.size;
+  p2p_->deliver(r->xfer, u->info);
+  recycle(u);
+  return true;
+}
+
+bool Engine::recv_from_dead(RequestImpl* r, int src, uint32_t ctx) {
+  // Nothing more can come from a dead source; an any-source receive could wait forever
+  // for a message only an unacknowledged dead member would have sent (ULFM semantics).
+  const int dead = src == any_source ? unacked_failure(ctx) : peer_failed(src) ? src : -1;
+  if (dead < 0) return false;
+  r->status.source = dead;
+  complete_request(r, Errc::peer_dead);
+  return true;
+}
+
 RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
                            bool sync, Errc& err, bool coll) {
   err = check_peer(dest, false);
@@ -113,7 +170,7 @@ RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t 
   if (err == Errc::ok) err = check_tag(tag, true);
   if (err != Errc::ok) return failed_request(err);
   RequestImpl* r = pool_.get();
-  start_recv(r, buf, src, tag, ctx);
+  if (begin_recv(r, buf, src, tag, ctx)) posted_.push(r->match);
   return r;
 }
 
@@ -140,49 +197,6 @@ Errc Engine::recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Stat
   if (st) *st = local.status;
   drop_needless_ring();
   return local.status.error;
-}
-
-void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx,
-                        bool blocking) {
-  proto::Transfer& t = r->xfer;
-  t.role = proto::Transfer::Role::recv;
-  t.buf = buf.data();
-  t.len = buf.size();
-  ++active_recvs_;
-  note_work();
-  if (!unexpected_.empty()) {
-    if (MatchEntry* e = unexpected_.take(ctx, src, tag)) {
-      UnexpectedMsg* u = take_stored(e);
-      r->status.source = u->info.src;
-      r->status.tag = u->info.tag;
-      r->status.size = u->info.size;
-      p2p_->deliver(t, u->info);
-      recycle(u);
-      return;
-    }
-  }
-  if (!failed_order_.empty()) [[unlikely]] {
-    // Nothing more can come from a dead source; an any-source receive could wait forever
-    // for a message only an unacknowledged dead member would have sent (ULFM semantics).
-    const int dead = src == any_source ? unacked_failure(ctx) : peer_failed(src) ? src : -1;
-    if (dead >= 0) {
-      r->status.source = dead;
-      complete_request(r, Errc::peer_dead);
-      return;
-    }
-  }
-  r->match.ctx = ctx;
-  r->match.src = src;
-  r->match.tag = tag;
-  r->match.owner = r;
-  r->posted = true;
-  // With no other receive posted, a blocking one waits in the slot: the oldest posted
-  // receive (anything posted meanwhile is younger), matched without the queue's hashing.
-  if (blocking && posted_.empty() && !recv_slot_) {
-    recv_slot_ = r;
-    return;
-  }
-  posted_.push(r->match);
 }
 
 void Engine::deliver_matched(RequestImpl* r, const proto::Incoming& msg) {

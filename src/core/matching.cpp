@@ -255,7 +255,7 @@ struct PostedQueue::Impl {
   }
 };
 
-PostedQueue::PostedQueue() : impl_(new Impl) {}
+PostedQueue::PostedQueue() : impl_(new Impl), size_(&impl_->size) {}
 PostedQueue::~PostedQueue() {
   delete impl_;
 }
@@ -286,10 +286,6 @@ bool PostedQueue::remove(MatchEntry& e) {
   if (e.bin == nullptr) return false;
   impl_->erase(e);
   return true;
-}
-
-std::size_t PostedQueue::size() const {
-  return impl_->size;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -442,7 +438,7 @@ struct UnexpectedQueue::Impl {
   }
 };
 
-UnexpectedQueue::UnexpectedQueue() : impl_(new Impl) {}
+UnexpectedQueue::UnexpectedQueue() : impl_(new Impl), size_(&impl_->size) {}
 UnexpectedQueue::~UnexpectedQueue() {
   delete impl_;
 }
@@ -482,10 +478,6 @@ MatchEntry* UnexpectedQueue::take(uint32_t ctx, int32_t src, int32_t tag) {
 
 void UnexpectedQueue::remove(MatchEntry& e) {
   if (e.bin) impl_->erase(e);
-}
-
-std::size_t UnexpectedQueue::size() const {
-  return impl_->size;
 }
 
 }  // namespace sluice::detail

@@ -45,12 +45,14 @@ class PostedQueue {
   MatchEntry* take(uint32_t ctx, int32_t src, int32_t tag);
   // Remove a specific entry (cancel). Returns false if it is not queued.
   bool remove(MatchEntry& e);
-  std::size_t size() const;
+  // Inline: the engine asks on every receive and arrival.
+  std::size_t size() const { return *size_; }
   bool empty() const { return size() == 0; }
 
  private:
   struct Impl;
   Impl* impl_;
+  const std::size_t* size_;  // impl_->size
 };
 
 // Unexpected messages: entries are concrete; queries may hold wildcards.
@@ -67,12 +69,14 @@ class UnexpectedQueue {
   // Same, removed.
   MatchEntry* take(uint32_t ctx, int32_t src, int32_t tag);
   void remove(MatchEntry& e);
-  std::size_t size() const;
+  // Inline: the engine asks on every receive and arrival.
+  std::size_t size() const { return *size_; }
   bool empty() const { return size() == 0; }
 
  private:
   struct Impl;
   Impl* impl_;
+  const std::size_t* size_;  // impl_->size
 };
 
 }  // namespace sluice::detail

@@ -9,8 +9,6 @@
 namespace sluice {
 
 namespace {
-// The one Context of the process (Request handles reach it through here).
-detail::Engine* the_engine = nullptr;
 std::atomic<bool> exiting{false};
 void mark_exiting() {
   exiting.store(true, std::memory_order_relaxed);
@@ -19,28 +17,27 @@ void mark_exiting() {
 }  // namespace
 
 namespace detail {
-Engine* current_engine() {
-  return the_engine;
-}
+// The one Engine of the process (Request handles reach it through here).
+Engine* g_current_engine = nullptr;
 
 bool process_exiting() {
   return exiting.load(std::memory_order_relaxed);
 }
 
 Engine* open_engine(std::unique_ptr<BootClient> boot) {
-  if (the_engine) throw std::runtime_error("sluice: only one Session per process");
+  if (detail::g_current_engine) throw std::runtime_error("sluice: only one Session per process");
   // Registered now, so that it runs before the destructors registered earlier.
   static const bool registered = std::atexit(mark_exiting) == 0;
   (void)registered;
-  the_engine = new Engine(std::move(boot));
-  return the_engine;
+  detail::g_current_engine = new Engine(std::move(boot));
+  return detail::g_current_engine;
 }
 }  // namespace detail
 
 Request& Request::operator=(Request&& o) noexcept {
   detail::EngineGuard guard;
   if (this != &o) {
-    if (impl_ && the_engine) the_engine->release(impl_);
+    if (impl_ && detail::g_current_engine) detail::g_current_engine->release(impl_);
     impl_ = o.impl_;
     o.impl_ = nullptr;
   }
@@ -49,14 +46,14 @@ Request& Request::operator=(Request&& o) noexcept {
 
 Request::~Request() {
   detail::EngineGuard guard;
-  if (impl_ && the_engine) the_engine->release(impl_);
+  if (impl_ && detail::g_current_engine) detail::g_current_engine->release(impl_);
 }
 
 // Session::Session() is the composition root, above the boot layer: src/api/session.cpp.
 
 Session::~Session() {
   delete engine_;
-  the_engine = nullptr;
+  detail::g_current_engine = nullptr;
 }
 
 int Session::rank() const {

@@ -14,7 +14,10 @@
 
 namespace sluice::mpi {
 
-detail::Engine& engine();  // env.cpp
+// The process's engine (between MPI_Init and MPI_Finalize). Inline: every call uses it.
+inline detail::Engine& engine() {
+  return *detail::current_engine();
+}
 
 extern bool g_threaded;  // MPI_THREAD_MULTIPLE was provided: calls take the big lock
 void big_lock();

@@ -813,17 +813,8 @@ void copy_range(const Type& t, const void* buf, std::size_t first, std::size_t b
 
 // ---- contract ---------------------------------------------------------------------------
 
-bool dt_is_contiguous(MPI_Datatype t) {
-  return t->contiguous;
-}
-std::size_t dt_size(MPI_Datatype t) {
-  return t->size;
-}
 MPI_Aint dt_extent(MPI_Datatype t) {
   return t->extent();
-}
-MPI_Aint dt_true_lb(MPI_Datatype t) {
-  return t->true_lb;
 }
 MPI_Aint dt_true_extent(MPI_Datatype t) {
   return t->true_ub - t->true_lb;
@@ -889,15 +880,6 @@ sluice_datatype_s::~sluice_datatype_s() {
 }
 
 namespace sluice::mpi {
-
-void dt_retain(MPI_Datatype t) {
-  if (t && !t->predefined) t->refs.fetch_add(1, std::memory_order_relaxed);
-}
-
-void dt_release(MPI_Datatype t) {
-  if (!t || t->predefined) return;
-  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
-}
 
 // ---- constructors -------------------------------------------------------------------------
 

@@ -128,10 +128,19 @@ struct sluice_datatype_s {
 namespace sluice::mpi {
 
 // ---- contract used by point-to-point and collectives -------------------------------
-bool dt_is_contiguous(MPI_Datatype);  // count elements = one run of count*size bytes at buf+true_lb
-std::size_t dt_size(MPI_Datatype);    // bytes of data in one element (MPI_Type_size)
+// Inline (the point-to-point fast paths read them per message).
+// count elements = one run of count*size bytes at buf+true_lb
+inline bool dt_is_contiguous(MPI_Datatype t) {
+  return t->contiguous;
+}
+// bytes of data in one element (MPI_Type_size)
+inline std::size_t dt_size(MPI_Datatype t) {
+  return t->size;
+}
 MPI_Aint dt_extent(MPI_Datatype);
-MPI_Aint dt_true_lb(MPI_Datatype);
+inline MPI_Aint dt_true_lb(MPI_Datatype t) {
+  return t->true_lb;
+}
 // Packs `count` elements at `buf` into `out`; returns bytes written (count*size).
 std::size_t dt_pack(MPI_Datatype, const void* buf, std::size_t count, void* out);
 // Unpacks min(bytes, count*size) bytes from `in` into `count` elements at `buf`;
@@ -152,9 +161,14 @@ int dt_check(MPI_Datatype);
 void dt_pack_range(MPI_Datatype, const void* buf, std::size_t first, std::size_t bytes, void* out);
 void dt_unpack_range(MPI_Datatype, const void* in, std::size_t first, std::size_t bytes, void* buf);
 // Reference counting: a pending operation retains its datatype so MPI_Type_free may be
-// called before it completes. No-ops on predefined types.
-void dt_retain(MPI_Datatype);
-void dt_release(MPI_Datatype);
+// called before it completes. No-ops on predefined types (inline: one test per message).
+inline void dt_retain(MPI_Datatype t) {
+  if (t && !t->predefined) t->refs.fetch_add(1, std::memory_order_relaxed);
+}
+inline void dt_release(MPI_Datatype t) {
+  if (!t || t->predefined) return;
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
+}
 MPI_Aint dt_true_extent(MPI_Datatype);
 std::size_t dt_basic_count(MPI_Datatype);  // basic elements in one element
 

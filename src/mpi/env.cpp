@@ -185,10 +185,6 @@ auto find_key(MPI_Info info, const char* key) {
 
 }  // namespace
 
-detail::Engine& engine() {
-  return *detail::current_engine();
-}
-
 // Implemented in p2p.cpp / comm.cpp.
 void finalize_p2p();
 void finalize_comms();

@@ -117,6 +117,7 @@ struct sluice_request_s {
   int tag = 0;
   sluice::mpi::SendMode mode = sluice::mpi::SendMode::standard;
   MPI_Status status{};
+  sluice_request_s* next_free = nullptr;  // p2p.cpp's free list
 };
 
 struct sluice_message_s {
@@ -144,7 +145,6 @@ inline const char* not_initialized_text() {
 }
 // Aborts a call made outside MPI_Init..MPI_Finalize, saying which side it is on.
 [[noreturn]] void abort_not_initialized(const char* function);
-detail::Engine& engine();
 
 // ---- errors -------------------------------------------------------------------------
 // Applies `comm`'s error handler (MPI_COMM_WORLD's when comm is null or invalid) to an

@@ -118,8 +118,48 @@ std::size_t bytes_of(int count, MPI_Datatype type) {
   return static_cast<std::size_t>(count) * dt_size(type);
 }
 
+// The status of a send that completed when it started (what complete_from(r, Status{})
+// leaves for a finished send).
+inline void set_send_done_status(MPI_Status* st) {
+  st->MPI_SOURCE = -1;
+  st->MPI_TAG = -1;
+  st->MPI_ERROR = MPI_SUCCESS;
+  st->sluice_count = 0;
+  st->sluice_cancelled = 0;
+}
+
+// The message-rate path: a standard or ready send of contiguous data to a real peer (the
+// caller checked). An eager send the driver takes at once needs no engine request: it is
+// complete now. Otherwise complete_from() fills the status when the engine request ends.
+[[gnu::always_inline]] inline void start_plain_send(MPI_Request r, const std::byte* data,
+                                                    std::size_t bytes) {
+  Errc err;
+  MPI_Comm comm = r->comm;
+  r->active = true;
+  r->impl =
+      engine().isend_or_inject({data, bytes}, comm->world[r->peer], r->tag, comm->p2p_ctx, err);
+  r->done = !r->impl;
+  if (r->done) set_send_done_status(&r->status);
+}
+
+// The message-rate path of receives: contiguous data from a real peer or MPI_ANY_SOURCE.
+[[gnu::always_inline]] inline void start_plain_recv(MPI_Request r, std::byte* data,
+                                                    std::size_t bytes) {
+  Errc err;
+  MPI_Comm comm = r->comm;
+  r->active = true;
+  r->done = false;
+  const int src = r->peer == MPI_ANY_SOURCE ? any_source : comm->world[r->peer];
+  r->impl = engine().irecv({data, bytes}, src, r->tag, comm->p2p_ctx, err);
+}
+
 // Starts the send described by r (buf/count/type/peer/tag/mode/comm).
 int start_send(MPI_Request r, const char* function) {
+  if ((r->mode == SendMode::standard || r->mode == SendMode::ready) && r->peer != MPI_PROC_NULL &&
+      dt_is_contiguous(r->type)) [[likely]] {
+    start_plain_send(r, first_byte(r->buf, r->type), bytes_of(r->count, r->type));
+    return MPI_SUCCESS;
+  }
   r->active = true;
   r->done = false;
   r->status = MPI_Status{};
@@ -167,12 +207,8 @@ int start_send(MPI_Request r, const char* function) {
   }
   // An eager send the driver takes at once needs no engine request: it is complete now.
   r->impl = engine().isend_or_inject({data, bytes}, dest, r->tag, r->comm->p2p_ctx, err);
-  if (!r->impl) {  // what complete_from(r, Status{}) leaves for a finished send
-    r->status.MPI_SOURCE = -1;
-    r->status.MPI_TAG = -1;
-    r->status.MPI_ERROR = MPI_SUCCESS;
-    r->status.sluice_count = 0;
-    r->status.sluice_cancelled = 0;
+  if (!r->impl) {
+    set_send_done_status(&r->status);
     if (!r->persistent && !r->staging.empty()) r->staging = {};
     r->done = true;
   }
@@ -180,6 +216,10 @@ int start_send(MPI_Request r, const char* function) {
 }
 
 int start_recv(MPI_Request r) {
+  if (r->peer != MPI_PROC_NULL && dt_is_contiguous(r->type)) [[likely]] {
+    start_plain_recv(r, first_byte(r->buf, r->type), bytes_of(r->count, r->type));
+    return MPI_SUCCESS;
+  }
   r->active = true;
   r->done = false;
   r->status = MPI_Status{};
@@ -202,18 +242,25 @@ int start_recv(MPI_Request r) {
   return MPI_SUCCESS;
 }
 
-// Request objects are recycled: no allocation per message once warm.
-std::vector<MPI_Request> g_request_pool;
+// Request objects are recycled: no allocation per message once warm. A pooled request is
+// in the state delete_request() leaves: inactive, not persistent, no engine request, no
+// AsyncOp, no datatype, empty staging; every other field is set by whoever takes it.
+// An intrusive free list: taking and returning one is a few instructions.
+MPI_Request g_free_requests = nullptr;
+std::size_t g_free_count = 0;
+constexpr std::size_t kMaxFreeRequests = 1024;
 
-MPI_Request alloc_request() {
-  if (g_request_pool.empty()) return new sluice_request_s;
-  MPI_Request r = g_request_pool.back();
-  g_request_pool.pop_back();
+inline MPI_Request alloc_request() {
+  MPI_Request r = g_free_requests;
+  if (!r) [[unlikely]]
+    return new sluice_request_s;
+  g_free_requests = r->next_free;
+  --g_free_count;
   return r;
 }
 
-MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const void* buf, int count,
-                        MPI_Datatype type, int peer, int tag, SendMode mode) {
+inline MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const void* buf,
+                               int count, MPI_Datatype type, int peer, int tag, SendMode mode) {
   MPI_Request r = alloc_request();
   r->kind = kind;
   r->comm = comm;
@@ -227,35 +274,33 @@ MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const void* 
   return r;
 }
 
-void delete_request(MPI_Request r) {
-  if (r->type) dt_release(r->type);
-  if (g_request_pool.size() >= 1024) {
+inline void delete_request(MPI_Request r) {
+  dt_release(r->type);
+  if (g_free_count >= kMaxFreeRequests) [[unlikely]] {
     delete r;
     return;
   }
-  // Back to a fresh state, keeping small staging buffers' capacity.
-  r->kind = sluice_request_s::Kind::send;
+  // Back to the pooled state (see alloc_request), keeping small staging buffers' capacity.
   r->persistent = r->active = r->done = false;
-  r->comm = nullptr;
   r->impl = nullptr;
-  r->op.reset();
-  r->staging.clear();
-  if (r->staging.capacity() > 65536) r->staging.shrink_to_fit();
-  r->buf = nullptr;
-  r->count = 0;
   r->type = nullptr;
-  r->peer = r->tag = 0;
-  r->mode = SendMode::standard;
-  r->status = MPI_Status{};
-  g_request_pool.push_back(r);
+  if (r->op) [[unlikely]]
+    r->op.reset();
+  if (r->staging.capacity()) [[unlikely]] {
+    r->staging.clear();
+    if (r->staging.capacity() > 65536) r->staging.shrink_to_fit();
+  }
+  r->next_free = g_free_requests;
+  g_free_requests = r;
+  ++g_free_count;
 }
 
-int check_send_args(MPI_Comm comm, const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                    const char* function) {
+[[gnu::always_inline]] inline int check_send_args(MPI_Comm comm, const void* buf, int count,
+                                                  MPI_Datatype type, int dest, int tag,
+                                                  const char* function) {
   if (int rc = check_comm(comm, function)) return rc;
   if (int rc = check_count(comm, count, function)) return rc;
   if (int rc = check_type(comm, type, function)) return rc;
-  if (int rc = check_buffer(comm, buf, count, type, function)) return rc;
   if (int rc = check_buffer(comm, buf, count, type, function)) return rc;
   if (int rc = check_rank(comm, dest, false, function)) return rc;
   if (dest != MPI_PROC_NULL)
@@ -263,8 +308,9 @@ int check_send_args(MPI_Comm comm, const void* buf, int count, MPI_Datatype type
   return MPI_SUCCESS;
 }
 
-int check_recv_args(MPI_Comm comm, void* buf, int count, MPI_Datatype type, int source, int tag,
-                    const char* function) {
+[[gnu::always_inline]] inline int check_recv_args(MPI_Comm comm, void* buf, int count,
+                                                  MPI_Datatype type, int source, int tag,
+                                                  const char* function) {
   if (int rc = check_comm(comm, function)) return rc;
   if (int rc = check_count(comm, count, function)) return rc;
   if (int rc = check_type(comm, type, function)) return rc;
@@ -307,6 +353,37 @@ int report(MPI_Request* rp, MPI_Status* st) {
   return err;
 }
 
+// True once request_poll(r) would return true, without completing r: its engine request
+// finished (an AsyncOp is tested: that is how it advances).
+[[gnu::always_inline]] inline bool request_ready(MPI_Request r) {
+  if (r->done) return true;
+  if (r->impl) return r->impl->state == RequestState::complete;
+  return request_poll(r);
+}
+
+// The completion of the message-rate path: a request whose engine request finished without
+// error, not persistent, nothing staged. Fills `st` straight from the engine's status and
+// releases both requests (what request_poll + report do, without the detour through
+// r->status). False, with nothing done, when r needs the general path.
+[[gnu::always_inline]] inline bool finish_plain(MPI_Request r, MPI_Status* st) {
+  RequestImpl* impl = r->impl;
+  if (!impl || impl->state != RequestState::complete || r->persistent || !r->staging.empty())
+    return false;
+  const Status& s = impl->status;
+  if (s.error != Errc::ok || s.cancelled) return false;
+  if (st) {
+    st->MPI_SOURCE = r->comm->comm_rank_of(s.source);
+    st->MPI_TAG = s.tag;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->sluice_count = static_cast<MPI_Count>(std::min(s.size, bytes_of(r->count, r->type)));
+    st->sluice_cancelled = 0;
+  }
+  engine().reap(impl);
+  r->impl = nullptr;
+  delete_request(r);
+  return true;
+}
+
 // Blocking completion of one request created by the calling function.
 int wait_one(MPI_Request* rp, MPI_Status* st, const char* function) {
   MPI_Request r = *rp;
@@ -331,13 +408,18 @@ int check_request_array(int count, MPI_Request reqs[], const char* function) {
   return MPI_SUCCESS;
 }
 
-int isend_common(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                 MPI_Request* request, SendMode mode, const char* function) {
+[[gnu::always_inline]] inline int isend_common(const void* buf, int count, MPI_Datatype type,
+                                               int dest, int tag, MPI_Comm comm,
+                                               MPI_Request* request, SendMode mode,
+                                               const char* function) {
   if (int rc = check_send_args(comm, buf, count, type, dest, tag, function)) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, function, "request is NULL");
   MPI_Request r =
       new_request(sluice_request_s::Kind::send, comm, buf, count, type, dest, tag, mode);
-  if (int rc = start_send(r, function)) {
+  if ((mode == SendMode::standard || mode == SendMode::ready) && dest != MPI_PROC_NULL &&
+      dt_is_contiguous(type)) [[likely]] {
+    start_plain_send(r, first_byte(buf, type), bytes_of(count, type));
+  } else if (int rc = start_send(r, function)) {
     delete_request(r);
     return rc;
   }
@@ -455,11 +537,10 @@ bool request_poll(MPI_Request r) {
     r->done = true;
     return true;
   }
-  if (!r->impl || r->impl->state != RequestState::complete) return false;
-  Status s;
-  engine().test(r->impl, &s);
+  RequestImpl* impl = r->impl;
+  if (!impl || impl->state != RequestState::complete) return false;
   r->impl = nullptr;
-  complete_from(r, s);
+  complete_from(r, engine().reap(impl));
   return true;
 }
 
@@ -468,13 +549,15 @@ void complete_from(MPI_Request r, const Status& s) {
   const std::size_t received = std::min(s.size, capacity);
   r->status.MPI_SOURCE = r->comm->comm_rank_of(s.source);
   r->status.MPI_TAG = s.tag;
-  r->status.MPI_ERROR = errc_to_class(s.error);
+  r->status.MPI_ERROR = s.error == Errc::ok ? MPI_SUCCESS : errc_to_class(s.error);
   r->status.sluice_count = static_cast<MPI_Count>(s.cancelled ? 0 : received);
   r->status.sluice_cancelled = s.cancelled ? 1 : 0;
   if (s.error == Errc::truncated) r->status.sluice_count = static_cast<MPI_Count>(s.size);
-  if (r->kind == sluice_request_s::Kind::recv && !r->staging.empty() && !s.cancelled)
-    dt_unpack(r->type, r->staging.data(), received, r->buf, r->count);
-  if (!r->persistent) r->staging = {};
+  if (!r->staging.empty()) [[unlikely]] {
+    if (r->kind == sluice_request_s::Kind::recv && !s.cancelled)
+      dt_unpack(r->type, r->staging.data(), received, r->buf, r->count);
+    if (!r->persistent) r->staging = {};
+  }
   r->done = true;
 }
 
@@ -517,8 +600,11 @@ void finalize_p2p() {
   }
   reap_detached();
   g_bsend = BsendBuffer{};
-  for (MPI_Request r : g_request_pool) delete r;
-  g_request_pool.clear();
+  while (MPI_Request r = g_free_requests) {
+    g_free_requests = r->next_free;
+    delete r;
+  }
+  g_free_count = 0;
 }
 
 }  // namespace sluice::mpi
@@ -650,7 +736,10 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
   if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
   MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
                               SendMode::standard);
-  start_recv(r);
+  if (source != MPI_PROC_NULL && dt_is_contiguous(datatype)) [[likely]]
+    start_plain_recv(r, first_byte(buf, datatype), bytes_of(count, datatype));
+  else
+    start_recv(r);
   *request = r;
   return MPI_SUCCESS;
 }
@@ -830,24 +919,28 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitall")) return rc;
-  // Each pass resumes at the first request not seen complete: O(count) polls in all, not
-  // per pass. Operations that advance only when tested are driven by progress() itself
-  // (g_background), so stopping at a pending request starves nothing.
-  int next = 0;
-  block_until([&] {
-    for (; next < count; ++next)
-      if (!request_inactive(reqs[next]) && !request_poll(reqs[next])) return false;
-    return true;
-  });
+  // In order: wait for each request, then report it at once (one pass over the array, the
+  // request still in cache). O(count) polls in all. Waiting on one request progresses all
+  // of them, and operations that advance only when tested are driven by progress() itself
+  // (g_background), so waiting at a pending request starves nothing.
   int first_error = MPI_SUCCESS, first_index = -1;
   MPI_Comm comm = nullptr;
   for (int i = 0; i < count; ++i) {
     MPI_Status* st = statuses ? &statuses[i] : nullptr;
-    if (request_inactive(reqs[i])) {
+    MPI_Request r = reqs[i];
+    if (request_inactive(r)) {
       set_empty_status(st);
       continue;
     }
-    MPI_Comm c = reqs[i]->comm;
+    if (!r->done) {
+      if (!request_ready(r)) block_until([r] { return request_ready(r); });
+      if (finish_plain(r, st)) {
+        reqs[i] = MPI_REQUEST_NULL;
+        continue;
+      }
+      request_poll(r);
+    }
+    MPI_Comm c = r->comm;
     const int err = report(&reqs[i], st);
     if (err != MPI_SUCCESS && first_index < 0) {
       first_error = err;

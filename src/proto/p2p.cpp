@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/small_copy.hpp"
+
 namespace sluice::proto {
 
 using drivers::IoStatus;
@@ -308,7 +310,7 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
   if (m.type != PacketType::rts) {
     r.protocol = Protocol::eager;
     ++stats_.received[static_cast<int>(Protocol::eager)];
-    if (n) std::memcpy(r.buf, m.payload.data(), n);
+    util::copy_small(r.buf, m.payload.data(), n);
     if (m.sync) {
       ++stats_.sync_acks;
       FinHeader f{PacketType::sync_ack, {}, m.sender_req};

@@ -12,6 +12,7 @@
 #include "util/stats.hpp"
 
 #include "util/futex.hpp"
+#include "util/small_copy.hpp"
 #include "util/unique_fd.hpp"
 
 namespace sluice::drivers {
@@ -220,8 +221,8 @@ IoStatus ShmDriver::send(int peer, std::span<const std::byte> header,
   count_.sent_bytes += payload.size();
   const std::size_t hlen = header.size();
   if (hlen + payload.size() <= o.ring.payload_capacity()) {
-    std::memcpy(cell, header.data(), hlen);
-    if (!payload.empty()) std::memcpy(cell + hlen, payload.data(), payload.size());
+    util::copy_small(cell, header.data(), hlen);
+    util::copy_small(cell + hlen, payload.data(), payload.size());
     o.ring.commit(static_cast<uint32_t>(hlen + payload.size()), static_cast<uint32_t>(hlen));
     wake_if_sleeping(o.header);
     return IoStatus::done;
