@@ -159,7 +159,8 @@ class Launcher final : public StoreServer::Job {
   void start_rank(int rank) {
     std::vector<std::string> env = environment_for(rank);
     std::vector<std::string> argv = remote_.argv_for(rank, env);
-    if (std::optional<SpawnFailure> failure = spawner_.start(rank, std::move(argv), std::move(env)))
+    if (std::optional<SpawnFailure> failure =
+            spawner_.start(rank, std::move(argv), std::move(env), remote_.stdin_text(rank)))
       fail_job(failure->exit_status, failure->message);
   }
 
