@@ -7,6 +7,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -127,6 +129,7 @@ class LauncherClient final : public IdentifiedBootClient {
   // reads, so requests and notices are unaffected) and ends the process when the launcher
   // is gone. Stopped before every orderly close (finalize, abort, the destructor).
   void watch_launcher() {
+    if (parent_is_launcher()) return;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     stop_read_ = util::UniqueFd(fds[0]);
@@ -150,6 +153,20 @@ class LauncherClient final : public IdentifiedBootClient {
         }
       }
     });
+  }
+
+  // A rank that sluicerun started itself (its parent, at the other end of the unix socket)
+  // needs no thread: the parent-death signal ends it with the launcher. A second thread
+  // would make every socket call of the process pay glibc's cancellation bookkeeping (two
+  // atomic operations per call, on the latency path of every network driver).
+  bool parent_is_launcher() const {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(socket_.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0 ||
+        cred.pid != ::getppid())
+      return false;
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return false;
+    return ::getppid() == cred.pid;  // else the launcher died before the signal was armed
   }
 
   // Sends hello and waits for the launcher's verdict.

@@ -23,6 +23,8 @@
 //   store-flood     exchanges values round after round while store_flood.py floods the
 //                   launcher's store, until $FLOOD_DIR/done exists
 //   bind            prints how many CPUs the rank may run on; with "one", requires 1
+//   threads         prints the process's thread count (the launcher watchdog is a thread
+//                   only where the parent-death signal cannot reach the rank)
 // The victim is rank 1 (rank 0 in a one-rank job).
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -414,6 +416,18 @@ int main(int argc, char** argv) {
     int count = CPU_COUNT(&cpus);
     std::printf("boot_probe: rank %d may run on %d cpus\n", rank, count);
     if (argc > 2 && std::strcmp(argv[2], "one") == 0) check(count == 1, "bound to one CPU");
+    check(boot->finalize() == Errc::ok, "finalize");
+    return failures ? 1 : 0;
+  }
+  if (mode == "threads") {
+    int threads = 0;
+    if (FILE* f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "Threads: %d", &threads) == 1) break;
+      std::fclose(f);
+    }
+    std::printf("boot_probe: rank %d threads %d\n", rank, threads);
     check(boot->finalize() == Errc::ok, "finalize");
     return failures ? 1 : 0;
   }
