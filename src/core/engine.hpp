@@ -91,11 +91,36 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // isend without a request when the message goes out at once (an eager send the driver
   // took): returns nullptr then; otherwise what isend returns. For callers that only need
   // to know when their sends are done (collective schedules). coll: as for isend.
-  RequestImpl* isend_or_inject(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx,
-                               Errc& err, bool coll = false);
+  // Inline (with proto's try_inject): the MPI message-rate path down to the driver's send.
+  [[gnu::always_inline]] RequestImpl* isend_or_inject(std::span<const std::byte> buf, int dest,
+                                                      int tag, uint32_t ctx, Errc& err,
+                                                      bool coll = false) {
+    err = check_peer(dest, false);
+    if (err == Errc::ok) err = check_tag(tag, false);
+    if (err != Errc::ok) [[unlikely]]
+      return failed_request(err);
+    // A known-dead peer fails at once in isend, whatever its driver would still accept.
+    if (peer_failed(dest)) [[unlikely]]
+      return isend(buf, dest, tag, ctx, false, err);
+    if (p2p_->try_inject(dest, ctx, tag, buf) == drivers::IoStatus::done) [[likely]] {
+      note_work();
+      return nullptr;
+    }
+    return isend(buf, dest, tag, ctx, false, err, coll);  // queued, rendezvous or a dead peer
+  }
   // Blocking send of a message that may complete at once; no request unless it must wait.
   Errc send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx);
-  RequestImpl* irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err);
+  // Inline: the MPI message-rate path of receives.
+  [[gnu::always_inline]] RequestImpl* irecv(std::span<std::byte> buf, int src, int tag,
+                                            uint32_t ctx, Errc& err) {
+    err = check_peer(src, true);
+    if (err == Errc::ok) err = check_tag(tag, true);
+    if (err != Errc::ok) [[unlikely]]
+      return failed_request(err);
+    RequestImpl* r = pool_.get();
+    if (begin_recv(r, buf, src, tag, ctx)) posted_.push(r->match);
+    return r;
+  }
   // Blocking receive without a pooled request.
   Errc recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Status* st);
   bool iprobe(int src, int tag, uint32_t ctx, Status* st);
@@ -211,7 +236,26 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
                   bool blocking = false);
   // start_recv up to the posting: false when r was matched (or failed) at once, true when
   // it is still to be posted (its match entry filled).
-  bool begin_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag, uint32_t ctx);
+  // Inline: the posting of a receive is on the message-rate path; what is rare (a stored
+  // unexpected message, a dead source) is out of line.
+  [[gnu::always_inline]] bool begin_recv(RequestImpl* r, std::span<std::byte> buf, int src, int tag,
+                                         uint32_t ctx) {
+    proto::Transfer& t = r->xfer;
+    t.role = proto::Transfer::Role::recv;
+    t.buf = buf.data();
+    t.len = buf.size();
+    ++active_recvs_;
+    note_work();
+    if (!unexpected_.empty() && recv_from_unexpected(r, src, tag, ctx)) return false;
+    if (!failed_order_.empty()) [[unlikely]]
+      if (recv_from_dead(r, src, ctx)) return false;
+    r->match.ctx = ctx;
+    r->match.src = src;
+    r->match.tag = tag;
+    r->match.owner = r;
+    r->posted = true;
+    return true;
+  }
   // start_recv's rare cases, out of line: a stored unexpected message matches (true, r is
   // fed), or the source is dead (true, r failed).
   bool recv_from_unexpected(RequestImpl* r, int src, int tag, uint32_t ctx);
@@ -222,8 +266,14 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   RequestImpl* recv_slot_ = nullptr;
   // An arrival matched the posted receive `r`: its status, then the protocol's delivery.
   void deliver_matched(RequestImpl* r, const proto::Incoming& msg);
-  Errc check_peer(int peer, bool allow_any) const;
-  static Errc check_tag(int tag, bool allow_any);
+  Errc check_peer(int peer, bool allow_any) const {
+    if (allow_any && peer == any_source) return Errc::ok;
+    return peer >= 0 && peer < size_ ? Errc::ok : Errc::invalid_argument;
+  }
+  static Errc check_tag(int tag, bool allow_any) {
+    if (allow_any && tag == any_tag) return Errc::ok;
+    return tag >= 0 ? Errc::ok : Errc::invalid_argument;
+  }
   void complete_request(RequestImpl* r, Errc err);
   // Work that needs progress was posted: wake a parked progress thread. One load when off.
   void note_work() {

@@ -25,37 +25,6 @@ UnexpectedMsg* Engine::take_stored(MatchEntry* e) {
   return u;
 }
 
-Errc Engine::check_peer(int peer, bool allow_any) const {
-  if (allow_any && peer == any_source) return Errc::ok;
-  return peer >= 0 && peer < size_ ? Errc::ok : Errc::invalid_argument;
-}
-
-Errc Engine::check_tag(int tag, bool allow_any) {
-  if (allow_any && tag == any_tag) return Errc::ok;
-  return tag >= 0 ? Errc::ok : Errc::invalid_argument;
-}
-
-// Inline into irecv: the posting of a receive is on the message-rate path; what is rare
-// (a stored unexpected message, a dead source) is out of line.
-[[gnu::always_inline]] inline bool Engine::begin_recv(RequestImpl* r, std::span<std::byte> buf,
-                                                      int src, int tag, uint32_t ctx) {
-  proto::Transfer& t = r->xfer;
-  t.role = proto::Transfer::Role::recv;
-  t.buf = buf.data();
-  t.len = buf.size();
-  ++active_recvs_;
-  note_work();
-  if (!unexpected_.empty() && recv_from_unexpected(r, src, tag, ctx)) return false;
-  if (!failed_order_.empty()) [[unlikely]]
-    if (recv_from_dead(r, src, ctx)) return false;
-  r->match.ctx = ctx;
-  r->match.src = src;
-  r->match.tag = tag;
-  r->match.owner = r;
-  r->posted = true;
-  return true;
-}
-
 // Out of line, as before: recv() points recv_slot_ at its own stack request, which GCC
 // flags as a dangling pointer once this is inlined there (recv clears it before returning).
 [[gnu::noinline]] void Engine::start_recv(RequestImpl* r, std::span<std::byte> buf, int src,
@@ -116,21 +85,6 @@ RequestImpl* Engine::isend(std::span<const std::byte> buf, int dest, int tag, ui
   return r;
 }
 
-RequestImpl* Engine::isend_or_inject(std::span<const std::byte> buf, int dest, int tag,
-                                     uint32_t ctx, Errc& err, bool coll) {
-  err = check_peer(dest, false);
-  if (err == Errc::ok) err = check_tag(tag, false);
-  if (err != Errc::ok) return failed_request(err);
-  // A known-dead peer fails at once in isend, whatever its driver would still accept.
-  if (peer_failed(dest)) [[unlikely]]
-    return isend(buf, dest, tag, ctx, false, err);
-  if (p2p_->try_inject(dest, ctx, tag, buf) == drivers::IoStatus::done) {
-    note_work();
-    return nullptr;
-  }
-  return isend(buf, dest, tag, ctx, false, err, coll);  // queued, rendezvous or a dead peer
-}
-
 Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ctx) {
   Errc err = check_peer(dest, false);
   if (err == Errc::ok) err = check_tag(tag, false);
@@ -163,15 +117,6 @@ Errc Engine::send(std::span<const std::byte> buf, int dest, int tag, uint32_t ct
     }
   }
   return local.status.error;
-}
-
-RequestImpl* Engine::irecv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Errc& err) {
-  err = check_peer(src, true);
-  if (err == Errc::ok) err = check_tag(tag, true);
-  if (err != Errc::ok) return failed_request(err);
-  RequestImpl* r = pool_.get();
-  if (begin_recv(r, buf, src, tag, ctx)) posted_.push(r->match);
-  return r;
 }
 
 Errc Engine::recv(std::span<std::byte> buf, int src, int tag, uint32_t ctx, Status* st) {

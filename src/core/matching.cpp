@@ -113,13 +113,12 @@ class Table {
  public:
   Table() : slots_(kMinCapacity) {}
 
+  // The cached bin inline, the probing out of line: the hit path then needs no registers
+  // saved (a message stream repeats its key).
   T* find(Key k) const {
-    if (last_ && last_->key == k) return last_;
-    for (std::size_t i = hash_key(k) & mask();; i = (i + 1) & mask()) {
-      const Slot& s = slots_[i];
-      if (!s.value) return nullptr;
-      if (s.key == k) return last_ = s.value;
-    }
+    if (last_ && last_->key == k) [[likely]]
+      return last_;
+    return find_probe(k);
   }
 
   // Returns the object for `k` and whether it was just created (reset, otherwise blank).
@@ -128,7 +127,20 @@ class Table {
   // toward a rebuild. The moved key was idle, so nothing is lost; k's probe path passes
   // through the slot, so k is found there.
   std::pair<T*, bool> find_or_create(Key k) {
-    if (last_ && last_->key == k) return {last_, false};
+    if (last_ && last_->key == k) [[likely]]
+      return {last_, false};
+    return find_or_create_probe(k);
+  }
+
+ private:
+  [[gnu::noinline]] T* find_probe(Key k) const {
+    for (std::size_t i = hash_key(k) & mask();; i = (i + 1) & mask()) {
+      const Slot& s = slots_[i];
+      if (!s.value) return nullptr;
+      if (s.key == k) return last_ = s.value;
+    }
+  }
+  [[gnu::noinline]] std::pair<T*, bool> find_or_create_probe(Key k) {
     std::size_t idle = kNone;
     std::size_t i = hash_key(k) & mask();
     for (; slots_[i].value; i = (i + 1) & mask()) {
@@ -145,7 +157,6 @@ class Table {
     return {create(k, i), true};
   }
 
- private:
   static constexpr std::size_t kMinCapacity = 64;
   static constexpr std::size_t kNone = ~std::size_t{0};
   struct Slot {
@@ -247,6 +258,12 @@ struct PostedQueue::Impl {
     if (any_both) consider(Key{ctx, kAnySource, kAnyTag}, best);
     return best;
   }
+  [[gnu::noinline]] MatchEntry* take_with_wildcards(uint32_t ctx, int32_t src, int32_t tag) {
+    PostedBin* exact = bins.find(Key{ctx, src, tag});
+    MatchEntry* best = earliest_wildcard(ctx, src, tag, exact ? exact->list.head : nullptr);
+    if (best) erase(*best);
+    return best;
+  }
   void erase(MatchEntry& e) {
     static_cast<PostedBin*>(e.bin)->list.erase(&e);
     e.bin = nullptr;
@@ -274,10 +291,11 @@ void PostedQueue::push(MatchEntry& e) {
 MatchEntry* PostedQueue::take(uint32_t ctx, int32_t src, int32_t tag) {
   Impl& q = *impl_;
   if (q.size == 0) return nullptr;
+  // With wildcard receives queued, out of line: the exact-only case then saves no registers.
+  if (q.any_src | q.any_tag | q.any_both) [[unlikely]]
+    return q.take_with_wildcards(ctx, src, tag);
   PostedBin* exact = q.bins.find(Key{ctx, src, tag});
   MatchEntry* best = exact ? exact->list.head : nullptr;
-  if (q.any_src | q.any_tag | q.any_both) [[unlikely]]
-    best = q.earliest_wildcard(ctx, src, tag, best);
   if (best) q.erase(*best);
   return best;
 }

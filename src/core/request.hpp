@@ -31,7 +31,7 @@ struct RequestImpl {
 
 class RequestPool {
  public:
-  RequestImpl* get() {
+  [[gnu::always_inline]] RequestImpl* get() {
     if (!free_) grow();
     RequestImpl* r = free_;
     free_ = r->next_free;

@@ -274,22 +274,34 @@ inline MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const
   return r;
 }
 
-inline void delete_request(MPI_Request r) {
-  dt_release(r->type);
-  if (g_free_count >= kMaxFreeRequests) [[unlikely]] {
+// delete_request's rare cases: a full free list, an AsyncOp or a staging buffer to drop.
+[[gnu::noinline]] void delete_request_slow(MPI_Request r) {
+  if (g_free_count >= kMaxFreeRequests) {
     delete r;
     return;
   }
-  // Back to the pooled state (see alloc_request), keeping small staging buffers' capacity.
   r->persistent = r->active = r->done = false;
   r->impl = nullptr;
   r->type = nullptr;
-  if (r->op) [[unlikely]]
-    r->op.reset();
-  if (r->staging.capacity()) [[unlikely]] {
-    r->staging.clear();
-    if (r->staging.capacity() > 65536) r->staging.shrink_to_fit();
+  r->op.reset();
+  // Small staging buffers keep their capacity.
+  r->staging.clear();
+  if (r->staging.capacity() > 65536) r->staging.shrink_to_fit();
+  r->next_free = g_free_requests;
+  g_free_requests = r;
+  ++g_free_count;
+}
+
+inline void delete_request(MPI_Request r) {
+  dt_release(r->type);
+  if (g_free_count >= kMaxFreeRequests || r->op || r->staging.capacity()) [[unlikely]] {
+    delete_request_slow(r);
+    return;
   }
+  // Back to the pooled state (see alloc_request).
+  r->persistent = r->active = r->done = false;
+  r->impl = nullptr;
+  r->type = nullptr;
   r->next_free = g_free_requests;
   g_free_requests = r;
   ++g_free_count;
@@ -922,35 +934,41 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitall")) return rc;
-  // In order: wait for each request, then report it at once (one pass over the array, the
-  // request still in cache). O(count) polls in all. Waiting on one request progresses all
-  // of them, and operations that advance only when tested are driven by progress() itself
-  // (g_background), so waiting at a pending request starves nothing.
+  // Each pass resumes at the first request not yet complete, completing and reporting
+  // requests in order as they are found complete (one pass over the array when they all
+  // are): O(count) checks in all, not per pass, and one backoff for the whole wait.
+  // Operations that advance only when tested are driven by progress() itself
+  // (g_background), so stopping at a pending request starves nothing. Errors are raised
+  // once all are complete.
   int first_error = MPI_SUCCESS, first_index = -1;
   MPI_Comm comm = nullptr;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* st = statuses ? &statuses[i] : nullptr;
-    MPI_Request r = reqs[i];
-    if (request_inactive(r)) {
-      set_empty_status(st);
-      continue;
-    }
-    if (!r->done) {
-      if (!request_ready(r)) block_until([r] { return request_ready(r); });
-      if (finish_plain(r, st)) {
-        reqs[i] = MPI_REQUEST_NULL;
+  int next = 0;
+  block_until([&] {
+    for (; next < count; ++next) {
+      MPI_Status* st = statuses ? &statuses[next] : nullptr;
+      MPI_Request r = reqs[next];
+      if (request_inactive(r)) {
+        set_empty_status(st);
         continue;
       }
-      request_poll(r);
+      if (!r->done) {
+        if (!request_ready(r)) return false;
+        if (finish_plain(r, st)) {
+          reqs[next] = MPI_REQUEST_NULL;
+          continue;
+        }
+        request_poll(r);
+      }
+      MPI_Comm c = r->comm;
+      const int err = report(&reqs[next], st);
+      if (err != MPI_SUCCESS && first_index < 0) {
+        first_error = err;
+        first_index = next;
+        comm = c;
+      }
     }
-    MPI_Comm c = r->comm;
-    const int err = report(&reqs[i], st);
-    if (err != MPI_SUCCESS && first_index < 0) {
-      first_error = err;
-      first_index = i;
-      comm = c;
-    }
-  }
+    return true;
+  });
   if (first_index >= 0)
     return raisef(comm, MPI_ERR_IN_STATUS, "MPI_Waitall", "request %d failed: %s", first_index,
                   error_string(first_error) ? error_string(first_error) : "error");

@@ -158,19 +158,6 @@ Errc PointToPoint::register_buffer(Transfer& t) {
   return d->memory_domain().register_memory(buf, t.reg);
 }
 
-IoStatus PointToPoint::try_inject(int peer, uint32_t ctx, int32_t tag,
-                                  std::span<const std::byte> buf) {
-  if (choose(peer, buf.size()) != Protocol::eager) return IoStatus::again;
-  if (!queues_[static_cast<std::size_t>(peer)].waiting.empty()) return IoStatus::again;
-  const MatchHeader h{PacketType::eager, 0, 0, ctx, tag, static_cast<uint32_t>(buf.size())};
-  IoStatus s = route(peer)->send(peer, bytes_of(h), buf);
-  if (s == IoStatus::done) {
-    ++stats_.sent[static_cast<int>(Protocol::eager)];
-    stats_.sent_bytes[static_cast<int>(Protocol::eager)] += buf.size();
-  }
-  return s;
-}
-
 void PointToPoint::send_control(int peer, const void* hdr, std::size_t len) {
   PeerQueue& q = queues_[static_cast<std::size_t>(peer)];
   if (q.control.empty()) {

@@ -121,7 +121,22 @@ class PointToPoint final : public drivers::PacketSink {
   // (nothing to complete later), again when it must go through start_send (not eager,
   // sends to the peer already waiting, or no room), failed when the peer is dead. Takes
   // no Transfer: the fastest path builds no protocol state (no registration) at all.
-  drivers::IoStatus try_inject(int peer, uint32_t ctx, int32_t tag, std::span<const std::byte> buf);
+  // Inline: the message-rate path.
+  drivers::IoStatus try_inject(int peer, uint32_t ctx, int32_t tag,
+                               std::span<const std::byte> buf) {
+    drivers::Driver* d = route(peer);
+    if (buf.size() > std::min(th_.eager_limit, d->caps().inline_payload))
+      return drivers::IoStatus::again;  // choose(): not eager
+    if (!queues_[static_cast<std::size_t>(peer)].waiting.empty()) return drivers::IoStatus::again;
+    const MatchHeader h{PacketType::eager, 0, 0, ctx, tag, static_cast<uint32_t>(buf.size())};
+    const drivers::IoStatus s =
+        d->send(peer, {reinterpret_cast<const std::byte*>(&h), sizeof h}, buf);
+    if (s == drivers::IoStatus::done) {
+      ++stats_.sent[static_cast<int>(Protocol::eager)];
+      stats_.sent_bytes[static_cast<int>(Protocol::eager)] += buf.size();
+    }
+    return s;
+  }
   // Feed a matched receive with the message it matched.
   void deliver(Transfer& recv, const Incoming& msg);
 
