@@ -20,6 +20,8 @@
 //                   connection closed; then the job goes on and finalizes
 //   token-hidden    (sluicerun --hosts --launch) checks that no process shows a launch
 //                   token on its command line while the job runs; then as ok
+//   store-flood     exchanges values round after round while store_flood.py floods the
+//                   launcher's store, until $FLOOD_DIR/done exists
 //   bind            prints how many CPUs the rank may run on; with "one", requires 1
 //   threads         prints the process's thread count (the launcher watchdog is a thread
 //                   only where the parent-death signal cannot reach the rank)
@@ -320,6 +322,40 @@ int main(int argc, char** argv) {
     exchange(*boot, 1);  // every rank checked while all ran
     check(boot->finalize() == Errc::ok, "finalize");
     std::printf("boot_probe: rank %d of %d %s\n", rank, size, failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+  }
+  if (mode == "store-flood") {
+    // For store_flood.py: rank 0 writes the store's address to $FLOOD_DIR/addr, then every
+    // rank exchanges values round after round (each checked) until rank 0 sees
+    // $FLOOD_DIR/done and says so through the store.
+    const char* dir = std::getenv("FLOOD_DIR");
+    check(dir != nullptr, "FLOOD_DIR is set");
+    if (dir == nullptr) return 1;
+    if (rank == 0) {
+      const std::string path = std::string(dir) + "/addr";
+      if (FILE* f = std::fopen((path + ".tmp").c_str(), "w")) {
+        std::fprintf(f, "%s\n", std::getenv("SLUICE_BOOT_ADDR"));
+        std::fclose(f);
+        std::rename((path + ".tmp").c_str(), path.c_str());
+      }
+    }
+    int rounds = 1;
+    for (bool stop = false; !stop && failures == 0; ++rounds) {
+      if (rank == 0)
+        check(boot->put("flood/stop",
+                        access((std::string(dir) + "/done").c_str(), F_OK) == 0 ? "1" : "0") ==
+                  Errc::ok,
+              "put stop");
+      exchange(*boot, rounds);
+      std::string value;
+      check(boot->get("flood/stop", value), "get stop");
+      stop = value == "1";
+      timespec pause_time{0, 20'000'000};
+      nanosleep(&pause_time, nullptr);
+    }
+    check(boot->finalize() == Errc::ok, "finalize");
+    std::printf("boot_probe: rank %d of %d %s after %d rounds\n", rank, size,
+                failures ? "FAILED" : "ok", rounds);
     return failures ? 1 : 0;
   }
   if (mode == "exit-early") {
