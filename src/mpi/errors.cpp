@@ -213,7 +213,7 @@ using namespace sluice::mpi;
 
 extern "C" {
 
-int MPI_Error_string(int errorcode, char* string, int* resultlen) {
+int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   SLUICE_MPI_CALL;
   const char* s = error_string(errorcode);
   if (!s)
@@ -223,7 +223,7 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Error_class(int errorcode, int* errorclass) {
+int PMPI_Error_class(int errorcode, int* errorclass) {
   SLUICE_MPI_CALL;
   if (!error_string(errorcode))
     return raisef(nullptr, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
@@ -231,7 +231,8 @@ int MPI_Error_class(int errorcode, int* errorclass) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
+                                MPI_Errhandler* errhandler) {
   SLUICE_MPI_CALL;
   if (!function)
     return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "null handler function");
@@ -242,7 +243,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errha
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_set_errhandler")) return rc;
   if (!errhandler)
@@ -254,7 +255,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_get_errhandler")) return rc;
   if (!comm->errh->predefined) ++comm->errh->refs;
@@ -262,7 +263,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   SLUICE_MPI_CALL;
   if (!errhandler || !*errhandler)
     return raise(nullptr, MPI_ERR_ARG, "MPI_Errhandler_free",
@@ -272,7 +273,7 @@ int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_call_errhandler")) return rc;
   raisef(comm, errorcode, "MPI_Comm_call_errhandler", "error code %d raised by the application",
@@ -281,3 +282,13 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Error_string = PMPI_Error_string
+#pragma weak MPI_Error_class = PMPI_Error_class
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+#pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
+#pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
+#pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
+#pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler

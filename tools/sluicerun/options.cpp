@@ -11,6 +11,8 @@ namespace {
 
 constexpr int max_ranks = 4096;
 constexpr int usage_error_status = 2;
+constexpr int min_handshake_limit = 1, max_handshake_limit = 65536;
+constexpr double min_handshake_seconds = 0.1, max_handshake_seconds = 3600;
 
 ParseResult usage_error(const std::string& what) {
   return {std::nullopt, "sluicerun: " + what + "\n" + usage_text(), usage_error_status};
@@ -75,7 +77,9 @@ std::string usage_text() {
          "                   'ip netns exec {host}' or 'ssh {host}'; the rank's SLUICE_* "
          "variables\n"
          "                   go on its command line (env K=V ... prog), visible in ps; the\n"
-         "                   job key does not: a one-time token per rank stands in for it\n"
+         "                   job key does not: a one-time token per rank stands in for it,\n"
+         "                   sent on the rank's standard input (the launch command must\n"
+         "                   pass it through, as ssh does without -n)\n"
          "  --launch-keeps-env  the launch command passes the environment through (ip netns\n"
          "                   exec, sudo -E): no env prefix at all\n"
          "  --boot-addr IP[:PORT]  where the bootstrap store listens (TCP) for --hosts jobs\n"
@@ -91,6 +95,13 @@ std::string usage_text() {
          "                   exit status is the first failure's (alias --disable-auto-cleanup)\n"
          "  --tag-output     prefix every output line with [rank]\n"
          "  --timeout S      kill the job if it runs longer than S seconds (exit status 124)\n"
+         "  --boot-handshake-limit N  bootstrap connections that may wait at once to prove\n"
+         "                   the job key (1..65536, default: the ranks + 64); a new one beyond\n"
+         "                   it closes the oldest silent one\n"
+         "  --boot-handshake-timeout S  how long such a connection may take (0.1..3600,\n"
+         "                   default 10)\n"
+         "  --stats text|json  the launcher's counters (boot.*) on stderr when the job ends\n"
+         "                   (json: one line, {\"rank\":-1,\"counters\":{...}})\n"
          "  -h, --help       show this help\n";
 }
 
@@ -167,6 +178,31 @@ ParseResult parse_options(int argc, char** argv) {
       options.recovery = true;
     } else if (name == "--tag-output") {
       options.tag_output = true;
+    } else if (name == "--boot-handshake-limit") {
+      if (!take_value(value)) return usage_error(name + " needs a number of connections");
+      int limit = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), limit);
+      options.handshake_limit = limit;
+      if (ec != std::errc() || ptr != value.data() + value.size() || limit < min_handshake_limit ||
+          limit > max_handshake_limit)
+        return usage_error("bad value --boot-handshake-limit '" + value + "': out of range " +
+                           std::to_string(min_handshake_limit) + ".." +
+                           std::to_string(max_handshake_limit));
+    } else if (name == "--boot-handshake-timeout") {
+      if (!take_value(value)) return usage_error(name + " needs a number of seconds");
+      double& seconds = options.handshake_timeout_seconds;
+      if (!parse_seconds(value, seconds) || seconds < min_handshake_seconds ||
+          seconds > max_handshake_seconds)
+        return usage_error("bad value --boot-handshake-timeout '" + value +
+                           "': out of range 0.1..3600 (seconds)");
+    } else if (name == "--stats") {
+      if (!take_value(value)) return usage_error("--stats needs text or json");
+      if (value == "text" || value == "1")
+        options.stats = Options::Stats::text;
+      else if (value == "json")
+        options.stats = Options::Stats::json;
+      else
+        return usage_error("bad value --stats '" + value + "' (text or json)");
     } else if (name == "--timeout") {
       double seconds = 0;
       if (!take_value(value)) return usage_error("--timeout needs a number of seconds");

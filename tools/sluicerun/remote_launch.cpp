@@ -65,7 +65,8 @@ bool RemoteLaunch::issue_tokens(std::string& error) {
 // The `env` prefix carries every SLUICE_* variable of the rank's environment (rank, store
 // address, the user's settings) on the command line itself: a launcher such as ssh starts
 // the program with the remote host's environment, not ours. The job key is the exception:
-// the rank gets a one-time launch token instead and the key over the store connection.
+// the rank gets a one-time launch token instead, on its standard input (a command line is
+// public: ps shows it to every user of both hosts), and the key over the store connection.
 std::vector<std::string> RemoteLaunch::argv_for(int rank,
                                                 const std::vector<std::string>& env) const {
   const RankLocation& location = locations_[rank];
@@ -80,13 +81,17 @@ std::vector<std::string> RemoteLaunch::argv_for(int rank,
     prefix = " env";
     for (const std::string& entry : env)
       if (entry.starts_with("SLUICE_") && !entry.starts_with("SLUICE_JOB_KEY="))
-        prefix += " " + entry;  // shell-safe: check_environment checked
-    prefix += " SLUICE_LAUNCH_TOKEN=" + tokens_[rank];
+        prefix += " " + entry;               // shell-safe: check_environment checked
+    prefix += " SLUICE_LAUNCH_TOKEN=stdin";  // the token itself: stdin_text()
   }
   std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + prefix + " \"$@\"",
                                    "sluicerun-launch"};
   argv.insert(argv.end(), options_.command.begin(), options_.command.end());
   return argv;
+}
+
+std::string RemoteLaunch::stdin_text(int rank) const {
+  return tokens_[rank].empty() ? std::string() : tokens_[rank] + "\n";
 }
 
 bool RemoteLaunch::check_environment(const std::vector<std::string>& env,

@@ -10,6 +10,8 @@
 # kill-launcher-forking: the same with --hosts and a launch command that runs the rank as
 #                its child (as sshd does), so the launcher's parent-death signal reaches only
 #                the launch command: the ranks must see the store connection close and exit.
+#                (The shell passes its standard input, which carries the launch token, to
+#                the rank: "cmd &" alone would give it /dev/null.)
 # All: every rank process is gone; signal and timeout also remove the socket directory.
 set -u
 sluicerun=$1 probe=$2 how=$3 nranks=$4
@@ -26,7 +28,7 @@ fail() {
 options=()
 [[ $how == timeout ]] && options=(--timeout 2)
 [[ $how == kill-launcher-forking ]] &&
-  options=(--hosts a:2,b:2 --boot-addr 127.0.0.1 --launch "env PROBE_HOST={host} sh -c '\"\$@\" & wait' fork")
+  options=(--hosts a:2,b:2 --boot-addr 127.0.0.1 --launch "env PROBE_HOST={host} sh -c '{ \"\$@\" <&3 & } 3<&0 && wait' fork")
 start=$(date +%s%N)
 "$sluicerun" -n "$nranks" "${options[@]}" "$probe" hang >"$work/out" 2>"$work/err" &
 launcher=$!
