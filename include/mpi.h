@@ -411,6 +411,9 @@ double MPI_Wtime(void);
 double MPI_Wtick(void);
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
 int MPI_Error_class(int errorcode, int* errorclass);
+int MPI_Add_error_class(int* errorclass);
+int MPI_Add_error_code(int errorclass, int* errorcode);
+int MPI_Add_error_string(int errorcode, const char* string);
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler);
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
@@ -517,6 +520,10 @@ int MPI_Status_set_cancelled(MPI_Status* status, int flag);
 int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request* request);
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request);
 int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request* request);
@@ -785,6 +792,9 @@ double PMPI_Wtime(void);
 double PMPI_Wtick(void);
 int PMPI_Error_string(int errorcode, char* string, int* resultlen);
 int PMPI_Error_class(int errorcode, int* errorclass);
+int PMPI_Add_error_class(int* errorclass);
+int PMPI_Add_error_code(int errorclass, int* errorcode);
+int PMPI_Add_error_string(int errorcode, const char* string);
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler);
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
@@ -874,6 +884,10 @@ int PMPI_Status_set_cancelled(MPI_Status* status, int flag);
 int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request);
 int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request);
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request* request);

@@ -96,7 +96,8 @@ void Engine::leave() {
     engine_lock().enable(false);
   }
   util::log(util::LogLevel::warn,
-            "the process exits without finalize (MPI_Finalize, or the Session's end): leaving "
+            "the process exits without finalize (MPI_Finalize, Session::finalize() or the "
+            "Session's end; a static Session needs Session::finalize()): leaving "
             "the job without waiting for the other ranks");
   report_stats();
 }

@@ -138,7 +138,6 @@ int g_attr_appnum = 0;
 int g_attr_universe = 1;
 int g_attr_host = MPI_PROC_NULL;
 int g_attr_io = MPI_ANY_SOURCE;
-int g_attr_lastcode = MPI_ERR_LASTCODE;
 
 int init_common(int* argc, char*** argv, const char* function) {
   if (g_finalized) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI was already finalized");
@@ -399,7 +398,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int*
       value = &g_attr_io;
       break;
     case MPI_LASTUSEDCODE:
-      value = &g_attr_lastcode;
+      value = &g_last_used_class;
       break;
     default:
       if (get_user_attr(comm, comm_keyval, attribute_val, flag) == MPI_SUCCESS) return MPI_SUCCESS;

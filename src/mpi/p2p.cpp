@@ -1176,6 +1176,20 @@ int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
                          sluice_request_s::Kind::send, SendMode::sync, "MPI_Ssend_init");
 }
 
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::buffered, "MPI_Bsend_init");
+}
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::ready, "MPI_Rsend_init");
+}
+
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request* request) {
   SLUICE_MPI_CALL;
@@ -1249,6 +1263,8 @@ int PMPI_Startall(int count, MPI_Request reqs[]) {
 #pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
 #pragma weak MPI_Send_init = PMPI_Send_init
 #pragma weak MPI_Ssend_init = PMPI_Ssend_init
+#pragma weak MPI_Bsend_init = PMPI_Bsend_init
+#pragma weak MPI_Rsend_init = PMPI_Rsend_init
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 #pragma weak MPI_Start = PMPI_Start
 #pragma weak MPI_Startall = PMPI_Startall
