@@ -92,6 +92,14 @@ class AsyncOp {
   // hook): the MPI layer then tests them on every progress pass, so waiting on one request
   // still advances the others a peer may be waiting for (MPI-3.1 §3.7.4 progress rule).
   virtual bool needs_background_progress() const { return false; }
+  // Once complete: fills what the operation knows of the status (set empty before, with
+  // MPI_ERROR = error()); generalized requests ask the program's query function here.
+  virtual void fill_status(MPI_Status* /*status*/) {}
+  // MPI_Request_free on the request: its completion will not be reported.
+  virtual void released() {}
+  // MPI_Cancel on the request (only where cancellable(): generalized requests).
+  virtual bool cancellable() const { return false; }
+  virtual int cancel() { return MPI_SUCCESS; }
 };
 
 enum class SendMode : uint8_t { standard, sync, ready, buffered };
