@@ -421,6 +421,11 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int MPI_Errhandler_free(MPI_Errhandler* errhandler);
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int MPI_Free_mem(void* base);
+/* Sluice extension: the current value of one of this process's statistics counters by name
+   (as SLUICE_STATS=1 lists them, e.g. "reg.alloc_mem.registrations"). MPI_ERR_ARG when this
+   process has no such counter (or before MPI_Init / after MPI_Finalize). */
+#define MPIX_SLUICE_COUNTER 1
+int MPIX_Sluice_counter(const char* name, unsigned long long* value);
 int MPI_Info_create(MPI_Info* info);
 int MPI_Info_set(MPI_Info info, const char* key, const char* value);
 int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
