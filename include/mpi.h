@@ -457,6 +457,24 @@ int MPI_Keyval_free(int* keyval);
 int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Pcontrol(const int level, ...);
+/* Attribute caching on datatypes. */
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void* attribute_val, void* extra_state);
+int sluice_type_null_copy_fn(MPI_Datatype, int, void*, void*, void*, int*);
+int sluice_type_dup_fn(MPI_Datatype, int, void*, void*, void*, int*);
+int sluice_type_null_delete_fn(MPI_Datatype, int, void*, void*);
+#define MPI_TYPE_NULL_COPY_FN (&sluice_type_null_copy_fn)
+#define MPI_TYPE_DUP_FN (&sluice_type_dup_fn)
+#define MPI_TYPE_NULL_DELETE_FN (&sluice_type_null_delete_fn)
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                           MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                           void* extra_state);
+int MPI_Type_free_keyval(int* type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 
 /* ---- point-to-point ---------------------------------------------------------------- */
 int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -833,6 +851,13 @@ int PMPI_Keyval_free(int* keyval);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 int PMPI_Pcontrol(const int level, ...);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                            MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                            void* extra_state);
+int PMPI_Type_free_keyval(int* type_keyval);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
