@@ -264,6 +264,9 @@ void destroy_comm(MPI_Comm comm);
 // when a communicator is freed and, for MPI_COMM_SELF first, at MPI_Finalize.
 int copy_attrs(MPI_Comm from, MPI_Comm to);
 int delete_attrs(MPI_Comm comm);
+// Datatype attributes (type_attr.cpp): copied by Type_dup, deleted by Type_free.
+int type_copy_attrs(MPI_Datatype from, MPI_Datatype to);
+int type_delete_attrs(MPI_Datatype type);
 // A user attribute for Comm_get_attr: MPI_SUCCESS (flag set), or -1 for an unknown keyval.
 int get_user_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 
