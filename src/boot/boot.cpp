@@ -7,12 +7,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -126,6 +129,7 @@ class LauncherClient final : public IdentifiedBootClient {
   // reads, so requests and notices are unaffected) and ends the process when the launcher
   // is gone. Stopped before every orderly close (finalize, abort, the destructor).
   void watch_launcher() {
+    if (parent_is_launcher()) return;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     stop_read_ = util::UniqueFd(fds[0]);
@@ -149,6 +153,20 @@ class LauncherClient final : public IdentifiedBootClient {
         }
       }
     });
+  }
+
+  // A rank that sluicerun started itself (its parent, at the other end of the unix socket)
+  // needs no thread: the parent-death signal ends it with the launcher. A second thread
+  // would make every socket call of the process pay glibc's cancellation bookkeeping (two
+  // atomic operations per call, on the latency path of every network driver).
+  bool parent_is_launcher() const {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(socket_.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0 ||
+        cred.pid != ::getppid())
+      return false;
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return false;
+    return ::getppid() == cred.pid;  // else the launcher died before the signal was armed
   }
 
   // Sends hello and waits for the launcher's verdict.
@@ -422,7 +440,55 @@ util::UniqueFd connect_tcp_socket(std::string_view address, std::string& error) 
   return fd;
 }
 
+std::string joined_with_token;  // launch_token_used()
+
+// How long a rank waits for its launch token on standard input: as long as the launcher
+// waits for its hello.
+constexpr int launch_token_timeout_ms = 10000;
+
+// Reads the launch token line sluicerun writes first on the rank's standard input, one
+// byte at a time so that nothing after the line (rank 0 gets the launcher's input next) is
+// taken from the program.
+bool read_launch_token(std::string& token, std::string& error) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(launch_token_timeout_ms);
+  token.clear();
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          give_up - std::chrono::steady_clock::now())
+                          .count();
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      error =
+          "SLUICE_LAUNCH_TOKEN=stdin: no launch token on standard input within 10 s (the "
+          "launch command must pass standard input through; ssh -n does not)";
+      return false;
+    }
+    char c = 0;
+    const ssize_t n = ready > 0 ? ::read(STDIN_FILENO, &c, 1) : -1;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      error =
+          "SLUICE_LAUNCH_TOKEN=stdin: standard input ended before the launch token (the "
+          "launch command must pass standard input through; ssh -n does not)";
+      return false;
+    }
+    if (c == '\n') return true;
+    if (token.size() > bootwire::job_key_size) {
+      error = "SLUICE_LAUNCH_TOKEN=stdin: standard input does not start with a launch token";
+      return false;
+    }
+    token += c;
+  }
+}
+
 }  // namespace
+
+const std::string& launch_token_used() {
+  return joined_with_token;
+}
 
 std::unique_ptr<BootClient> join_job(std::string& error, bool exit_when_launcher_gone) {
   const char* address = std::getenv("SLUICE_BOOT_ADDR");
@@ -459,10 +525,20 @@ std::unique_ptr<BootClient> join_job(std::string& error, bool exit_when_launcher
   }
 
   // The secret hello proves this rank with: the job key, or with `sluicerun --hosts
-  // --launch` a one-time launch token (the key itself never goes on a command line).
-  const char* job_key = std::getenv("SLUICE_LAUNCH_TOKEN");
-  if (job_key == nullptr) job_key = std::getenv("SLUICE_JOB_KEY");
-  if (job_key == nullptr || !valid_job_key(job_key)) {
+  // --launch` a one-time launch token, which comes on standard input
+  // (SLUICE_LAUNCH_TOKEN=stdin): neither ever goes on a command line.
+  std::string job_key;
+  if (const char* token = std::getenv("SLUICE_LAUNCH_TOKEN")) {
+    if (std::string_view(token) == "stdin") {
+      if (!read_launch_token(job_key, error)) return nullptr;
+      joined_with_token = job_key;
+    } else {
+      job_key = token;
+    }
+  } else if (const char* key = std::getenv("SLUICE_JOB_KEY")) {
+    job_key = key;
+  }
+  if (!valid_job_key(job_key)) {
     error =
         "SLUICE_JOB_KEY (or SLUICE_LAUNCH_TOKEN) is not set or not 32 lowercase hex digits "
         "(sluicerun sets it)";

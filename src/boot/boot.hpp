@@ -17,6 +17,10 @@ namespace sluice::detail {
 // (tests of the client itself).
 std::unique_ptr<BootClient> join_job(std::string& error, bool exit_when_launcher_gone = true);
 
+// The one-time launch token this process read on standard input and joined with
+// (`sluicerun --hosts --launch`); empty otherwise. For the launcher's tests.
+const std::string& launch_token_used();
+
 // Who this process is in the job: fixed once its client has joined.
 struct JobIdentity {
   int rank = 0, size = 1, local_rank = 0, local_size = 1;

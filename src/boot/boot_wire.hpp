@@ -117,6 +117,8 @@ class FrameReader {
 
   // Frames longer than `limit` are refused (the launcher lowers it for strangers).
   void set_limit(std::size_t limit) { limit_ = limit; }
+  // Bytes fed but not yet returned in a frame.
+  std::size_t buffered() const { return buffer_.size() - consumed_; }
 
   Status next(Frame& frame) {
     std::string_view view(buffer_);

@@ -29,6 +29,14 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
     fail(what + " (sluice-info --config lists every key's range)");
   }
 
+  // Strings with a syntax are checked here too, before anything exists.
+  if (const std::string cpus = config_.get_string("PROGRESS_CPUS"); !cpus.empty()) {
+    std::vector<unsigned> list;
+    if (!parse_cpu_list(cpus, list))
+      fail("configuration: SLUICE_PROGRESS_CPUS=\"" + cpus +
+           "\" is not a CPU list (OS indices, e.g. 1 or 2-3,6)");
+  }
+
   if (!boot_) fail("no bootstrap client");
   boot_->set_failure_poll_interval(
       static_cast<uint64_t>(config_.get_seconds("PMIX_FAILURE_POLL") * 1e9));
@@ -44,6 +52,7 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
   max_sleep_ns_ =
       std::max<uint64_t>(1000, static_cast<uint64_t>(config_.get_seconds("BACKOFF_MAX") * 1e9));
   stats_mode_ = config_.get_string("STATS");
+  check_stats_file();
 
   proto::Thresholds th;
   th.eager_limit = config_.get_size("EAGER_LIMIT");
@@ -79,7 +88,8 @@ void Engine::leave() {
     engine_lock().enable(false);
   }
   util::log(util::LogLevel::warn,
-            "the process exits without finalize (MPI_Finalize, or the Session's end): leaving "
+            "the process exits without finalize (MPI_Finalize, Session::finalize() or the "
+            "Session's end; a static Session needs Session::finalize()): leaving "
             "the job without waiting for the other ranks");
   report_stats();
 }

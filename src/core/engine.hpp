@@ -242,7 +242,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   uint32_t yield_rounds_ = 0;  // 2000 (and spin 0) when local ranks outnumber CPUs
   // Statistics (engine_stats.cpp). SLUICE_STATS: "0", "1" (text) or "json".
   void register_stats();
-  void report_stats() const;  // at finalize, as SLUICE_STATS and SLUICE_STATS_FILE say
+  void report_stats() const;            // at finalize, as SLUICE_STATS and SLUICE_STATS_FILE say
+  std::string stats_file_path() const;  // "" for stderr
+  void check_stats_file() const;        // at start-up: its directory must take a new file
   std::string stats_mode_ = "0";
   util::StatsRegistry stats_registry_;
   ProgressThreadStats progress_stats_;  // outlives the thread, for the finalize report

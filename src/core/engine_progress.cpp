@@ -137,10 +137,8 @@ void Engine::start_progress_thread(int local_ranks) {
   const std::string mode = config_.get_string("PROGRESS_THREAD");
   std::vector<unsigned> cpus;
   const std::string cpu_text = config_.get_string("PROGRESS_CPUS");
-  if (!cpu_text.empty() && !parse_cpu_list(cpu_text, cpus))
-    util::log(util::LogLevel::warn,
-              "SLUICE_PROGRESS_CPUS='%s' is not a CPU list (e.g. 1 or 2-3,6); thread not bound",
-              cpu_text.c_str());
+  // (A list that does not parse was refused at start-up.)
+  if (!cpu_text.empty() && !parse_cpu_list(cpu_text, cpus)) cpus.clear();
   const std::vector<unsigned> mine = current_thread_cpus();
   bool on = mode == "on";
   if (mode == "auto") {

@@ -1,7 +1,11 @@
 // The engine's statistics: registering every component's counters once at start-up, and
 // the reports generated from them (SLUICE_STATS=1: text to stderr; =json: one JSON object
 // per rank, one line; SLUICE_STATS_FILE: to a file per rank instead).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "core/engine.hpp"
@@ -44,16 +48,11 @@ std::string Engine::stats_report() const {
   return stats_registry_.text("sluice rank " + std::to_string(rank_) + " statistics");
 }
 
-void Engine::report_stats() const {
-  if (stats_mode_ != "1" && stats_mode_ != "json") return;
-  std::string out = stats_mode_ == "json" ? stats_registry_.json(rank_) + "\n" : stats_report();
+// SLUICE_STATS_FILE with "%r" replaced by the rank; without it every rank appends to the
+// same file (one line each: an O_APPEND write of one buffer does not interleave with the
+// other ranks').
+std::string Engine::stats_file_path() const {
   const std::string pattern = config_.get_string("STATS_FILE");
-  if (pattern.empty()) {
-    std::fputs(out.c_str(), stderr);
-    return;
-  }
-  // "%r" is the rank; without it every rank appends to the same file (one line each: an
-  // O_APPEND write of one buffer does not interleave with the other ranks').
   std::string path;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
@@ -62,6 +61,31 @@ void Engine::report_stats() const {
     } else {
       path += pattern[i];
     }
+  }
+  return path;
+}
+
+void Engine::check_stats_file() const {
+  if (stats_mode_ != "1" && stats_mode_ != "json") return;
+  const std::string path = stats_file_path();
+  if (path.empty()) return;
+  // Found out now rather than at finalize, when the run's statistics would go to stderr.
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    fail("configuration: SLUICE_STATS_FILE=\"" + config_.get_string("STATS_FILE") +
+         "\": cannot create files in " + dir + " (" + std::strerror(errno) + ")");
+}
+
+void Engine::report_stats() const {
+  if (stats_mode_ != "1" && stats_mode_ != "json") return;
+  std::string out = stats_mode_ == "json" ? stats_registry_.json(rank_) + "\n" : stats_report();
+  const std::string path = stats_file_path();
+  if (path.empty()) {
+    std::fputs(out.c_str(), stderr);
+    return;
   }
   std::FILE* f = std::fopen(path.c_str(), "a");
   if (!f) {

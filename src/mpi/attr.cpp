@@ -94,8 +94,8 @@ int sluice_comm_null_delete_fn(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
-                           MPI_Comm_delete_attr_function* delete_fn, int* keyval, void* extra) {
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
+                            MPI_Comm_delete_attr_function* delete_fn, int* keyval, void* extra) {
   SLUICE_MPI_CALL;
   if (!initialized()) abort_not_initialized("MPI_Comm_create_keyval");
   if (!keyval) return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_keyval", "null keyval pointer");
@@ -105,7 +105,7 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_free_keyval(int* keyval) {
+int PMPI_Comm_free_keyval(int* keyval) {
   SLUICE_MPI_CALL;
   if (!keyval || !g_keyvals.count(*keyval))
     return raise(nullptr, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "invalid keyval");
@@ -114,7 +114,7 @@ int MPI_Comm_free_keyval(int* keyval) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
+int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_set_attr")) return rc;
   auto it = g_keyvals.find(keyval);
@@ -134,7 +134,7 @@ int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
+int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_delete_attr")) return rc;
   auto find = [&] {
@@ -156,3 +156,10 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
+#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr

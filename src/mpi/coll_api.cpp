@@ -601,30 +601,30 @@ extern "C" const int sluice_mpi_coll_thread_safe = 1;
 
 extern "C" {
 
-int MPI_Barrier(MPI_Comm comm) {
+int PMPI_Barrier(MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::barrier, {});
   SLUICE_BLOCKING("MPI_Barrier", comm, start_barrier(op_, comm, "MPI_Barrier"));
 }
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Ibarrier", comm, request, start_barrier(op_, comm, "MPI_Ibarrier"));
 }
 
-int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::bcast,
                             {.recvbuf = buffer, .count = count, .type = datatype, .root = root});
   SLUICE_BLOCKING("MPI_Bcast", comm,
                   start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Bcast"));
 }
-int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-               MPI_Request* request) {
+int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Ibcast", comm, request,
                      start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Ibcast"));
 }
 
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               int root, MPI_Comm comm) {
+int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::reduce,
                             {.sendbuf = sendbuf,
@@ -637,15 +637,15 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
       "MPI_Reduce", comm,
       start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Reduce"));
 }
-int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING(
       "MPI_Ireduce", comm, request,
       start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Ireduce"));
 }
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm) {
+int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(
         comm, InterCollective::allreduce,
@@ -654,15 +654,15 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
       "MPI_Allreduce", comm,
       start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Allreduce"));
 }
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Request* request) {
+int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING(
       "MPI_Iallreduce", comm, request,
       start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Iallreduce"));
 }
 
-int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::gather,
                             {.sendbuf = sendbuf,
@@ -676,17 +676,17 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                   start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                root, comm, "MPI_Gather"));
 }
-int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                MPI_Request* request) {
+int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Igather", comm, request,
                      start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                   root, comm, "MPI_Igather"));
 }
 
-int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm) {
+int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::gatherv,
                             {.sendbuf = sendbuf,
@@ -701,16 +701,16 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                   start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                 recvtype, root, comm, "MPI_Gatherv"));
 }
-int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm, MPI_Request* request) {
+int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Igatherv", comm, request,
                      start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, root, comm, "MPI_Igatherv"));
 }
 
-int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::scatter,
                             {.sendbuf = sendbuf,
@@ -724,17 +724,17 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                   start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 root, comm, "MPI_Scatter"));
 }
-int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request* request) {
+int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Iscatter", comm, request,
                      start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    root, comm, "MPI_Iscatter"));
 }
 
-int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm) {
+int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::scatterv,
                             {.sendbuf = sendbuf,
@@ -749,16 +749,16 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                   start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                  recvtype, root, comm, "MPI_Scatterv"));
 }
-int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Iscatterv", comm, request,
                      start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                     recvtype, root, comm, "MPI_Iscatterv"));
 }
 
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::allgather,
                             {.sendbuf = sendbuf,
@@ -771,16 +771,16 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                   comm, "MPI_Allgather"));
 }
-int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Iallgather", comm, request,
                      start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                      recvtype, comm, "MPI_Iallgather"));
 }
 
-int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                   MPI_Comm comm) {
+int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::allgatherv,
                             {.sendbuf = sendbuf,
@@ -794,16 +794,16 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                   start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, comm, "MPI_Allgatherv"));
 }
-int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm, MPI_Request* request) {
+int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Iallgatherv", comm, request,
                      start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                       displs, recvtype, comm, "MPI_Iallgatherv"));
 }
 
-int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::alltoall,
                             {.sendbuf = sendbuf,
@@ -816,16 +816,16 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                   start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm, "MPI_Alltoall"));
 }
-int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Ialltoall", comm, request,
                      start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm, "MPI_Ialltoall"));
 }
 
-int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                  MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::alltoallv,
                             {.sendbuf = sendbuf,
@@ -841,19 +841,19 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
                   start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
                                    rdispls, rt, false, comm, "MPI_Alltoallv"));
 }
-int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request* request) {
+int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
   const MPI_Datatype st[1] = {sendtype}, rt[1] = {recvtype};
   SLUICE_NONBLOCKING("MPI_Ialltoallv", comm, request,
                      start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
                                       rdispls, rt, false, comm, "MPI_Ialltoallv"));
 }
 
-int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::alltoallw,
                             {.sendbuf = sendbuf,
@@ -868,18 +868,18 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
                   start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                    recvcounts, rdispls, recvtypes, true, comm, "MPI_Alltoallw"));
 }
-int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                   MPI_Request* request) {
+int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request) {
   SLUICE_NONBLOCKING(
       "MPI_Ialltoallw", comm, request,
       start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                        recvtypes, true, comm, "MPI_Ialltoallw"));
 }
 
-int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::reduce_scatter,
                             {.sendbuf = sendbuf,
@@ -891,15 +891,15 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
                   start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
                                        "MPI_Reduce_scatter"));
 }
-int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Ireduce_scatter", comm, request,
                      start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
                                           "MPI_Ireduce_scatter"));
 }
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (comm && comm->inter) [[unlikely]]
     return inter_collective(comm, InterCollective::reduce_scatter_block,
                             {.sendbuf = sendbuf,
@@ -911,36 +911,73 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                   start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op, comm,
                                              "MPI_Reduce_scatter_block"));
 }
-int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              MPI_Request* request) {
+int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request* request) {
   SLUICE_NONBLOCKING("MPI_Ireduce_scatter_block", comm, request,
                      start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op,
                                                 comm, "MPI_Ireduce_scatter_block"));
 }
 
-int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-             MPI_Comm comm) {
+int PMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm) {
   SLUICE_BLOCKING("MPI_Scan", comm,
                   start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, false, "MPI_Scan"));
 }
-int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm, MPI_Request* request) {
+int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING(
       "MPI_Iscan", comm, request,
       start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, false, "MPI_Iscan"));
 }
 
-int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm) {
+int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm) {
   SLUICE_BLOCKING("MPI_Exscan", comm,
                   start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, true, "MPI_Exscan"));
 }
-int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm, MPI_Request* request) {
+int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request) {
   SLUICE_NONBLOCKING(
       "MPI_Iexscan", comm, request,
       start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, true, "MPI_Iexscan"));
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Barrier = PMPI_Barrier
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+#pragma weak MPI_Bcast = PMPI_Bcast
+#pragma weak MPI_Ibcast = PMPI_Ibcast
+#pragma weak MPI_Reduce = PMPI_Reduce
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+#pragma weak MPI_Allreduce = PMPI_Allreduce
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+#pragma weak MPI_Gather = PMPI_Gather
+#pragma weak MPI_Igather = PMPI_Igather
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+#pragma weak MPI_Scatter = PMPI_Scatter
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
+#pragma weak MPI_Allgather = PMPI_Allgather
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+#pragma weak MPI_Alltoall = PMPI_Alltoall
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+#pragma weak MPI_Alltoallw = PMPI_Alltoallw
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+#pragma weak MPI_Scan = PMPI_Scan
+#pragma weak MPI_Iscan = PMPI_Iscan
+#pragma weak MPI_Exscan = PMPI_Exscan
+#pragma weak MPI_Iexscan = PMPI_Iexscan

@@ -360,21 +360,21 @@ using namespace sluice::mpi;
 
 extern "C" {
 
-int MPI_Comm_size(MPI_Comm comm, int* size) {
+int PMPI_Comm_size(MPI_Comm comm, int* size) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_size")) return rc;
   *size = comm->inter ? inter_local_size(comm) : comm->size;
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_rank")) return rc;
   *rank = comm->rank;
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_dup")) return rc;
   if (comm->inter) return inter_dup(comm, newcomm);
@@ -393,27 +393,27 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   // No communicator hint changes what Sluice does, so the hints are not kept (MPI-3.1
   // §6.4.4 lets an implementation ignore them); MPI_Comm_get_info reports none.
-  return MPI_Comm_dup(comm, newcomm);
+  return PMPI_Comm_dup(comm, newcomm);
 }
 
-int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_set_info")) return rc;
   if (!info) return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info MPI_INFO_NULL");
   return MPI_SUCCESS;  // hints ignored (see MPI_Comm_dup_with_info)
 }
 
-int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_get_info")) return rc;
-  return MPI_Info_create(info_used);  // no hint is in use
+  return PMPI_Info_create(info_used);  // no hint is in use
 }
 
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_idup")) return rc;
   if (comm->inter) return reject_inter(comm, "MPI_Comm_idup");
@@ -422,7 +422,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split")) return rc;
   if (comm->inter) return reject_inter(comm, "MPI_Comm_split");
@@ -454,7 +454,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split_type")) return rc;
   int color = MPI_UNDEFINED;
@@ -465,10 +465,10 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
   } else if (split_type != MPI_UNDEFINED) {
     return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
   }
-  return MPI_Comm_split(comm, color, key, newcomm);
+  return PMPI_Comm_split(comm, color, key, newcomm);
 }
 
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_create")) return rc;
   if (comm->inter) return reject_inter(comm, "MPI_Comm_create");
@@ -487,7 +487,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_free(MPI_Comm* comm) {
+int PMPI_Comm_free(MPI_Comm* comm) {
   SLUICE_MPI_CALL;
   if (!comm) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_free", "null communicator pointer");
   if (int rc = check_comm(*comm, "MPI_Comm_free")) return rc;
@@ -523,7 +523,7 @@ int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group* failedgrp) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm1, "MPI_Comm_compare")) return rc;
   if (int rc = check_comm(comm2, "MPI_Comm_compare")) return rc;
@@ -536,21 +536,21 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_group")) return rc;
   *group = new_group(comm->inter ? inter_local_world(comm) : comm->world);
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_test_inter")) return rc;
   *flag = comm->inter != nullptr;
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_set_name")) return rc;
   if (!comm_name) return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_name", "null name");
@@ -558,7 +558,7 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_get_name")) return rc;
   std::snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", comm->name.c_str());
@@ -568,14 +568,14 @@ int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 
 // ---- groups ------------------------------------------------------------------------------
 
-int MPI_Group_size(MPI_Group group, int* size) {
+int PMPI_Group_size(MPI_Group group, int* size) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_size")) return rc;
   *size = static_cast<int>(group->world.size());
   return MPI_SUCCESS;
 }
 
-int MPI_Group_rank(MPI_Group group, int* rank) {
+int PMPI_Group_rank(MPI_Group group, int* rank) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_rank")) return rc;
   *rank = group->rank_of_self();
@@ -598,7 +598,7 @@ static int check_rank_list(MPI_Group group, int n, const int ranks[], const char
   return MPI_SUCCESS;
 }
 
-int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_incl")) return rc;
   if (int rc = check_rank_list(group, n, ranks, "MPI_Group_incl")) return rc;
@@ -608,7 +608,7 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
   return MPI_SUCCESS;
 }
 
-int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_excl")) return rc;
   if (int rc = check_rank_list(group, n, ranks, "MPI_Group_excl")) return rc;
@@ -638,27 +638,27 @@ static int expand_ranges(MPI_Group group, int n, int ranges[][3], std::vector<in
   return MPI_SUCCESS;
 }
 
-int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_range_incl")) return rc;
   std::vector<int> ranks;
   if (int rc = expand_ranges(group, n, ranges, ranks, "MPI_Group_range_incl")) return rc;
-  return MPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+  return PMPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
 }
 
-int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group, "MPI_Group_range_excl")) return rc;
   std::vector<int> ranks;
   if (int rc = expand_ranges(group, n, ranges, ranks, "MPI_Group_range_excl")) return rc;
-  return MPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+  return PMPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
 }
 
 static bool contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_union")) return rc;
   if (int rc = check_group(group2, "MPI_Group_union")) return rc;
@@ -669,7 +669,7 @@ int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   return MPI_SUCCESS;
 }
 
-int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_intersection")) return rc;
   if (int rc = check_group(group2, "MPI_Group_intersection")) return rc;
@@ -680,7 +680,7 @@ int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgro
   return MPI_SUCCESS;
 }
 
-int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_difference")) return rc;
   if (int rc = check_group(group2, "MPI_Group_difference")) return rc;
@@ -691,8 +691,8 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup
   return MPI_SUCCESS;
 }
 
-int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                              int ranks2[]) {
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                               int ranks2[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_translate_ranks")) return rc;
   if (int rc = check_group(group2, "MPI_Group_translate_ranks")) return rc;
@@ -714,7 +714,7 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
   return MPI_SUCCESS;
 }
 
-int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   SLUICE_MPI_CALL;
   if (int rc = check_group(group1, "MPI_Group_compare")) return rc;
   if (int rc = check_group(group2, "MPI_Group_compare")) return rc;
@@ -722,7 +722,7 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MPI_Group_free(MPI_Group* group) {
+int PMPI_Group_free(MPI_Group* group) {
   SLUICE_MPI_CALL;
   if (!group) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_free", "null group pointer");
   if (int rc = check_group(*group, "MPI_Group_free")) return rc;
@@ -732,3 +732,34 @@ int MPI_Group_free(MPI_Group* group) {
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Comm_size = PMPI_Comm_size
+#pragma weak MPI_Comm_rank = PMPI_Comm_rank
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+#pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
+#pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
+#pragma weak MPI_Comm_get_info = PMPI_Comm_get_info
+#pragma weak MPI_Comm_idup = PMPI_Comm_idup
+#pragma weak MPI_Comm_split = PMPI_Comm_split
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+#pragma weak MPI_Comm_create = PMPI_Comm_create
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+#pragma weak MPI_Comm_compare = PMPI_Comm_compare
+#pragma weak MPI_Comm_group = PMPI_Comm_group
+#pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+#pragma weak MPI_Group_size = PMPI_Group_size
+#pragma weak MPI_Group_rank = PMPI_Group_rank
+#pragma weak MPI_Group_incl = PMPI_Group_incl
+#pragma weak MPI_Group_excl = PMPI_Group_excl
+#pragma weak MPI_Group_range_incl = PMPI_Group_range_incl
+#pragma weak MPI_Group_range_excl = PMPI_Group_range_excl
+#pragma weak MPI_Group_union = PMPI_Group_union
+#pragma weak MPI_Group_intersection = PMPI_Group_intersection
+#pragma weak MPI_Group_difference = PMPI_Group_difference
+#pragma weak MPI_Group_translate_ranks = PMPI_Group_translate_ranks
+#pragma weak MPI_Group_compare = PMPI_Group_compare
+#pragma weak MPI_Group_free = PMPI_Group_free

@@ -102,7 +102,7 @@ extern "C" {
 
 // ---- constructors ------------------------------------------------------------------------
 
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_contiguous";
   if (int rc = check_nonneg(f, count)) return rc;
   if (int rc = check_newtype(f, oldtype, newtype)) return rc;
@@ -111,8 +111,8 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) 
   return MPI_SUCCESS;
 }
 
-int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                    MPI_Datatype* newtype) {
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_vector";
   if (int rc = check_nonneg(f, count)) return rc;
   if (int rc = check_blocklength(f, blocklength)) return rc;
@@ -123,8 +123,8 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
   return MPI_SUCCESS;
 }
 
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                            MPI_Datatype* newtype) {
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_hvector";
   if (int rc = check_nonneg(f, count)) return rc;
   if (int rc = check_blocklength(f, blocklength)) return rc;
@@ -134,40 +134,40 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
   return MPI_SUCCESS;
 }
 
-int MPI_Type_indexed(int count, const int array_of_blocklengths[],
-                     const int array_of_displacements[], MPI_Datatype oldtype,
-                     MPI_Datatype* newtype) {
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                      const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype* newtype) {
   return indexed("MPI_Type_indexed", count, array_of_blocklengths, nullptr, array_of_displacements,
                  oldtype, newtype, MPI_COMBINER_INDEXED);
 }
 
-int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                             MPI_Datatype* newtype) {
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype* newtype) {
   return indexed("MPI_Type_create_hindexed", count, array_of_blocklengths, array_of_displacements,
                  nullptr, oldtype, newtype, MPI_COMBINER_HINDEXED);
 }
 
-int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                  MPI_Datatype oldtype, MPI_Datatype* newtype) {
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_indexed_block";
   if (int rc = check_blocklength(f, blocklength)) return rc;
   return indexed(f, count, nullptr, nullptr, array_of_displacements, oldtype, newtype,
                  MPI_COMBINER_INDEXED_BLOCK, blocklength);
 }
 
-int MPI_Type_create_hindexed_block(int count, int blocklength,
-                                   const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                   MPI_Datatype* newtype) {
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_hindexed_block";
   if (int rc = check_blocklength(f, blocklength)) return rc;
   return indexed(f, count, nullptr, array_of_displacements, nullptr, oldtype, newtype,
                  MPI_COMBINER_HINDEXED_BLOCK, blocklength);
 }
 
-int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                           const MPI_Aint array_of_displacements[],
-                           const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_struct";
   if (int rc = check_nonneg(f, count)) return rc;
   if (newtype == nullptr) return fail(f, MPI_ERR_ARG, "newtype is NULL");
@@ -190,17 +190,17 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
   return MPI_SUCCESS;
 }
 
-int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                            MPI_Datatype* newtype) {
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype* newtype) {
   if (int rc = check_newtype("MPI_Type_create_resized", oldtype, newtype)) return rc;
   *newtype = dt_resized(oldtype, lb, extent);
   record_args(*newtype, {}, {lb, extent}, {oldtype});
   return MPI_SUCCESS;
 }
 
-int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                             const int array_of_starts[], int order, MPI_Datatype oldtype,
-                             MPI_Datatype* newtype) {
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_subarray";
   if (ndims <= 0) return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "ndims %d must be positive", ndims);
   if (int rc = check_newtype(f, oldtype, newtype)) return rc;
@@ -234,15 +234,15 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
   return MPI_SUCCESS;
 }
 
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   if (int rc = check_newtype("MPI_Type_dup", oldtype, newtype)) return rc;
   *newtype = dt_dup(oldtype);
   record_args(*newtype, {}, {}, {oldtype});
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
-                          int* num_datatypes, int* combiner) {
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                           int* num_datatypes, int* combiner) {
   constexpr const char* f = "MPI_Type_get_envelope";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (!num_integers || !num_addresses || !num_datatypes || !combiner)
@@ -254,9 +254,9 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_add
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
-                          MPI_Datatype array_of_datatypes[]) {
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                           int max_datatypes, int array_of_integers[],
+                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
   constexpr const char* f = "MPI_Type_get_contents";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (datatype->predefined)
@@ -282,7 +282,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
   return MPI_SUCCESS;
 }
 
-int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
   constexpr const char* f = "MPI_Type_set_name";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (type_name == nullptr) return fail(f, MPI_ERR_ARG, "type_name is NULL");
@@ -290,7 +290,7 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   constexpr const char* f = "MPI_Type_get_name";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (type_name == nullptr || resultlen == nullptr)
@@ -300,7 +300,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_commit(MPI_Datatype* datatype) {
+int PMPI_Type_commit(MPI_Datatype* datatype) {
   constexpr const char* f = "MPI_Type_commit";
   if (datatype == nullptr || *datatype == MPI_DATATYPE_NULL) {
     return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
@@ -310,7 +310,7 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_free(MPI_Datatype* datatype) {
+int PMPI_Type_free(MPI_Datatype* datatype) {
   constexpr const char* f = "MPI_Type_free";
   if (datatype == nullptr || *datatype == MPI_DATATYPE_NULL) {
     return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
@@ -323,7 +323,7 @@ int MPI_Type_free(MPI_Datatype* datatype) {
 
 // ---- queries ----------------------------------------------------------------------------------
 
-int MPI_Type_size(MPI_Datatype datatype, int* size) {
+int PMPI_Type_size(MPI_Datatype datatype, int* size) {
   constexpr const char* f = "MPI_Type_size";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (size == nullptr) return fail(f, MPI_ERR_ARG, "size is NULL");
@@ -332,7 +332,7 @@ int MPI_Type_size(MPI_Datatype datatype, int* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   constexpr const char* f = "MPI_Type_size_x";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (size == nullptr) return fail(f, MPI_ERR_ARG, "size is NULL");
@@ -340,7 +340,7 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) {
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) {
   constexpr const char* f = "MPI_Type_size_c";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (size == nullptr) return fail(f, MPI_ERR_ARG, "size is NULL");
@@ -348,7 +348,7 @@ int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
   constexpr const char* f = "MPI_Type_get_extent_c";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (!lb || !extent) return fail(f, MPI_ERR_ARG, "lb or extent is NULL");
@@ -357,7 +357,7 @@ int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* exten
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
   constexpr const char* f = "MPI_Type_get_true_extent_c";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (!true_lb || !true_extent) return fail(f, MPI_ERR_ARG, "true_lb or true_extent is NULL");
@@ -366,7 +366,7 @@ int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Co
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
   constexpr const char* f = "MPI_Type_get_extent";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (!lb || !extent) return fail(f, MPI_ERR_ARG, "lb or extent is NULL");
@@ -375,7 +375,7 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
   constexpr const char* f = "MPI_Type_get_extent_x";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (!lb || !extent) return fail(f, MPI_ERR_ARG, "lb or extent is NULL");
@@ -384,7 +384,7 @@ int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* exten
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
   constexpr const char* f = "MPI_Type_get_true_extent";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (!true_lb || !true_extent) return fail(f, MPI_ERR_ARG, "true_lb or true_extent is NULL");
@@ -393,7 +393,7 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint*
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
   constexpr const char* f = "MPI_Type_get_true_extent_x";
   if (datatype == MPI_DATATYPE_NULL) return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   if (!true_lb || !true_extent) return fail(f, MPI_ERR_ARG, "true_lb or true_extent is NULL");
@@ -402,26 +402,26 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Co
   return MPI_SUCCESS;
 }
 
-int MPI_Get_address(const void* location, MPI_Aint* address) {
+int PMPI_Get_address(const void* location, MPI_Aint* address) {
   if (address == nullptr) return fail("MPI_Get_address", MPI_ERR_ARG, "address is NULL");
   *address = reinterpret_cast<MPI_Aint>(location);
   return MPI_SUCCESS;
 }
 
-MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
   return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(base) +
                                static_cast<std::uintptr_t>(disp));
 }
 
-MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
   return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(addr1) -
                                static_cast<std::uintptr_t>(addr2));
 }
 
 // ---- packing ------------------------------------------------------------------------------------
 
-int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
-             int* position, MPI_Comm comm) {
+int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+              int* position, MPI_Comm comm) {
   constexpr const char* f = "MPI_Pack";
   if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
   if (incount < 0) return raisef(comm, MPI_ERR_COUNT, f, "incount %d is negative", incount);
@@ -443,8 +443,8 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
   return MPI_SUCCESS;
 }
 
-int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
-               MPI_Datatype datatype, MPI_Comm comm) {
+int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm) {
   constexpr const char* f = "MPI_Unpack";
   if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
   if (outcount < 0) return raisef(comm, MPI_ERR_COUNT, f, "outcount %d is negative", outcount);
@@ -467,7 +467,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int o
   return MPI_SUCCESS;
 }
 
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
   constexpr const char* f = "MPI_Pack_size";
   if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
   if (incount < 0) return raisef(comm, MPI_ERR_COUNT, f, "incount %d is negative", incount);
@@ -479,7 +479,7 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) 
   return MPI_SUCCESS;
 }
 
-int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size) {
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size) {
   constexpr const char* f = "MPI_Pack_size_c";
   if (comm == MPI_COMM_NULL) return fail(f, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
   if (incount < 0) return raisef(comm, MPI_ERR_COUNT, f, "incount %lld is negative", incount);
@@ -491,7 +491,7 @@ int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI
 
 // ---- user-defined operators -------------------------------------------------------------------
 
-int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   constexpr const char* f = "MPI_Op_create";
   if (user_fn == nullptr) return fail(f, MPI_ERR_ARG, "user_fn is NULL");
   if (op == nullptr) return fail(f, MPI_ERR_ARG, "op is NULL");
@@ -499,7 +499,7 @@ int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   return MPI_SUCCESS;
 }
 
-int MPI_Op_free(MPI_Op* op) {
+int PMPI_Op_free(MPI_Op* op) {
   constexpr const char* f = "MPI_Op_free";
   if (op == nullptr || *op == MPI_OP_NULL) return fail(f, MPI_ERR_OP, "op is MPI_OP_NULL");
   if ((*op)->predefined) return fail(f, MPI_ERR_OP, "cannot free a predefined op");
@@ -508,7 +508,7 @@ int MPI_Op_free(MPI_Op* op) {
   return MPI_SUCCESS;
 }
 
-int MPI_Op_commutative(MPI_Op op, int* commute) {
+int PMPI_Op_commutative(MPI_Op op, int* commute) {
   constexpr const char* f = "MPI_Op_commutative";
   if (op == MPI_OP_NULL) return fail(f, MPI_ERR_OP, "op is MPI_OP_NULL");
   if (commute == nullptr) return fail(f, MPI_ERR_ARG, "commute is NULL");
@@ -516,10 +516,10 @@ int MPI_Op_commutative(MPI_Op op, int* commute) {
   return MPI_SUCCESS;
 }
 
-// Not in docs/MPI.md's list (so not declared in mpi.h yet) but standard MPI-2.2: applies an op
-// locally, which is how the op kernels are tested without collectives.
-int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op) {
+// Applies an op locally (MPI-2.2), which is also how the op kernels are tested without
+// collectives.
+int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op) {
   constexpr const char* f = "MPI_Reduce_local";
   if (count < 0) return fail(f, MPI_ERR_COUNT, "count is negative");
   if (int rc = check_committed(f, datatype)) return rc;
@@ -535,3 +535,43 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype 
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
+#pragma weak MPI_Type_vector = PMPI_Type_vector
+#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+#pragma weak MPI_Type_indexed = PMPI_Type_indexed
+#pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
+#pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+#pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
+#pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
+#pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
+#pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
+#pragma weak MPI_Type_dup = PMPI_Type_dup
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+#pragma weak MPI_Type_commit = PMPI_Type_commit
+#pragma weak MPI_Type_free = PMPI_Type_free
+#pragma weak MPI_Type_size = PMPI_Type_size
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+#pragma weak MPI_Type_size_c = PMPI_Type_size_c
+#pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
+#pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+#pragma weak MPI_Get_address = PMPI_Get_address
+#pragma weak MPI_Aint_add = PMPI_Aint_add
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff
+#pragma weak MPI_Pack = PMPI_Pack
+#pragma weak MPI_Unpack = PMPI_Unpack
+#pragma weak MPI_Pack_size = PMPI_Pack_size
+#pragma weak MPI_Pack_size_c = PMPI_Pack_size_c
+#pragma weak MPI_Op_create = PMPI_Op_create
+#pragma weak MPI_Op_free = PMPI_Op_free
+#pragma weak MPI_Op_commutative = PMPI_Op_commutative
+#pragma weak MPI_Reduce_local = PMPI_Reduce_local

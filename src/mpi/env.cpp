@@ -134,7 +134,6 @@ int g_attr_appnum = 0;
 int g_attr_universe = 1;
 int g_attr_host = MPI_PROC_NULL;
 int g_attr_io = MPI_ANY_SOURCE;
-int g_attr_lastcode = MPI_ERR_LASTCODE;
 
 int init_common(int* argc, char*** argv, const char* function) {
   if (g_finalized) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI was already finalized");
@@ -199,13 +198,13 @@ using namespace sluice::mpi;
 
 extern "C" {
 
-int MPI_Init(int* argc, char*** argv) {
+int PMPI_Init(int* argc, char*** argv) {
   int rc = init_common(argc, argv, "MPI_Init");
   if (rc == MPI_SUCCESS) g_thread_level = MPI_THREAD_SINGLE;
   return rc;
 }
 
-int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   int rc = init_common(argc, argv, "MPI_Init_thread");
   if (rc != MPI_SUCCESS) return rc;
   // MULTIPLE is provided through the big lock (mpi_internal.hpp); lower levels skip it.
@@ -220,17 +219,17 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   return MPI_SUCCESS;
 }
 
-int MPI_Initialized(int* flag) {
+int PMPI_Initialized(int* flag) {
   *flag = g_initialized ? 1 : 0;
   return MPI_SUCCESS;
 }
 
-int MPI_Finalized(int* flag) {
+int PMPI_Finalized(int* flag) {
   *flag = g_finalized ? 1 : 0;
   return MPI_SUCCESS;
 }
 
-int MPI_Finalize(void) {
+int PMPI_Finalize(void) {
   SLUICE_MPI_CALL;
   if (!g_initialized) abort_not_initialized("MPI_Finalize");
   // MPI_COMM_SELF's attributes go first: libraries use their delete callbacks as
@@ -250,7 +249,7 @@ int MPI_Finalize(void) {
   return MPI_SUCCESS;
 }
 
-int MPI_Abort(MPI_Comm comm, int errorcode) {
+int PMPI_Abort(MPI_Comm comm, int errorcode) {
   char msg[160];
   std::snprintf(msg, sizeof msg, "MPI_Abort called on %s with error code %d",
                 comm && comm->valid() ? comm_label(comm) : "an invalid communicator", errorcode);
@@ -260,17 +259,17 @@ int MPI_Abort(MPI_Comm comm, int errorcode) {
   abort_job(errorcode, msg);
 }
 
-int MPI_Query_thread(int* provided) {
+int PMPI_Query_thread(int* provided) {
   *provided = g_thread_level;
   return MPI_SUCCESS;
 }
 
-int MPI_Is_thread_main(int* flag) {
+int PMPI_Is_thread_main(int* flag) {
   *flag = std::this_thread::get_id() == g_main_thread ? 1 : 0;
   return MPI_SUCCESS;
 }
 
-int MPI_Get_processor_name(char* name, int* resultlen) {
+int PMPI_Get_processor_name(char* name, int* resultlen) {
   SLUICE_MPI_CALL;
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
@@ -279,13 +278,13 @@ int MPI_Get_processor_name(char* name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Get_version(int* version, int* subversion) {
+int PMPI_Get_version(int* version, int* subversion) {
   *version = MPI_VERSION;
   *subversion = MPI_SUBVERSION;
   return MPI_SUCCESS;
 }
 
-int MPI_Get_library_version(char* version, int* resultlen) {
+int PMPI_Get_library_version(char* version, int* resultlen) {
   SLUICE_MPI_CALL;
   std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                 "Sluice 0.1.0 (MPI %d.%d C bindings, up to MPI_THREAD_MULTIPLE)", MPI_VERSION,
@@ -294,18 +293,18 @@ int MPI_Get_library_version(char* version, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-double MPI_Wtime(void) {
+double PMPI_Wtime(void) {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-double MPI_Wtick(void) {
+double PMPI_Wtick(void) {
   timespec ts{};
   clock_getres(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   SLUICE_MPI_CALL;
   if (size < 0)
     return raisef(nullptr, MPI_ERR_SIZE, "MPI_Alloc_mem", "invalid size %ld", (long)size);
@@ -317,13 +316,13 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   return MPI_SUCCESS;
 }
 
-int MPI_Free_mem(void* base) {
+int PMPI_Free_mem(void* base) {
   SLUICE_MPI_CALL;
   std::free(base);
   return MPI_SUCCESS;
 }
 
-int MPI_Pcontrol(const int level, ...) {
+int PMPI_Pcontrol(const int level, ...) {
   SLUICE_MPI_CALL;
   // No profiling layer is attached; the level is recorded (MPI-3.1 §14.2.4 leaves the
   // effect to the profiler).
@@ -331,7 +330,7 @@ int MPI_Pcontrol(const int level, ...) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_get_attr")) return rc;
   int* value = nullptr;
@@ -355,7 +354,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* 
       value = &g_attr_io;
       break;
     case MPI_LASTUSEDCODE:
-      value = &g_attr_lastcode;
+      value = &g_last_used_class;
       break;
     default:
       if (get_user_attr(comm, comm_keyval, attribute_val, flag) == MPI_SUCCESS) return MPI_SUCCESS;
@@ -366,20 +365,20 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* 
   return MPI_SUCCESS;
 }
 
-int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
-  return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
 
 // ---- info objects ----------------------------------------------------------------------
 
-int MPI_Info_create(MPI_Info* info) {
+int PMPI_Info_create(MPI_Info* info) {
   SLUICE_MPI_CALL;
   if (!initialized()) abort_not_initialized("MPI_Info_create");
   *info = new sluice_info_s;
   return MPI_SUCCESS;
 }
 
-int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
+int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_set")) return rc;
   if (int rc = check_key(key, "MPI_Info_set")) return rc;
@@ -395,7 +394,7 @@ int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get")) return rc;
   if (int rc = check_key(key, "MPI_Info_get")) return rc;
@@ -411,7 +410,7 @@ int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int*
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_valuelen")) return rc;
   if (int rc = check_key(key, "MPI_Info_get_valuelen")) return rc;
@@ -421,7 +420,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* fl
   return MPI_SUCCESS;
 }
 
-int MPI_Info_delete(MPI_Info info, const char* key) {
+int PMPI_Info_delete(MPI_Info info, const char* key) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_delete")) return rc;
   if (int rc = check_key(key, "MPI_Info_delete")) return rc;
@@ -434,14 +433,14 @@ int MPI_Info_delete(MPI_Info info, const char* key) {
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_nkeys")) return rc;
   *nkeys = static_cast<int>(info->entries.size());
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_nthkey")) return rc;
   if (n < 0 || n >= static_cast<int>(info->entries.size()))
@@ -451,7 +450,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
   return MPI_SUCCESS;
 }
 
-int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_dup")) return rc;
   auto* copy = new sluice_info_s;
@@ -460,7 +459,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
   return MPI_SUCCESS;
 }
 
-int MPI_Info_free(MPI_Info* info) {
+int PMPI_Info_free(MPI_Info* info) {
   SLUICE_MPI_CALL;
   if (!info) return raise(nullptr, MPI_ERR_INFO, "MPI_Info_free", "null info pointer");
   if (int rc = check_info(*info, "MPI_Info_free")) return rc;
@@ -470,3 +469,33 @@ int MPI_Info_free(MPI_Info* info) {
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Init = PMPI_Init
+#pragma weak MPI_Init_thread = PMPI_Init_thread
+#pragma weak MPI_Initialized = PMPI_Initialized
+#pragma weak MPI_Finalized = PMPI_Finalized
+#pragma weak MPI_Finalize = PMPI_Finalize
+#pragma weak MPI_Abort = PMPI_Abort
+#pragma weak MPI_Query_thread = PMPI_Query_thread
+#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+#pragma weak MPI_Get_version = PMPI_Get_version
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+#pragma weak MPI_Wtime = PMPI_Wtime
+#pragma weak MPI_Wtick = PMPI_Wtick
+#pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
+#pragma weak MPI_Free_mem = PMPI_Free_mem
+#pragma weak MPI_Pcontrol = PMPI_Pcontrol
+#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
+#pragma weak MPI_Attr_get = PMPI_Attr_get
+#pragma weak MPI_Info_create = PMPI_Info_create
+#pragma weak MPI_Info_set = PMPI_Info_set
+#pragma weak MPI_Info_get = PMPI_Info_get
+#pragma weak MPI_Info_get_valuelen = PMPI_Info_get_valuelen
+#pragma weak MPI_Info_delete = PMPI_Info_delete
+#pragma weak MPI_Info_get_nkeys = PMPI_Info_get_nkeys
+#pragma weak MPI_Info_get_nthkey = PMPI_Info_get_nthkey
+#pragma weak MPI_Info_dup = PMPI_Info_dup
+#pragma weak MPI_Info_free = PMPI_Info_free

@@ -48,13 +48,13 @@ int exchange_ints(MPI_Comm local, int leader, const LeaderLink& link, const int*
                   int* theirs, int ntheirs) {
   if (local->rank == leader)
     if (int rc = link(mine, nmine, theirs, ntheirs)) return rc;
-  return MPI_Bcast(theirs, ntheirs, MPI_INT, leader, local);
+  return PMPI_Bcast(theirs, ntheirs, MPI_INT, leader, local);
 }
 
 // Maximum of one int over both groups.
 int union_max(MPI_Comm local, int leader, const LeaderLink& link, int& v) {
   int local_max = v;
-  if (int rc = MPI_Allreduce(&v, &local_max, 1, MPI_INT, MPI_MAX, local)) return rc;
+  if (int rc = PMPI_Allreduce(&v, &local_max, 1, MPI_INT, MPI_MAX, local)) return rc;
   int remote_max = local_max;
   if (int rc = exchange_ints(local, leader, link, &local_max, 1, &remote_max, 1)) return rc;
   v = std::max(local_max, remote_max);
@@ -217,13 +217,13 @@ namespace {
 int inter_barrier(MPI_Comm comm) {
   InterComm& ic = *comm->inter;
   const int tag = next_tag(comm);
-  if (int rc = MPI_Barrier(ic.local)) return rc;
+  if (int rc = PMPI_Barrier(ic.local)) return rc;
   if (comm->rank == 0) {
     int out = 0, in = 0;
     if (int rc = inter_link(comm, tag)(&out, 1, &in, 1))
       return raise(comm, rc, "MPI_Barrier", "failed");
   }
-  return MPI_Barrier(ic.local);
+  return PMPI_Barrier(ic.local);
 }
 
 int inter_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
@@ -252,7 +252,7 @@ int inter_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm
     if (int rc = wait_all(reqs)) return raise(comm, rc, fn, "receive from the root failed");
     finish_recv(s, buf, count, type);
   }
-  return MPI_Bcast(buf, count, type, 0, ic.local);
+  return PMPI_Bcast(buf, count, type, 0, ic.local);
 }
 
 // The leader sends `count` elements of `stype` at `sbuf` to the remote leader and receives
@@ -281,11 +281,11 @@ int inter_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
   const int tag = next_tag(comm);
   // The local group's result at the leader, swapped for the remote group's, broadcast.
   TypedTemp mine(count, type);
-  if (int rc = MPI_Reduce(sendbuf, mine.at, count, type, op, 0, ic.local)) return rc;
+  if (int rc = PMPI_Reduce(sendbuf, mine.at, count, type, op, 0, ic.local)) return rc;
   if (comm->rank == 0)
     if (int rc = leader_swap(comm, tag, mine.at, count, type, recvbuf, count, type))
       return raise(comm, rc, fn, "exchange between the groups failed");
-  return MPI_Bcast(recvbuf, count, type, 0, ic.local);
+  return PMPI_Bcast(recvbuf, count, type, 0, ic.local);
 }
 
 int inter_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -301,13 +301,13 @@ int inter_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   const int tag = next_tag(comm);
   const int nlocal = inter_local_size(comm), nremote = comm->size;
   TypedTemp mine(nlocal * sendcount, sendtype);
-  if (int rc = MPI_Gather(sendbuf, sendcount, sendtype, mine.at, sendcount, sendtype, 0, ic.local))
+  if (int rc = PMPI_Gather(sendbuf, sendcount, sendtype, mine.at, sendcount, sendtype, 0, ic.local))
     return rc;
   if (comm->rank == 0)
     if (int rc = leader_swap(comm, tag, mine.at, nlocal * sendcount, sendtype, recvbuf,
                              nremote * recvcount, recvtype))
       return raise(comm, rc, fn, "exchange between the groups failed");
-  return MPI_Bcast(recvbuf, nremote * recvcount, recvtype, 0, ic.local);
+  return PMPI_Bcast(recvbuf, nremote * recvcount, recvtype, 0, ic.local);
 }
 
 int inter_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -395,7 +395,7 @@ int inter_reduce(const InterArgs& a, MPI_Comm comm) {
     t.recv(0, a.recvbuf, a.count, a.type);
   } else {
     TypedTemp mine(a.count, a.type);
-    if (int rc = MPI_Reduce(a.sendbuf, mine.at, a.count, a.type, a.op, 0, comm->inter->local))
+    if (int rc = PMPI_Reduce(a.sendbuf, mine.at, a.count, a.type, a.op, 0, comm->inter->local))
       return rc;
     if (comm->rank != 0) return MPI_SUCCESS;
     t.send(a.root, mine.at, a.count, a.type);
@@ -420,7 +420,7 @@ int inter_gather(const InterArgs& a, MPI_Comm comm) {
   const int nlocal = inter_local_size(comm);
   TypedTemp mine(nlocal * a.count, a.type);
   if (int rc =
-          MPI_Gather(a.sendbuf, a.count, a.type, mine.at, a.count, a.type, 0, comm->inter->local))
+          PMPI_Gather(a.sendbuf, a.count, a.type, mine.at, a.count, a.type, 0, comm->inter->local))
     return rc;
   if (comm->rank != 0) return MPI_SUCCESS;
   t.send(a.root, mine.at, nlocal * a.count, a.type);
@@ -445,8 +445,8 @@ int inter_scatter(const InterArgs& a, MPI_Comm comm) {
     t.recv(a.root, all.at, nlocal * a.recvcount, a.recvtype);
     if (int rc = t.wait()) return raise(comm, rc, fn, "receive from the root failed");
   }
-  return MPI_Scatter(all.at, a.recvcount, a.recvtype, a.recvbuf, a.recvcount, a.recvtype, 0,
-                     comm->inter->local);
+  return PMPI_Scatter(all.at, a.recvcount, a.recvtype, a.recvbuf, a.recvcount, a.recvtype, 0,
+                      comm->inter->local);
 }
 
 // Gatherv / Scatterv: the root talks to every process of the other group directly.
@@ -534,12 +534,12 @@ int inter_reduce_scatter(const InterArgs& a, MPI_Comm comm, bool block) {
   }
   MPI_Comm local = comm->inter->local;
   TypedTemp mine(count, a.type), theirs(count, a.type);
-  if (int rc = MPI_Reduce(a.sendbuf, mine.at, count, a.type, a.op, 0, local)) return rc;
+  if (int rc = PMPI_Reduce(a.sendbuf, mine.at, count, a.type, a.op, 0, local)) return rc;
   if (comm->rank == 0)
     if (int rc = leader_swap(comm, tag, mine.at, count, a.type, theirs.at, count, a.type))
       return raise(comm, rc, fn, "exchange between the groups failed");
-  return MPI_Scatterv(theirs.at, counts.data(), displs.data(), a.type, a.recvbuf,
-                      counts[comm->rank], a.type, 0, local);
+  return PMPI_Scatterv(theirs.at, counts.data(), displs.data(), a.type, a.recvbuf,
+                       counts[comm->rank], a.type, 0, local);
 }
 
 }  // namespace
@@ -587,8 +587,8 @@ using namespace sluice::mpi;
 
 extern "C" {
 
-int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                         int remote_leader, int tag, MPI_Comm* newintercomm) {
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm* newintercomm) {
   SLUICE_MPI_CALL;
   const char* fn = "MPI_Intercomm_create";
   if (int rc = check_comm(local_comm, fn)) return rc;
@@ -607,8 +607,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
   // The leaders swap over peer_comm with the user's tag (as the standard says).
   LeaderLink link = [peer_comm, remote_leader, tag](const int* mine, int nmine, int* theirs,
                                                     int ntheirs) {
-    return MPI_Sendrecv(mine, nmine, MPI_INT, remote_leader, tag, theirs, ntheirs, MPI_INT,
-                        remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
+    return PMPI_Sendrecv(mine, nmine, MPI_INT, remote_leader, tag, theirs, ntheirs, MPI_INT,
+                         remote_leader, tag, peer_comm, MPI_STATUS_IGNORE);
   };
   // The other group's members (world ranks), its size first.
   const int nlocal = local_comm->size;
@@ -633,14 +633,14 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
   SLUICE_MPI_CALL;
   if (int rc = check_inter(comm, "MPI_Comm_remote_size")) return rc;
   *size = comm->size;
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   SLUICE_MPI_CALL;
   if (int rc = check_inter(comm, "MPI_Comm_remote_group")) return rc;
   auto* g = new sluice_group_s;
@@ -649,7 +649,7 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   return MPI_SUCCESS;
 }
 
-int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   SLUICE_MPI_CALL;
   const char* fn = "MPI_Intercomm_merge";
   if (int rc = check_inter(intercomm, fn)) return rc;
@@ -672,7 +672,7 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   const char* fn = "MPI_Comm_create_group";
   if (int rc = check_comm(comm, fn)) return rc;
@@ -736,3 +736,11 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* new
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
+#pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
+#pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
+#pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group

@@ -155,8 +155,10 @@ int raise(MPI_Comm comm, int errclass, const char* function, const char* what);
 // The same with a printf-style message.
 int raisef(MPI_Comm comm, int errclass, const char* function, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
-// Text of an error class, nullptr if `code` is not one.
+// Text of an error class or code (the program's own too), nullptr if `code` is not one.
 const char* error_string(int code);
+// The largest error class so far (MPI_LASTUSEDCODE's value), MPI_Add_error_class.
+extern int g_last_used_class;
 // Drops one reference to a user error handler (predefined ones are never freed).
 void errh_release(MPI_Errhandler h);
 // MPI error class of an engine error.

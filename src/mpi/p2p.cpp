@@ -532,28 +532,31 @@ extern "C" {
 
 // ---- blocking sends and receives --------------------------------------------------------
 
-int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   SLUICE_MPI_CALL;
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::standard, "MPI_Send");
 }
 
-int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
   SLUICE_MPI_CALL;
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::sync, "MPI_Ssend");
 }
 
-int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
   SLUICE_MPI_CALL;
   // A ready send may be a standard send (MPI-3.1 §3.4): the receive is already posted.
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::ready, "MPI_Rsend");
 }
 
-int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
   SLUICE_MPI_CALL;
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend");
 }
 
-int MPI_Buffer_attach(void* buffer, int size) {
+int PMPI_Buffer_attach(void* buffer, int size) {
   SLUICE_MPI_CALL;
   if (!initialized()) abort_not_initialized("MPI_Buffer_attach");
   if (g_bsend.base)
@@ -565,7 +568,7 @@ int MPI_Buffer_attach(void* buffer, int size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Buffer_detach(void* buffer_addr, int* size) {
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
   SLUICE_MPI_CALL;
   if (!initialized()) abort_not_initialized("MPI_Buffer_detach");
   // Blocks until every message in the buffer has been sent.
@@ -580,8 +583,8 @@ int MPI_Buffer_detach(void* buffer_addr, int* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-             MPI_Status* status) {
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, "MPI_Recv")) return rc;
   if (source != MPI_PROC_NULL && dt_is_contiguous(datatype)) {
@@ -616,35 +619,35 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, M
 
 // ---- nonblocking ---------------------------------------------------------------------------
 
-int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request) {
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
   SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::standard,
                       "MPI_Isend");
 }
 
-int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
   SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::sync, "MPI_Issend");
 }
 
-int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
   SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::ready,
                       "MPI_Irsend");
 }
 
-int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
   SLUICE_MPI_CALL;
   return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::buffered,
                       "MPI_Ibsend");
 }
 
-int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Request* request) {
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, "MPI_Irecv")) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
@@ -655,9 +658,9 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
   return MPI_SUCCESS;
 }
 
-int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                 MPI_Comm comm, MPI_Status* status) {
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_send_args(comm, sendbuf, sendcount, sendtype, dest, sendtag, "MPI_Sendrecv"))
     return rc;
@@ -674,8 +677,8 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
   return e1 != MPI_SUCCESS ? e1 : e2;
 }
 
-int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                         int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   SLUICE_MPI_CALL;
   const char* fn = "MPI_Sendrecv_replace";
   if (int rc = check_send_args(comm, buf, count, datatype, dest, sendtag, fn)) return rc;
@@ -701,7 +704,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
 
 // ---- probes --------------------------------------------------------------------------------
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Iprobe")) return rc;
   if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
@@ -720,7 +723,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
   return MPI_SUCCESS;
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Probe")) return rc;
   if (source == MPI_PROC_NULL) {
@@ -740,8 +743,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   return probe_status(comm, s, status);
 }
 
-int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
-                MPI_Status* status) {
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                 MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Improbe")) return rc;
   if (!flag || !message) return raise(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
@@ -764,14 +767,14 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
   return MPI_SUCCESS;
 }
 
-int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Mprobe")) return rc;
   if (!message) return raise(comm, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
   int flag = 0;
   Errc failed = Errc::ok;
   block_until([&] {
-    MPI_Improbe(source, tag, comm, &flag, message, status);
+    PMPI_Improbe(source, tag, comm, &flag, message, status);
     if (flag != 0 || source == MPI_PROC_NULL) return true;
     failed = engine().probe_failure(source_world(comm, source), comm->p2p_ctx);
     return failed != Errc::ok;
@@ -780,23 +783,23 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   return MPI_SUCCESS;
 }
 
-int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-              MPI_Status* status) {
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Status* status) {
   SLUICE_MPI_CALL;
   MPI_Request r;
   if (int rc = mrecv_start(buf, count, datatype, message, &r, "MPI_Mrecv")) return rc;
   return wait_one(&r, status, "MPI_Mrecv");
 }
 
-int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-               MPI_Request* request) {
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                MPI_Request* request) {
   SLUICE_MPI_CALL;
   return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv");
 }
 
 // ---- completion ------------------------------------------------------------------------------
 
-int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Wait", "request is NULL");
   if (request_inactive(*request)) {
@@ -806,7 +809,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   return wait_one(request, status, "MPI_Wait");
 }
 
-int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "request is NULL");
   if (!flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "flag is NULL");
@@ -827,7 +830,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   return wait_one(request, status, "MPI_Test");  // already complete: reports and releases
 }
 
-int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitall")) return rc;
   // Each pass resumes at the first request not seen complete: O(count) polls in all, not
@@ -861,7 +864,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+int PMPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Testall")) return rc;
   if (!flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
@@ -878,7 +881,7 @@ int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[])
     }
   }
   *flag = 1;
-  return MPI_Waitall(count, reqs, statuses);
+  return PMPI_Waitall(count, reqs, statuses);
 }
 
 // Index of the first done active request, MPI_UNDEFINED if none is active, -1 if some are
@@ -893,7 +896,7 @@ static int find_done(int count, MPI_Request reqs[]) {
   return any_active ? -1 : MPI_UNDEFINED;
 }
 
-int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+int PMPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Waitany")) return rc;
   if (!index) return raise(nullptr, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
@@ -907,7 +910,7 @@ int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   return wait_one(&reqs[i], status, "MPI_Waitany");
 }
 
-int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+int PMPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Testany")) return rc;
   if (!index || !flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Testany", "index or flag is NULL");
@@ -955,8 +958,8 @@ static int collect_some(int count, MPI_Request reqs[], int* outcount, int indice
   return MPI_SUCCESS;
 }
 
-int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
-                 MPI_Status statuses[]) {
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                  MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(incount, reqs, "MPI_Waitsome")) return rc;
   if (!outcount || (incount > 0 && !indices))
@@ -970,8 +973,8 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
   return collect_some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome");
 }
 
-int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
-                 MPI_Status statuses[]) {
+int PMPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                  MPI_Status statuses[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(incount, reqs, "MPI_Testsome")) return rc;
   if (!outcount || (incount > 0 && !indices))
@@ -992,7 +995,7 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
   return collect_some(incount, reqs, outcount, indices, statuses, "MPI_Testsome");
 }
 
-int MPI_Request_free(MPI_Request* request) {
+int PMPI_Request_free(MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
   if (!*request)
@@ -1009,7 +1012,7 @@ int MPI_Request_free(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (!flag) return raise(nullptr, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
   if (request_inactive(request)) {
@@ -1023,7 +1026,7 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cancel(MPI_Request* request) {
+int PMPI_Cancel(MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
   if (!*request)
@@ -1039,7 +1042,7 @@ int MPI_Cancel(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
   SLUICE_MPI_CALL;
   if (!status)
     return raise(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled", "status is NULL (MPI_STATUS_IGNORE)");
@@ -1048,7 +1051,7 @@ int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
   return MPI_SUCCESS;
 }
 
-int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   SLUICE_MPI_CALL;
   if (!status)
     return raise(nullptr, MPI_ERR_ARG, "MPI_Status_set_cancelled",
@@ -1078,14 +1081,14 @@ static int int_count(MPI_Count c) {
   return c > INT_MAX ? MPI_UNDEFINED : static_cast<int>(c);
 }
 
-int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   SLUICE_MPI_CALL;
   if (int rc = check_status_args(status, count, datatype, "MPI_Get_count")) return rc;
   *count = int_count(status_count(status, datatype));
   return MPI_SUCCESS;
 }
 
-int MPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+int PMPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   SLUICE_MPI_CALL;
   if (int rc = check_status_args(status, count, datatype, "MPI_Get_count_c")) return rc;
   *count = status_count(status, datatype);
@@ -1100,17 +1103,17 @@ static int get_elements(const MPI_Status* status, MPI_Datatype datatype, MPI_Cou
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   SLUICE_MPI_CALL;
   return get_elements(status, datatype, count, "MPI_Get_elements_x");
 }
 
-int MPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+int PMPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   SLUICE_MPI_CALL;
   return get_elements(status, datatype, count, "MPI_Get_elements_c");
 }
 
-int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   SLUICE_MPI_CALL;
   if (!count) return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements", "count is NULL");
   MPI_Count c;
@@ -1132,12 +1135,12 @@ static int set_elements(MPI_Status* status, MPI_Datatype datatype, MPI_Count cou
   return MPI_SUCCESS;
 }
 
-int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
   SLUICE_MPI_CALL;
   return set_elements(status, datatype, count, "MPI_Status_set_elements");
 }
 
-int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
   SLUICE_MPI_CALL;
   return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
 }
@@ -1159,28 +1162,42 @@ static int persistent_init(const void* buf, int count, MPI_Datatype type, int pe
   return MPI_SUCCESS;
 }
 
-int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request* request) {
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
   SLUICE_MPI_CALL;
   return persistent_init(buf, count, datatype, dest, tag, comm, request,
                          sluice_request_s::Kind::send, SendMode::standard, "MPI_Send_init");
 }
 
-int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
   SLUICE_MPI_CALL;
   return persistent_init(buf, count, datatype, dest, tag, comm, request,
                          sluice_request_s::Kind::send, SendMode::sync, "MPI_Ssend_init");
 }
 
-int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                  MPI_Request* request) {
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::buffered, "MPI_Bsend_init");
+}
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::ready, "MPI_Rsend_init");
+}
+
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
   SLUICE_MPI_CALL;
   return persistent_init(buf, count, datatype, source, tag, comm, request,
                          sluice_request_s::Kind::recv, SendMode::standard, "MPI_Recv_init");
 }
 
-int MPI_Start(MPI_Request* request) {
+int PMPI_Start(MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Start", "request is NULL");
   if (!*request || !(*request)->persistent)
@@ -1192,12 +1209,62 @@ int MPI_Start(MPI_Request* request) {
   return start_recv(r);
 }
 
-int MPI_Startall(int count, MPI_Request reqs[]) {
+int PMPI_Startall(int count, MPI_Request reqs[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_request_array(count, reqs, "MPI_Startall")) return rc;
   for (int i = 0; i < count; ++i)
-    if (int rc = MPI_Start(&reqs[i])) return rc;
+    if (int rc = PMPI_Start(&reqs[i])) return rc;
   return MPI_SUCCESS;
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Send = PMPI_Send
+#pragma weak MPI_Ssend = PMPI_Ssend
+#pragma weak MPI_Rsend = PMPI_Rsend
+#pragma weak MPI_Bsend = PMPI_Bsend
+#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
+#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+#pragma weak MPI_Recv = PMPI_Recv
+#pragma weak MPI_Isend = PMPI_Isend
+#pragma weak MPI_Issend = PMPI_Issend
+#pragma weak MPI_Irsend = PMPI_Irsend
+#pragma weak MPI_Ibsend = PMPI_Ibsend
+#pragma weak MPI_Irecv = PMPI_Irecv
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+#pragma weak MPI_Iprobe = PMPI_Iprobe
+#pragma weak MPI_Probe = PMPI_Probe
+#pragma weak MPI_Improbe = PMPI_Improbe
+#pragma weak MPI_Mprobe = PMPI_Mprobe
+#pragma weak MPI_Mrecv = PMPI_Mrecv
+#pragma weak MPI_Imrecv = PMPI_Imrecv
+#pragma weak MPI_Wait = PMPI_Wait
+#pragma weak MPI_Test = PMPI_Test
+#pragma weak MPI_Waitall = PMPI_Waitall
+#pragma weak MPI_Testall = PMPI_Testall
+#pragma weak MPI_Waitany = PMPI_Waitany
+#pragma weak MPI_Testany = PMPI_Testany
+#pragma weak MPI_Waitsome = PMPI_Waitsome
+#pragma weak MPI_Testsome = PMPI_Testsome
+#pragma weak MPI_Request_free = PMPI_Request_free
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+#pragma weak MPI_Cancel = PMPI_Cancel
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+#pragma weak MPI_Get_count = PMPI_Get_count
+#pragma weak MPI_Get_count_c = PMPI_Get_count_c
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+#pragma weak MPI_Get_elements_c = PMPI_Get_elements_c
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
+#pragma weak MPI_Send_init = PMPI_Send_init
+#pragma weak MPI_Ssend_init = PMPI_Ssend_init
+#pragma weak MPI_Bsend_init = PMPI_Bsend_init
+#pragma weak MPI_Rsend_init = PMPI_Rsend_init
+#pragma weak MPI_Recv_init = PMPI_Recv_init
+#pragma weak MPI_Start = PMPI_Start
+#pragma weak MPI_Startall = PMPI_Startall

@@ -337,7 +337,8 @@ int alltoallvw(const void* sendbuf, const int sendcounts[], const int* sdispls_v
 // The members of `comm_old` with rank < n form the new communicator, in the same order.
 int first_n(MPI_Comm comm_old, int n, std::shared_ptr<const Topology> topo, MPI_Comm* out) {
   MPI_Comm c = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_split(comm_old, comm_old->rank < n ? 0 : MPI_UNDEFINED, comm_old->rank, &c))
+  if (int rc =
+          PMPI_Comm_split(comm_old, comm_old->rank < n ? 0 : MPI_UNDEFINED, comm_old->rank, &c))
     return rc;
   if (c != MPI_COMM_NULL) c->topo = std::move(topo);
   *out = c;
@@ -417,7 +418,7 @@ extern "C" {
 
 // ---- Cartesian ---------------------------------------------------------------------------------
 
-int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
   SLUICE_MPI_CALL;
   if (nnodes <= 0 || ndims < 0)
     return raisef(nullptr, MPI_ERR_ARG, "MPI_Dims_create", "invalid nnodes %d or ndims %d", nnodes,
@@ -459,8 +460,8 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                    int reorder, MPI_Comm* comm_cart) {
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                     int reorder, MPI_Comm* comm_cart) {
   SLUICE_MPI_CALL;
   (void)reorder;  // ranks keep their order (allowed: reordering is a hint)
   if (int rc = check_comm(comm_old, "MPI_Cart_create")) return rc;
@@ -469,7 +470,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
   return first_n(comm_old, product, make_cart(ndims, dims, periods), comm_cart);
 }
 
-int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
   SLUICE_MPI_CALL;
   (void)periods;
   if (int rc = check_comm(comm, "MPI_Cart_map")) return rc;
@@ -479,14 +480,14 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
   return MPI_SUCCESS;
 }
 
-int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_CART, "MPI_Cartdim_get")) return rc;
   *ndims = static_cast<int>(comm->topo->dims.size());
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_CART, "MPI_Cart_get")) return rc;
   const Topology& t = *comm->topo;
@@ -501,7 +502,7 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_CART, "MPI_Cart_coords")) return rc;
   if (int rc = check_rank_in(comm, rank, "MPI_Cart_coords")) return rc;
@@ -513,7 +514,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_CART, "MPI_Cart_rank")) return rc;
   const Topology& t = *comm->topo;
@@ -525,7 +526,7 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_CART, "MPI_Cart_shift")) return rc;
   const Topology& t = *comm->topo;
@@ -537,7 +538,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_CART, "MPI_Cart_sub")) return rc;
   const Topology& t = *comm->topo;
@@ -557,7 +558,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
     }
   }
   MPI_Comm sub = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_split(comm, color, comm->rank, &sub)) return rc;
+  if (int rc = PMPI_Comm_split(comm, color, comm->rank, &sub)) return rc;
   sub->topo = make_cart(static_cast<int>(dims.size()), dims.data(), periods.data());
   *newcomm = sub;
   return MPI_SUCCESS;
@@ -566,8 +567,8 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
 // ---- graphs
 // ----------------------------------------------------------------------------------------
 
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
-                     int reorder, MPI_Comm* comm_graph) {
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                      int reorder, MPI_Comm* comm_graph) {
   SLUICE_MPI_CALL;
   (void)reorder;
   if (int rc = check_comm(comm_old, "MPI_Graph_create")) return rc;
@@ -580,7 +581,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
   return first_n(comm_old, nnodes, std::move(t), comm_graph);
 }
 
-int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Graph_map")) return rc;
   if (int rc = check_graph(comm, nnodes, index, edges, "MPI_Graph_map")) return rc;
@@ -588,7 +589,7 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[
   return MPI_SUCCESS;
 }
 
-int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_GRAPH, "MPI_Graphdims_get")) return rc;
   *nnodes = static_cast<int>(comm->topo->index.size());
@@ -596,7 +597,7 @@ int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_GRAPH, "MPI_Graph_get")) return rc;
   copy_out(comm->topo->index, maxindex, index);
@@ -604,7 +605,7 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int ed
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_GRAPH, "MPI_Graph_neighbors_count")) return rc;
   if (int rc = check_rank_in(comm, rank, "MPI_Graph_neighbors_count")) return rc;
@@ -613,7 +614,7 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_GRAPH, "MPI_Graph_neighbors")) return rc;
   if (int rc = check_rank_in(comm, rank, "MPI_Graph_neighbors")) return rc;
@@ -626,10 +627,10 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
 
 // ---- distributed graphs -----------------------------------------------------------------------
 
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[], MPI_Info info,
-                                   int reorder, MPI_Comm* comm_dist_graph) {
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                    const int sourceweights[], int outdegree,
+                                    const int destinations[], const int destweights[],
+                                    MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
   SLUICE_MPI_CALL;
   (void)info;
   (void)reorder;
@@ -647,15 +648,15 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
   t->source_weights = weights_of(sourceweights, indegree);
   t->dest_weights = weights_of(destweights, outdegree);
   MPI_Comm c = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_dup(comm_old, &c)) return rc;
+  if (int rc = PMPI_Comm_dup(comm_old, &c)) return rc;
   c->topo = std::move(t);
   *comm_dist_graph = c;
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info, int reorder,
-                          MPI_Comm* comm_dist_graph) {
+int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                           const int destinations[], const int weights[], MPI_Info info,
+                           int reorder, MPI_Comm* comm_dist_graph) {
   SLUICE_MPI_CALL;
   (void)info;
   (void)reorder;
@@ -692,9 +693,10 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
   }
   // Whether the edges carry weights: MPI_UNWEIGHTED on any process means none do.
   int weighted_here = is_unweighted(weights) ? 0 : 1, weighted_all = 1;
-  if (int rc = MPI_Allreduce(&weighted_here, &weighted_all, 1, MPI_INT, MPI_MIN, comm_old))
+  if (int rc = PMPI_Allreduce(&weighted_here, &weighted_all, 1, MPI_INT, MPI_MIN, comm_old))
     return rc;
-  if (int rc = MPI_Alltoall(sendcounts.data(), 1, MPI_INT, recvcounts.data(), 1, MPI_INT, comm_old))
+  if (int rc =
+          PMPI_Alltoall(sendcounts.data(), 1, MPI_INT, recvcounts.data(), 1, MPI_INT, comm_old))
     return rc;
   int rtotal = 0;
   for (int r = 0; r < p; ++r) {
@@ -702,8 +704,8 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     rtotal += recvcounts[r];
   }
   std::vector<int> edges(std::max(rtotal, 1));
-  if (int rc = MPI_Alltoallv(flat.data(), sendcounts.data(), sdispls.data(), MPI_INT, edges.data(),
-                             recvcounts.data(), rdispls.data(), MPI_INT, comm_old))
+  if (int rc = PMPI_Alltoallv(flat.data(), sendcounts.data(), sdispls.data(), MPI_INT, edges.data(),
+                              recvcounts.data(), rdispls.data(), MPI_INT, comm_old))
     return rc;
   auto t = std::make_shared<Topology>();
   t->kind = MPI_DIST_GRAPH;
@@ -722,13 +724,13 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     }
   }
   MPI_Comm c = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_dup(comm_old, &c)) return rc;
+  if (int rc = PMPI_Comm_dup(comm_old, &c)) return rc;
   c->topo = std::move(t);
   *comm_dist_graph = c;
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_DIST_GRAPH, "MPI_Dist_graph_neighbors_count")) return rc;
   const Topology& t = *comm->topo;
@@ -738,8 +740,8 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree,
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                             int maxoutdegree, int destinations[], int destweights[]) {
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                              int maxoutdegree, int destinations[], int destweights[]) {
   SLUICE_MPI_CALL;
   if (int rc = check_topo(comm, MPI_DIST_GRAPH, "MPI_Dist_graph_neighbors")) return rc;
   const Topology& t = *comm->topo;
@@ -752,7 +754,7 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
   return MPI_SUCCESS;
 }
 
-int MPI_Topo_test(MPI_Comm comm, int* status) {
+int PMPI_Topo_test(MPI_Comm comm, int* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Topo_test")) return rc;
   *status = comm->topo ? comm->topo->kind : MPI_UNDEFINED;
@@ -761,75 +763,108 @@ int MPI_Topo_test(MPI_Comm comm, int* status) {
 
 // ---- neighbourhood collectives -------------------------------------------------------------
 
-int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
                    "MPI_Neighbor_allgather");
 }
 
-int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request* request) {
+int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
                    "MPI_Ineighbor_allgather");
 }
 
-int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, const int recvcounts[], const int displs[],
-                            MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm) {
   return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                     nullptr, "MPI_Neighbor_allgatherv");
 }
 
-int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                     request, "MPI_Ineighbor_allgatherv");
 }
 
-int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
                   "MPI_Neighbor_alltoall");
 }
 
-int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                           MPI_Request* request) {
+int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request* request) {
   return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
                   "MPI_Ineighbor_alltoall");
 }
 
-int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return alltoallvw(sendbuf, sendcounts, sdispls, nullptr, &sendtype, recvbuf, recvcounts, rdispls,
                     nullptr, &recvtype, false, comm, nullptr, "MPI_Neighbor_alltoallv");
 }
 
-int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request* request) {
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
   return alltoallvw(sendbuf, sendcounts, sdispls, nullptr, &sendtype, recvbuf, recvcounts, rdispls,
                     nullptr, &recvtype, false, comm, request, "MPI_Ineighbor_alltoallv");
 }
 
-int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                           MPI_Comm comm) {
+int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm) {
   return alltoallvw(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf, recvcounts, nullptr,
                     rdispls, recvtypes, true, comm, nullptr, "MPI_Neighbor_alltoallw");
 }
 
-int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                            MPI_Request* request) {
+int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                             MPI_Comm comm, MPI_Request* request) {
   return alltoallvw(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf, recvcounts, nullptr,
                     rdispls, recvtypes, true, comm, request, "MPI_Ineighbor_alltoallw");
 }
 
 }  // extern "C"
+
+// The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
+// §14.2); it reaches these definitions as PMPI_.
+#pragma weak MPI_Dims_create = PMPI_Dims_create
+#pragma weak MPI_Cart_create = PMPI_Cart_create
+#pragma weak MPI_Cart_map = PMPI_Cart_map
+#pragma weak MPI_Cartdim_get = PMPI_Cartdim_get
+#pragma weak MPI_Cart_get = PMPI_Cart_get
+#pragma weak MPI_Cart_coords = PMPI_Cart_coords
+#pragma weak MPI_Cart_rank = PMPI_Cart_rank
+#pragma weak MPI_Cart_shift = PMPI_Cart_shift
+#pragma weak MPI_Cart_sub = PMPI_Cart_sub
+#pragma weak MPI_Graph_create = PMPI_Graph_create
+#pragma weak MPI_Graph_map = PMPI_Graph_map
+#pragma weak MPI_Graphdims_get = PMPI_Graphdims_get
+#pragma weak MPI_Graph_get = PMPI_Graph_get
+#pragma weak MPI_Graph_neighbors_count = PMPI_Graph_neighbors_count
+#pragma weak MPI_Graph_neighbors = PMPI_Graph_neighbors
+#pragma weak MPI_Dist_graph_create_adjacent = PMPI_Dist_graph_create_adjacent
+#pragma weak MPI_Dist_graph_create = PMPI_Dist_graph_create
+#pragma weak MPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count
+#pragma weak MPI_Dist_graph_neighbors = PMPI_Dist_graph_neighbors
+#pragma weak MPI_Topo_test = PMPI_Topo_test
+#pragma weak MPI_Neighbor_allgather = PMPI_Neighbor_allgather
+#pragma weak MPI_Ineighbor_allgather = PMPI_Ineighbor_allgather
+#pragma weak MPI_Neighbor_allgatherv = PMPI_Neighbor_allgatherv
+#pragma weak MPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv
+#pragma weak MPI_Neighbor_alltoall = PMPI_Neighbor_alltoall
+#pragma weak MPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall
+#pragma weak MPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv
+#pragma weak MPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv
+#pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
+#pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw

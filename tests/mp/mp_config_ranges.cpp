@@ -3,7 +3,10 @@
 // garbage ("abc") and with an empty value; boolean and choice keys get the garbage and
 // the empty value (and 0 and -1 where they are outside the range). Each job must either work (the
 // values inside the range) or stop with the error that names the key, the value and the range (the
-// others), in bounded time and without a signal. String keys take any text and are not walked.
+// others), in bounded time and without a signal. String keys (interface names, CPU lists,
+// paths, fault specifications) get garbage and the empty value: each job works or stops with
+// an error that names the key and the value; SLUICE_STATS_FILE in a directory that does not
+// exist must be refused at start-up.
 //
 //   mp_config_ranges [--launcher SLUICERUN] [--program PROG [ARGS]] [--jobs N] [--only KEY]
 //                                       the walk; default: this build's sluicerun and
@@ -73,7 +76,8 @@ struct Case {
   std::string key;    // SLUICE_...
   std::string value;  // as set
   bool valid = false;
-  std::string range;  // what the error must name ("" for keys without a range)
+  bool either = false;  // a string key: works, or an error that names key and value
+  std::string range;    // what the error must name ("" for keys without a range)
   std::string drivers;
 };
 
@@ -101,7 +105,7 @@ std::vector<Case> cases(const std::string& only) {
     for (const auto& e : comp.keys) {
       if (!only.empty() && e.key != only) continue;
       auto add = [&](std::string value, bool valid) {
-        out.push_back({e.key, std::move(value), valid, e.range, drivers_for(comp.name)});
+        out.push_back({e.key, std::move(value), valid, false, e.range, drivers_for(comp.name)});
       };
       if (e.has_range) {
         auto inside = [&](long long v) {
@@ -116,7 +120,11 @@ std::vector<Case> cases(const std::string& only) {
         if (e.min > 1 && !e.or_zero) add(in_unit(e, 0), false);
         if (e.type == "int" && e.min > 0) add("-1", false);
       } else if (e.type != "bool" && e.type != "choice") {
-        continue;  // a string: any text is a value
+        for (std::string value : {"abc", ""})
+          out.push_back({e.key, value, false, true, "", drivers_for(comp.name)});
+        if (e.key == "SLUICE_STATS_FILE")
+          out.push_back({e.key, "/nonexistent-dir/stats.%r", false, false, "", ""});
+        continue;
       }
       add("abc", false);
       add("", false);
@@ -150,6 +158,9 @@ Running start(const Case& c, const std::string& launcher, const std::vector<std:
     setenv(c.key.c_str(), c.value.c_str(), 1);
     if (!c.drivers.empty() && c.key != "SLUICE_DRIVERS")
       setenv("SLUICE_DRIVERS", c.drivers.c_str(), 1);
+    // The statistics file is written only with statistics on.
+    if (c.key == "SLUICE_STATS_FILE" && c.value.starts_with("/nonexistent"))
+      setenv("SLUICE_STATS", "1", 1);
     // The progress thread's own keys act only with it running.
     if (c.key.starts_with("SLUICE_PROGRESS_") && c.key != "SLUICE_PROGRESS_THREAD")
       setenv("SLUICE_PROGRESS_THREAD", "on", 1);
@@ -182,7 +193,9 @@ std::string slurp(const std::string& path) {
 std::string judge(const Running& r, int status, bool timed_out) {
   const std::string out = slurp(r.out_path);
   const std::string what = r.c.key + "=\"" + r.c.value + "\" (" +
-                           (r.c.valid ? "valid" : "invalid") +
+                           (r.c.either  ? "string"
+                            : r.c.valid ? "valid"
+                                        : "invalid") +
                            (r.c.range.empty() ? "" : ", range " + r.c.range) + ")";
   auto fail = [&](const std::string& why) { return what + ": " + why + "\n--- output:\n" + out; };
   if (timed_out) return fail("did not end in time (hang)");
@@ -191,6 +204,12 @@ std::string judge(const Running& r, int status, bool timed_out) {
   if (out.find("signal") != std::string::npos) return fail("a rank was killed by a signal");
   const int rc = WEXITSTATUS(status);
   if (rc == 124) return fail("the launcher's timeout killed the job (hang)");
+  if (r.c.either) {
+    if (rc == 0) return "";
+    if (out.find(r.c.key) == std::string::npos || out.find(r.c.value) == std::string::npos)
+      return fail("the error does not name " + r.c.key + " and the value");
+    return "";
+  }
   if (r.c.valid)
     return rc == 0 ? "" : fail("a valid value failed (status " + std::to_string(rc) + ")");
   if (rc == 0) return fail("an invalid value was accepted");

@@ -9,12 +9,6 @@
 
 #include "check.h"
 
-#ifdef SLUICE_MPI
-/* MPI-2.2; implemented by Sluice's libmpi but not yet declared in its mpi.h. */
-int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op);
-#endif
-
 enum { N = 6 };
 
 /* Applies op to in/inout for every element and compares with the C expression. */

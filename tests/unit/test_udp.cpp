@@ -5,12 +5,14 @@
 // and counted at the layer that catches them, and the ranks' traffic is unaffected.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "drivers/udp/udp_driver.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "stats_text.hpp"
+#include "util/unique_fd.hpp"
 
 using sluice::test::counter;
 
@@ -325,6 +328,62 @@ TEST(Udp, ConnectedPairTakesThePeerAndItsTwinTheRest) {
     EXPECT_EQ(counter(*b, "udp.stray"),
               100u);  // a's send sockets are not the address b connected to
     EXPECT_EQ(counter(*a, "udp.stray"), 0u);
+  }
+}
+
+// A port-0 bind with SO_REUSEPORT may return a port that another socket of the same user
+// holds with SO_REUSEPORT (the kernel counts a group it could join as free): two ranks, of
+// one job or of two, then shared a port and split each other's datagrams, and a 2-rank udp
+// job once saw its peer go silent until the peer timeout. A paired driver's port is its
+// own: not one of thousands of such sockets already bound, nor taken by later such binds.
+TEST(Udp, PairedPortIsSharedWithNoOtherSocket) {
+  rlimit lim{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
+  lim.rlim_cur = lim.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &lim);
+  const std::size_t others = std::min<std::size_t>(4000, lim.rlim_cur / 2);
+  auto bind_reuseport = [] {
+    util::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    int one = 1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t len = sizeof a;
+    if (!fd || setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+        bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      fd.reset();
+    return std::pair{std::move(fd), ntohs(a.sin_port)};
+  };
+  std::vector<util::UniqueFd> held;
+  std::set<uint16_t> taken;
+  for (std::size_t i = 0; i < others; ++i) {
+    auto [fd, port] = bind_reuseport();
+    if (!fd) break;
+    taken.insert(port);
+    held.push_back(std::move(fd));
+  }
+  ASSERT_GT(held.size(), others / 2);
+  std::vector<std::unique_ptr<UdpDriver>> drivers;
+  std::set<uint16_t> ours;
+  for (int i = 0; i < 40; ++i) {
+    UdpParams up;
+    up.rank = 0;
+    up.size = 2;
+    up.connect_pair = true;
+    up.send_sockets = 1;
+    drivers.push_back(std::make_unique<UdpDriver>(up));
+    EXPECT_EQ(taken.count(drivers.back()->port()), 0u)
+        << "driver bound to port " << drivers.back()->port() << ", held by another socket";
+    ours.insert(drivers.back()->port());
+  }
+  EXPECT_EQ(ours.size(), drivers.size());
+  held.clear();
+  for (std::size_t i = 0; i < others; ++i) {
+    auto [fd, port] = bind_reuseport();
+    if (!fd) break;
+    EXPECT_EQ(ours.count(port), 0u) << "a later SO_REUSEPORT bind joined a driver's port " << port;
+    held.push_back(std::move(fd));
   }
 }
 

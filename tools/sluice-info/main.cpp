@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -129,7 +130,15 @@ int main(int argc, char** argv) {
   if (drivers) print_drivers();
   if (!peers && !protocols) return rc;
 
-  sluice::Session s;
+  // A start-up failure (e.g. a configuration value out of range) is a message, not a crash.
+  std::unique_ptr<sluice::Session> session;
+  try {
+    session = std::make_unique<sluice::Session>();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice-info: %s\n", e.what());
+    return 1;
+  }
+  sluice::Session& s = *session;
   if (peers) {
     // Each rank reports its own routes, in rank order.
     for (int r = 0; r < s.size(); ++r) {

@@ -22,6 +22,7 @@
 #include "rank_spawner.hpp"
 #include "remote_launch.hpp"
 #include "store_server.hpp"
+#include "util/stats.hpp"
 
 extern char** environ;
 
@@ -80,6 +81,8 @@ class Launcher final : public StoreServer::Job {
     }
     spawner_.finish_output();
     remove_leftover_segments();
+    store_.report_stranger_summary();
+    report_stats();
     return exit_status_.value_or(0);
   }
 
@@ -106,6 +109,17 @@ class Launcher final : public StoreServer::Job {
   void remove_leftover_segments() {
     for (int r = 0; r < options_.nranks; ++r)
       ::shm_unlink(("/sluice-" + job_id_ + "-" + std::to_string(r)).c_str());
+  }
+
+  // --stats: the launcher's counters, as a rank's SLUICE_STATS reports them (rank -1).
+  void report_stats() const {
+    if (options_.stats == Options::Stats::none) return;
+    sluice::util::StatsRegistry registry;
+    store_.register_stats(registry);
+    const std::string text = options_.stats == Options::Stats::json
+                                 ? registry.json(-1) + "\n"
+                                 : registry.text("sluicerun: launcher statistics");
+    write_all(STDERR_FILENO, text);
   }
 
   // ---- setup ----
@@ -153,13 +167,16 @@ class Launcher final : public StoreServer::Job {
     if (std::optional<std::string> cpus = spawner_.progress_cpus(rank))
       set_env("SLUICE_PROGRESS_CPUS", *cpus);
     if (options_.report_bindings) set_env("SLUICE_REPORT_BINDINGS", "1");
+    for (const std::string& entry : options_.exports)  // -x / -genv, in the order given
+      set_env(entry.substr(0, entry.find('=')), entry.substr(entry.find('=') + 1));
     return env;
   }
 
   void start_rank(int rank) {
     std::vector<std::string> env = environment_for(rank);
     std::vector<std::string> argv = remote_.argv_for(rank, env);
-    if (std::optional<SpawnFailure> failure = spawner_.start(rank, std::move(argv), std::move(env)))
+    if (std::optional<SpawnFailure> failure =
+            spawner_.start(rank, std::move(argv), std::move(env), remote_.stdin_text(rank)))
       fail_job(failure->exit_status, failure->message);
   }
 

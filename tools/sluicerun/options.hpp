@@ -34,8 +34,19 @@ struct Options {
   // --enable-recovery: a rank that dies does not end the job; the others are told (their
   // requests involving it fail, ULFM-style) and run on. Exit status: the first failure's.
   bool recovery = false;
-  std::optional<double> timeout_seconds;
-  std::string timeout_text;          // as the user wrote it, for messages
+  // Bootstrap connections that have not proven the job key yet (strangers): how many may
+  // wait at once (a new one beyond closes the oldest silent one; unset: the number of
+  // ranks + 64, so that a job's own ranks, all connecting at start, never need evicting) and
+  // for how long.
+  std::optional<int> handshake_limit;
+  double handshake_timeout_seconds = 10;
+  // --stats text|json: the launcher's counters (boot.*) on stderr when the job ends.
+  enum class Stats { none, text, json } stats = Stats::none;
+  std::optional<double> timeout_seconds;  // --timeout, else MPIEXEC_TIMEOUT
+  std::string timeout_text;               // as the user wrote it, for messages
+  // -x NAME[=VALUE], -genv/-env NAME VALUE: "NAME=VALUE" set in every rank's environment
+  // (and passed on the launch command line of --hosts jobs, like the SLUICE_* variables).
+  std::vector<std::string> exports;
   std::vector<std::string> command;  // program and its arguments
 };
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +23,10 @@ RankSpawner::RankSpawner(const Options& options, EventLoop& loop) : options_(opt
 
 RankSpawner::~RankSpawner() {
   // Never leave ranks behind.
-  for (Child& child : children_)
+  for (Child& child : children_) {
     if (child.pid > 0 && !child.reaped) ::kill(child.pid, SIGKILL);
+    stop_stdin_copier(child);
+  }
   if (signals_taken_) {
     ::sigaction(SIGPIPE, &original_sigpipe_action_, nullptr);
     ::sigprocmask(SIG_SETMASK, &original_signal_mask_, nullptr);
@@ -111,7 +114,8 @@ std::optional<std::string> RankSpawner::progress_cpus(int rank) const {
 // ---- starting ranks ----
 
 std::optional<SpawnFailure> RankSpawner::start(int r, std::vector<std::string> argv_storage,
-                                               std::vector<std::string> env_storage) {
+                                               std::vector<std::string> env_storage,
+                                               const std::string& stdin_text) {
   Child& child = children_[r];
   std::vector<char*> envp;
   for (std::string& entry : env_storage) envp.push_back(entry.data());
@@ -130,14 +134,35 @@ std::optional<SpawnFailure> RankSpawner::start(int r, std::vector<std::string> a
   UniqueFd exec_read(exec_pipe[0]), exec_write(exec_pipe[1]);
   const pid_t launcher_pid = ::getpid();
 
+  // The launch token goes on a pipe as the rank's standard input: a few bytes, which a
+  // fresh pipe always takes without blocking.
+  UniqueFd in_read, in_write;
+  if (!stdin_text.empty()) {
+    int in_pipe[2];
+    if (::pipe2(in_pipe, O_CLOEXEC) != 0)
+      return SpawnFailure{
+          startup_failure_status,
+          std::string("cannot create pipes: ") + std::strerror(errno) + "; terminating the job"};
+    in_read.reset(in_pipe[0]);
+    in_write.reset(in_pipe[1]);
+    if (::write(in_write.get(), stdin_text.data(), stdin_text.size()) !=
+        static_cast<ssize_t>(stdin_text.size()))
+      return SpawnFailure{startup_failure_status, std::string("cannot write the launch token: ") +
+                                                      std::strerror(errno) +
+                                                      "; terminating the job"};
+    if (r == 0) child.stdin_copier = start_stdin_copier(in_write.get());
+    in_write.reset();  // the others' input ends after the token
+  }
+
   pid_t pid = ::fork();
   if (pid < 0)
     return SpawnFailure{startup_failure_status, std::string("cannot fork: ") +
                                                     std::strerror(errno) + "; terminating the job"};
   if (pid == 0) {
-    exec_rank(r, out_write.get(), err_write.get(), exec_write.get(), launcher_pid, argv.data(),
-              envp.data());
+    exec_rank(r, out_write.get(), err_write.get(), in_read.get(), exec_write.get(), launcher_pid,
+              argv.data(), envp.data());
   }
+  in_read.reset();
 
   // The exec pipe closes (read returns 0) when exec succeeds; else it carries errno.
   exec_write.reset();
@@ -165,8 +190,8 @@ std::optional<SpawnFailure> RankSpawner::start(int r, std::vector<std::string> a
 }
 
 // In the child between fork and exec: only async-signal-safe calls.
-void RankSpawner::exec_rank(int r, int out_fd, int err_fd, int exec_fd, pid_t launcher_pid,
-                            char** argv, char** envp) {
+void RankSpawner::exec_rank(int r, int out_fd, int err_fd, int in_fd, int exec_fd,
+                            pid_t launcher_pid, char** argv, char** envp) {
   auto give_to = [](int fd, int target) {
     if (fd == target)
       ::fcntl(fd, F_SETFD, 0);  // dup2 onto itself would keep FD_CLOEXEC
@@ -175,8 +200,11 @@ void RankSpawner::exec_rank(int r, int out_fd, int err_fd, int exec_fd, pid_t la
   };
   give_to(out_fd, STDOUT_FILENO);
   give_to(err_fd, STDERR_FILENO);
-  // Like mpirun: rank 0 reads the launcher's stdin, the others read nothing.
-  if (r != 0) {
+  // Like mpirun: rank 0 reads the launcher's stdin, the others read nothing (with a launch
+  // token: the token first, see start()).
+  if (in_fd >= 0) {
+    give_to(in_fd, STDIN_FILENO);
+  } else if (r != 0) {
     int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) give_to(null_fd, STDIN_FILENO);
   }
@@ -198,6 +226,38 @@ void RankSpawner::exec_rank(int r, int out_fd, int err_fd, int exec_fd, pid_t la
   ::_exit(127);
 }
 
+// A helper process that copies the launcher's standard input to rank 0's, after its launch
+// token: the launcher's event loop never blocks on either. It holds no other descriptor of
+// the launcher (so it keeps no connection or pipe open), dies with the launcher, and is
+// killed when rank 0 is reaped.
+pid_t RankSpawner::start_stdin_copier(int pipe_write_fd) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;  // (fork failed: rank 0's input ends after the token)
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::sigprocmask(SIG_SETMASK, &original_signal_mask_, nullptr);
+  ::dup2(pipe_write_fd, STDOUT_FILENO);
+  ::syscall(SYS_close_range, 3u, ~0u, 0u);
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ::_exit(0);
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(STDOUT_FILENO, buffer + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ::_exit(0);  // rank 0 is gone (SIGPIPE is ignored here)
+      done += w;
+    }
+  }
+}
+
+void RankSpawner::stop_stdin_copier(Child& child) {
+  if (child.stdin_copier <= 0) return;
+  ::kill(child.stdin_copier, SIGKILL);
+  ::waitpid(child.stdin_copier, nullptr, 0);
+  child.stdin_copier = -1;
+}
+
 // ---- signals and child exits ----
 
 std::optional<int> RankSpawner::next_signal() {
@@ -211,8 +271,13 @@ void RankSpawner::reap(const std::function<void(int rank, int status)>& on_exit)
   pid_t pid;
   while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
     auto it = pid_to_rank_.find(pid);
-    if (it == pid_to_rank_.end()) continue;
+    if (it == pid_to_rank_.end()) {
+      for (Child& child : children_)  // a stdin copier that ended by itself
+        if (child.stdin_copier == pid) child.stdin_copier = -1;
+      continue;
+    }
     children_[it->second].reaped = true;
+    stop_stdin_copier(children_[it->second]);
     --unreaped_;
     on_exit(it->second, status);
   }

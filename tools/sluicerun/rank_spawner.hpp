@@ -47,9 +47,11 @@ class RankSpawner {
   std::optional<std::string> progress_cpus(int rank) const;
 
   // Forks and execs `argv` with environment `env` as rank `rank`. A rank whose exec failed
-  // is still started (its exit 127 follows) and the failure returned.
+  // is still started (its exit 127 follows) and the failure returned. A non-empty
+  // `stdin_text` is what the rank reads first on its standard input (its launch token);
+  // rank 0 then reads the launcher's input, copied by a helper process, the others nothing.
   std::optional<SpawnFailure> start(int rank, std::vector<std::string> argv,
-                                    std::vector<std::string> env);
+                                    std::vector<std::string> env, const std::string& stdin_text);
 
   // The next signal the launcher received, if any is pending.
   std::optional<int> next_signal();
@@ -75,13 +77,16 @@ class RankSpawner {
         : stdout_forwarder(STDOUT_FILENO, prefix), stderr_forwarder(STDERR_FILENO, prefix) {}
     pid_t pid = -1;
     bool reaped = false;
+    pid_t stdin_copier = -1;  // copies the launcher's input after the launch token
     UniqueFd stdout_pipe, stderr_pipe;
     OutputForwarder stdout_forwarder, stderr_forwarder;
   };
 
   bool plan_placement(std::string& error);
-  [[noreturn]] void exec_rank(int rank, int out_fd, int err_fd, int exec_fd, pid_t launcher_pid,
-                              char** argv, char** envp);
+  [[noreturn]] void exec_rank(int rank, int out_fd, int err_fd, int in_fd, int exec_fd,
+                              pid_t launcher_pid, char** argv, char** envp);
+  pid_t start_stdin_copier(int pipe_write_fd);
+  void stop_stdin_copier(Child& child);
 
   const Options& options_;
   EventLoop& loop_;

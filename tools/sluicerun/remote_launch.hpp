@@ -1,7 +1,8 @@
 // Remote launch (--hosts, --launch): which host each rank runs on, the command line that
 // starts it there (the launch command with {host}, and an `env SLUICE_...` prefix when the
 // launch command does not pass the environment through), and the one-time launch tokens
-// that stand in for the job key on those command lines. Without --hosts every rank runs
+// that stand in for the job key, passed on the rank's standard input (never on a command
+// line). Without --hosts every rank runs
 // here and its command line is the program's.
 #pragma once
 
@@ -34,15 +35,20 @@ class RemoteLaunch {
   // The rank's launch token (empty: it proves itself with the job key from its environment).
   const std::string& launch_token(int rank) const { return tokens_[rank]; }
 
+  // What the rank must read first on its standard input (SLUICE_LAUNCH_TOKEN=stdin): its
+  // launch token and a newline; empty when it has none.
+  std::string stdin_text(int rank) const;
+
   // The rank's argv, given its environment (see remote_launch.cpp).
   std::vector<std::string> argv_for(int rank, const std::vector<std::string>& env) const;
 
-  // With --hosts and no --launch-keeps-env, every SLUICE_* variable of `env` goes on the
-  // launch command line: fails when one is not shell-safe.
+  // With --hosts and no --launch-keeps-env, every SLUICE_* variable of `env` (and what -x
+  // set) goes on the launch command line: fails when one is not shell-safe.
   bool check_environment(const std::vector<std::string>& env, std::string& error) const;
 
  private:
   bool carries_environment() const { return !options_.hosts.empty() && !options_.launch_keeps_env; }
+  bool passed_on(const std::string& entry) const;  // goes on the launch command line
 
   const Options& options_;
   std::vector<RankLocation> locations_;

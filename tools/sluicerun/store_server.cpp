@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -20,6 +21,12 @@ namespace sluicerun {
 namespace {
 
 namespace wire = sluice::detail::bootwire;
+
+// Without --boot-handshake-limit: room for every rank of the job (they all connect at start)
+// and this many more.
+constexpr int default_extra_handshakes = 64;
+// Stranger events reported one by one; the rest are counted (boot.unproven.*) and summed up.
+constexpr int stranger_reports_shown = 5;
 
 UniqueFd listen_on(const std::string& path, std::string& error) {
   UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -97,9 +104,11 @@ UniqueFd listen_on_tcp(const std::string& where, std::string& advertised, std::s
 
 // ---- the socket directory ----
 
-StoreServer::BootDirectory::~BootDirectory() {
+void StoreServer::BootDirectory::remove() {
   if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
   if (!directory_.empty()) ::rmdir(directory_.c_str());
+  socket_path_.clear();
+  directory_.clear();
 }
 
 namespace {
@@ -174,7 +183,9 @@ StoreServer::StoreServer(const Options& options, std::string job_id, std::string
       job_key_(std::move(job_key)),
       loop_(loop),
       job_(job),
-      sessions_(static_cast<std::size_t>(options.nranks)) {}
+      sessions_(static_cast<std::size_t>(options.nranks)),
+      handshake_limit_(static_cast<std::size_t>(
+          options.handshake_limit.value_or(options.nranks + default_extra_handshakes))) {}
 
 bool StoreServer::listen(std::string& error) {
   if (options_.hosts.empty()) {
@@ -205,11 +216,15 @@ void StoreServer::accept_connections() {
       if (errno == EINTR) continue;
       return;  // EAGAIN, or a transient error (EMFILE) that the next event retries
     }
+    if (unproven_ >= handshake_limit_) make_room_for_stranger();
     std::uint32_t id = next_connection_id_++;
     Connection& connection = connections_[id];
     connection.socket.reset(fd);
     connection.accepted_at = Clock::now();
     connection.reader.set_limit(wire::max_hello_size);
+    ++unproven_;
+    ++unproven_stats_.accepted;
+    unproven_stats_.peak = std::max<std::uint64_t>(unproven_stats_.peak, unproven_);
     if (!options_.hosts.empty()) {
       // A host that vanishes (link down, power) is noticed even without a child exit.
       int on = 1, idle = 10, interval = 5, probes = 3;
@@ -239,7 +254,13 @@ void StoreServer::read_connection(std::uint32_t id, bool until_closed) {
   for (int batch = 0; until_closed || batch < 16; ++batch) {
     auto it = connections_.find(id);
     if (it == connections_.end()) return;
-    ssize_t n = ::recv(it->second.socket.get(), buffer, sizeof buffer, 0);
+    // A connection that has not proven the job key gets no more than a hello frame read
+    // (the reader holds at most that much for it); the rest waits in its socket.
+    std::size_t want = sizeof buffer;
+    if (it->second.rank < 0)
+      want = std::max<std::size_t>(
+          1, wire::header_size + wire::max_hello_size - it->second.reader.buffered());
+    ssize_t n = ::recv(it->second.socket.get(), buffer, std::min(want, sizeof buffer), 0);
     if (n < 0 && errno == EINTR) continue;
     // Nothing more for now (for a dead rank: a forked child may still hold the socket).
     if (n < 0 && errno == EAGAIN) return;
@@ -348,7 +369,13 @@ void StoreServer::handle_hello(std::uint32_t id, std::string_view payload) {
   else if (sessions_[rank_index].joined)
     problem = "rank " + std::to_string(rank_index) + " has already connected once";
   if (!problem.empty()) {
-    report("rejected a bootstrap connection: " + problem);
+    ++unproven_stats_.rejected;
+    // A stranger's failure is counted, and reported only the first few times; one that
+    // concerns a real rank of this job (spent token, job id, rank) always.
+    if (problem == "wrong job key")
+      report_stranger("rejected a bootstrap connection: " + problem);
+    else
+      report("rejected a bootstrap connection: " + problem);
     Connection& connection = connections_.at(id);
     send_frame(id, wire::make_frame(wire::MsgType::reject, problem));
     connection.close_after_flush = true;
@@ -358,8 +385,12 @@ void StoreServer::handle_hello(std::uint32_t id, std::string_view payload) {
   RankSession& session = sessions_[rank_index];
   connections_.at(id).rank = static_cast<int>(rank_index);
   connections_.at(id).reader.set_limit(wire::max_payload_size);
+  --unproven_;
   session.joined = true;
   session.connection_id = id;
+  // Every rank is connected: the socket's name has served. (Before the last rank's
+  // hello_ok: by the time every rank has joined, nothing is left for a SIGKILL to strand.)
+  if (++ranks_joined_ == options_.nranks) boot_directory_.remove();
   if (by_token) session.spent_token = std::move(session.launch_token);
   session.launch_token.clear();  // spent
   send_frame(id, wire::make_frame(wire::MsgType::hello_ok, job_key_));
@@ -447,10 +478,68 @@ void StoreServer::flush_outbox(std::uint32_t id) {
 
 void StoreServer::protocol_error(std::uint32_t id, const std::string& what) {
   int rank = connections_.at(id).rank;
-  report("protocol error on the bootstrap connection of " +
-         (rank >= 0 ? "rank " + std::to_string(rank) : std::string("an unidentified process")) +
-         ": " + what + "; closing it");
+  if (rank >= 0) {
+    report("protocol error on the bootstrap connection of rank " + std::to_string(rank) + ": " +
+           what + "; closing it");
+  } else {
+    ++unproven_stats_.rejected;
+    report_stranger("protocol error on the bootstrap connection of an unidentified process: " +
+                    what + "; closing it");
+  }
   on_disconnect(id);
+}
+
+void StoreServer::report_stranger(const std::string& message) {
+  if (stranger_reports_ < stranger_reports_shown)
+    report(message);
+  else if (stranger_reports_ == stranger_reports_shown)
+    report(
+        "more bootstrap connections that do not prove the job key: counted (boot.unproven.*, "
+        "sluicerun --stats), not reported one by one");
+  ++stranger_reports_;
+}
+
+// At --boot-handshake-limit: closes the oldest connection still waiting for its hello,
+// after a last look at what it sent (a rank's hello may be sitting in its socket).
+void StoreServer::make_room_for_stranger() {
+  while (unproven_ >= handshake_limit_) {
+    std::optional<std::uint32_t> oldest;
+    for (const auto& [id, connection] : connections_)
+      if (connection.rank < 0 && (!oldest || id < *oldest)) oldest = id;
+    if (!oldest) return;
+    read_connection(*oldest, false);
+    auto it = connections_.find(*oldest);
+    if (it == connections_.end() || it->second.rank >= 0) continue;
+    if (!it->second.close_after_flush) {  // (a rejected one was counted already)
+      ++unproven_stats_.evicted;
+      report_stranger("closed the oldest bootstrap connection that has not sent a hello (" +
+                      std::to_string(handshake_limit_) + " may wait at once)");
+    }
+    close_connection(*oldest);
+  }
+}
+
+void StoreServer::report_stranger_summary() const {
+  if (stranger_reports_ <= stranger_reports_shown) return;
+  const UnprovenStats& u = unproven_stats_;
+  report("closed " + std::to_string(u.rejected + u.evicted + u.timed_out) +
+         " bootstrap connections that did not prove the job key (rejected " +
+         std::to_string(u.rejected) + ", evicted " + std::to_string(u.evicted) + ", timed out " +
+         std::to_string(u.timed_out) + ")");
+}
+
+void StoreServer::register_stats(sluice::util::StatsRegistry& registry) const {
+  using sluice::util::Unit;
+  registry.add("boot", "unproven.accepted", Unit::count, &unproven_stats_.accepted,
+               "bootstrap connections accepted (ranks and strangers)");
+  registry.add("boot", "unproven.rejected", Unit::count, &unproven_stats_.rejected,
+               "connections closed for a wrong hello or another frame before it");
+  registry.add("boot", "unproven.evicted", Unit::count, &unproven_stats_.evicted,
+               "silent connections closed to stay within --boot-handshake-limit");
+  registry.add("boot", "unproven.timed_out", Unit::count, &unproven_stats_.timed_out,
+               "connections closed for sending no hello within --boot-handshake-timeout");
+  registry.add("boot", "unproven.peak", Unit::count, &unproven_stats_.peak,
+               "most connections waiting for their hello at once");
 }
 
 void StoreServer::on_disconnect(std::uint32_t id) {
@@ -465,26 +554,38 @@ void StoreServer::close_connection(std::uint32_t id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
   loop_.unwatch(it->second.socket.get());
-  if (it->second.rank >= 0) sessions_[it->second.rank].connection_id.reset();
+  if (it->second.rank >= 0)
+    sessions_[it->second.rank].connection_id.reset();
+  else
+    --unproven_;
   connections_.erase(it);
 }
 
 // ---- hello deadlines ----
 
+Clock::duration StoreServer::hello_timeout() const {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.handshake_timeout_seconds));
+}
+
 std::optional<Clock::time_point> StoreServer::next_hello_deadline() const {
+  if (unproven_ == 0) return std::nullopt;
   std::optional<Clock::time_point> next;
   for (const auto& [id, connection] : connections_)
-    if (connection.rank < 0 && (!next || connection.accepted_at + hello_deadline < *next))
-      next = connection.accepted_at + hello_deadline;
+    if (connection.rank < 0 && (!next || connection.accepted_at + hello_timeout() < *next))
+      next = connection.accepted_at + hello_timeout();
   return next;
 }
 
 void StoreServer::close_silent_connections(Clock::time_point now) {
+  if (unproven_ == 0) return;
   std::vector<std::uint32_t> silent;
   for (const auto& [id, connection] : connections_)
-    if (connection.rank < 0 && now >= connection.accepted_at + hello_deadline) silent.push_back(id);
+    if (connection.rank < 0 && now >= connection.accepted_at + hello_timeout())
+      silent.push_back(id);
   for (std::uint32_t id : silent) {
-    report("closed a bootstrap connection that sent no hello");
+    ++unproven_stats_.timed_out;
+    report_stranger("closed a bootstrap connection that sent no hello");
     close_connection(id);
   }
 }

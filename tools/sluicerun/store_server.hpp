@@ -18,6 +18,7 @@
 #include "event_loop.hpp"
 #include "options.hpp"
 #include "posix.hpp"
+#include "util/stats.hpp"
 
 namespace sluicerun {
 
@@ -37,9 +38,16 @@ class StoreServer {
     ~Job() = default;
   };
 
-  // A TCP bootstrap connection must say hello (with the job key) this soon, or it is
-  // closed: strangers cannot hold connections open.
-  static constexpr auto hello_deadline = std::chrono::seconds(10);
+  // Connections that have not proven the job key (strangers, and ranks before their
+  // hello): at most --boot-handshake-limit at once, each for --boot-handshake-timeout, and
+  // none gets a buffer larger than a hello frame. Counted in boot.unproven.*.
+  struct UnprovenStats {
+    std::uint64_t accepted = 0;   // every connection accepted
+    std::uint64_t rejected = 0;   // closed for a bad hello or another frame before it
+    std::uint64_t evicted = 0;    // silent ones closed to stay within the limit
+    std::uint64_t timed_out = 0;  // closed for sending no hello in time
+    std::uint64_t peak = 0;       // most waiting at once
+  };
 
   StoreServer(const Options& options, std::string job_id, std::string job_key, EventLoop& loop,
               Job& job);
@@ -70,6 +78,11 @@ class StoreServer {
   // A fence needs every rank; fails it if one finalized or exited (see there).
   void fail_fence_if_stuck();
 
+  // Registers boot.unproven.* (the registry must not outlive this server).
+  void register_stats(sluice::util::StatsRegistry& registry) const;
+  // At the end of the job: how many strangers were closed, when not every one was reported.
+  void report_stranger_summary() const;
+
   // The earliest hello deadline of a connection that has not said hello yet.
   std::optional<Clock::time_point> next_hello_deadline() const;
   void close_silent_connections(Clock::time_point now);
@@ -98,15 +111,17 @@ class StoreServer {
     Clock::time_point accepted_at;
   };
 
-  // A private (0700) temporary directory holding the Unix socket; both are removed when
-  // this object goes away.
+  // A private (0700) temporary directory holding the Unix socket; both are removed once
+  // every rank has joined (remove(): the listener stays open, nobody needs the name any
+  // more, and a launcher killed later leaves nothing behind), or when this object goes away.
   class BootDirectory {
    public:
     BootDirectory() = default;
     BootDirectory(const BootDirectory&) = delete;
     BootDirectory& operator=(const BootDirectory&) = delete;
-    ~BootDirectory();
+    ~BootDirectory() { remove(); }
     bool create(std::string& error);
+    void remove();
     const std::string& socket_path() const { return socket_path_; }
 
    private:
@@ -123,6 +138,9 @@ class StoreServer {
   void protocol_error(std::uint32_t id, const std::string& what);
   void on_disconnect(std::uint32_t id);
   void close_connection(std::uint32_t id);
+  void make_room_for_stranger();
+  void report_stranger(const std::string& message);
+  Clock::duration hello_timeout() const;
 
   const Options& options_;
   const std::string job_id_;
@@ -135,6 +153,11 @@ class StoreServer {
   std::vector<RankSession> sessions_;
   std::unordered_map<std::uint32_t, Connection> connections_;
   std::uint32_t next_connection_id_ = 0;
+  int ranks_joined_ = 0;
+  std::size_t unproven_ = 0;  // connections with rank < 0
+  std::size_t handshake_limit_;
+  UnprovenStats unproven_stats_;
+  int stranger_reports_ = 0;  // the first few are reported, the rest only counted
 
   // The key-value store: puts wait in pending_puts_ until the fence that publishes them.
   std::unordered_map<std::string, std::string> store_;

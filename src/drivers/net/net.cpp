@@ -181,7 +181,12 @@ std::span<const util::ConfigKey> config_keys() {
 }
 
 std::vector<IfAddr> configured_addresses(const util::ConfigValues& config, std::string& error) {
-  return local_addresses(config.get_string("NET_IF"), config.get_string("NET_ADDR"), error);
+  const std::string only_if = config.get_string("NET_IF");
+  std::vector<IfAddr> out = local_addresses(only_if, config.get_string("NET_ADDR"), error);
+  // The error names the key that chose the interface (the rails' caller names its own).
+  if (out.empty() && !only_if.empty() && error.starts_with("no IPv4 address on interface"))
+    error = "SLUICE_NET_IF=\"" + only_if + "\": " + error;
+  return out;
 }
 
 bool addresses_restricted(const util::ConfigValues& config) {

@@ -63,10 +63,12 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
 
   rx_ = util::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!rx_) throw std::runtime_error(std::string("udp: socket: ") + std::strerror(errno));
-  int one = 1;
-  // Connected pair: rx_ and stray_ share the port (both must set SO_REUSEPORT before bind).
-  const bool pair = params_.connect_pair && params_.size == 2 &&
-                    setsockopt(rx_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) == 0;
+  int one = 1, zero = 0;
+  // Connected pair: rx_ and stray_ share the port. rx_ binds without SO_REUSEPORT: a port-0
+  // bind with it may return a port another socket of the same user holds with it (another
+  // rank, another job), and the two then split each other's datagrams. The option is set
+  // for stray_'s bind only, and cleared again on both so that no later bind can join them.
+  const bool pair = params_.connect_pair && params_.size == 2;
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_addr = params_.bind_addr;
@@ -75,13 +77,15 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
   socklen_t len = sizeof sa;
   getsockname(rx_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
   port_ = ntohs(sa.sin_port);
-  if (pair) {
+  if (pair && setsockopt(rx_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) == 0) {
     stray_ = util::UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!stray_ || setsockopt(stray_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-        bind(stray_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+        bind(stray_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+        setsockopt(stray_.get(), SOL_SOCKET, SO_REUSEPORT, &zero, sizeof zero) != 0)
       stray_.reset();  // no pair then: rx_ stays the one unconnected socket
     else               // it carries all of the peer's packets now and then (before the connect)
       set_buffer(stray_.get(), SO_RCVBUF, SO_RCVBUFFORCE, params_.socket_buffer / 8);
+    setsockopt(rx_.get(), SOL_SOCKET, SO_REUSEPORT, &zero, sizeof zero);
   }
   rcvbuf_ = set_buffer(rx_.get(), SO_RCVBUF, SO_RCVBUFFORCE, params_.socket_buffer);
   // Coalesced reads need buffers that hold a whole super-packet (else it is truncated).

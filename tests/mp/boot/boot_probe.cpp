@@ -18,15 +18,23 @@
 //   stranger        (sluicerun --hosts, TCP store) rank 0 plays a stranger: a hello with a
 //                   wrong job key must be rejected and a garbage frame must get the
 //                   connection closed; then the job goes on and finalizes
+//   token-hidden    (sluicerun --hosts --launch) checks that no process shows a launch
+//                   token on its command line while the job runs; then as ok
+//   store-flood     exchanges values round after round while store_flood.py floods the
+//                   launcher's store, until $FLOOD_DIR/done exists
 //   bind            prints how many CPUs the rank may run on; with "one", requires 1
+//   threads         prints the process's thread count (the launcher watchdog is a thread
+//                   only where the parent-death signal cannot reach the rank)
 // The victim is rank 1 (rank 0 in a one-rank job).
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -195,12 +203,11 @@ void play_stranger() {
   wire::append_u32(header, 1u << 20);
   check(send(fd, header.data(), header.size(), 0) == 8, "send header");
   check(read_until_closed(fd).empty(), "an oversized first frame closes the connection");
-  // The launch token on this rank's command line (ps shows it to anyone): spent by this
-  // rank's own hello, and never good for another rank.
-  const char* token = std::getenv("SLUICE_LAUNCH_TOKEN");
-  check(token != nullptr,
-        "a --launch rank gets a launch token, not the job key, on its command line");
-  if (token == nullptr) return;
+  // This rank's launch token (as if stolen): spent by this rank's own hello, and never good
+  // for another rank.
+  const std::string& token = sluice::detail::launch_token_used();
+  check(!token.empty(), "a --launch rank gets a launch token, not the job key, on its stdin");
+  if (token.empty()) return;
   for (std::uint32_t rank : {0u, 1u}) {
     fd = connect_to_store();
     check(fd >= 0, "stranger connects with a token");
@@ -222,6 +229,41 @@ void play_stranger() {
                     : "a token is good for its own rank only");
   }
   std::printf("boot_probe: stranger refused four times\n");
+}
+
+// No process on this host shows a launch token on its command line (/proc/*/cmdline, which
+// every user can read): neither this rank's own token nor any SLUICE_LAUNCH_TOKEN value
+// but "stdin". Called while every rank of the job runs (after a fence).
+void check_no_token_on_command_lines(int rank) {
+  const std::string& token = sluice::detail::launch_token_used();
+  check(token.size() == 32, "this rank read its launch token on standard input");
+  DIR* proc = opendir("/proc");
+  check(proc != nullptr, "opendir /proc");
+  if (proc == nullptr) return;
+  int scanned = 0;
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    FILE* f = std::fopen(("/proc/" + std::string(entry->d_name) + "/cmdline").c_str(), "r");
+    if (f == nullptr) continue;
+    std::string line;
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) line.append(buffer, n);
+    std::fclose(f);
+    ++scanned;
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    const std::string pid = entry->d_name;
+    if (!token.empty())
+      check(line.find(token) == std::string::npos,
+            "pid " + pid + " has this rank's launch token on its command line: " + line);
+    for (auto at = line.find("SLUICE_LAUNCH_TOKEN="); at != std::string::npos;
+         at = line.find("SLUICE_LAUNCH_TOKEN=", at + 1))
+      check(line.compare(at + 20, 6, "stdin ") == 0 || line.compare(at + 20, 6, "stdin") == 0,
+            "pid " + pid + " has a launch token on its command line: " + line);
+  }
+  closedir(proc);
+  check(scanned > 0, "read some /proc/*/cmdline");
+  std::printf("boot_probe: rank %d: looked for launch tokens in %d command lines\n", rank, scanned);
 }
 
 // Blocks in a fence that can only end when the job is torn down.
@@ -273,6 +315,47 @@ int main(int argc, char** argv) {
     exchange(*boot, 1);  // the job's own store is unaffected
     check(boot->finalize() == Errc::ok, "finalize");
     std::printf("boot_probe: rank %d of %d %s\n", rank, size, failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+  }
+  if (mode == "token-hidden") {
+    check_no_token_on_command_lines(rank);
+    exchange(*boot, 1);  // every rank checked while all ran
+    check(boot->finalize() == Errc::ok, "finalize");
+    std::printf("boot_probe: rank %d of %d %s\n", rank, size, failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+  }
+  if (mode == "store-flood") {
+    // For store_flood.py: rank 0 writes the store's address to $FLOOD_DIR/addr, then every
+    // rank exchanges values round after round (each checked) until rank 0 sees
+    // $FLOOD_DIR/done and says so through the store.
+    const char* dir = std::getenv("FLOOD_DIR");
+    check(dir != nullptr, "FLOOD_DIR is set");
+    if (dir == nullptr) return 1;
+    if (rank == 0) {
+      const std::string path = std::string(dir) + "/addr";
+      if (FILE* f = std::fopen((path + ".tmp").c_str(), "w")) {
+        std::fprintf(f, "%s\n", std::getenv("SLUICE_BOOT_ADDR"));
+        std::fclose(f);
+        std::rename((path + ".tmp").c_str(), path.c_str());
+      }
+    }
+    int rounds = 1;
+    for (bool stop = false; !stop && failures == 0; ++rounds) {
+      if (rank == 0)
+        check(boot->put("flood/stop",
+                        access((std::string(dir) + "/done").c_str(), F_OK) == 0 ? "1" : "0") ==
+                  Errc::ok,
+              "put stop");
+      exchange(*boot, rounds);
+      std::string value;
+      check(boot->get("flood/stop", value), "get stop");
+      stop = value == "1";
+      timespec pause_time{0, 20'000'000};
+      nanosleep(&pause_time, nullptr);
+    }
+    check(boot->finalize() == Errc::ok, "finalize");
+    std::printf("boot_probe: rank %d of %d %s after %d rounds\n", rank, size,
+                failures ? "FAILED" : "ok", rounds);
     return failures ? 1 : 0;
   }
   if (mode == "exit-early") {
@@ -333,6 +416,18 @@ int main(int argc, char** argv) {
     int count = CPU_COUNT(&cpus);
     std::printf("boot_probe: rank %d may run on %d cpus\n", rank, count);
     if (argc > 2 && std::strcmp(argv[2], "one") == 0) check(count == 1, "bound to one CPU");
+    check(boot->finalize() == Errc::ok, "finalize");
+    return failures ? 1 : 0;
+  }
+  if (mode == "threads") {
+    int threads = 0;
+    if (FILE* f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "Threads: %d", &threads) == 1) break;
+      std::fclose(f);
+    }
+    std::printf("boot_probe: rank %d threads %d\n", rank, threads);
     check(boot->finalize() == Errc::ok, "finalize");
     return failures ? 1 : 0;
   }
