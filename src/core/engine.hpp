@@ -165,6 +165,10 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   uint64_t spin_ns() const { return spin_ns_; }
   uint64_t max_sleep_ns() const { return max_sleep_ns_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }
+  // MPI_Alloc_mem memory: registered now in every pinning domain of the routes and kept
+  // (rendezvous buffers inside it use that registration) until release_registered(base).
+  void keep_registered(std::span<const std::byte> buf);
+  void release_registered(const void* base);
 
   // Progress thread support (core/progress). The thread runs progress() under the engine
   // lock; park_if_idle() (under the lock) tells it whether anything is in flight and, if
@@ -272,7 +276,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // Throws std::runtime_error("sluice: " + what): the job cannot be joined.
   [[noreturn]] static void fail(const std::string& what);
   // Driver selection per peer, the components' wire-up, routes (engine_wireup.cpp).
-  void wire_up(proto::Thresholds th);
+  void wire_up(proto::Thresholds th, const proto::RegOptions& reg);
   // drivers::WireupServices (rank(), size() and config() are the public ones).
   std::span<const int> local_ranks() const override { return local_; }
   std::string job_id() const override;

@@ -161,10 +161,14 @@ int main(int argc, char** argv) {
         "(SLUICE_RNDV_GET_THRESHOLD) to %s (SLUICE_RNDV_GET_MAX), SLUICE_RNDV_MODE=%s\n",
         human(th.eager_limit).c_str(), human(th.get_threshold).c_str(), human(th.get_max).c_str(),
         th.rndv_mode.c_str());
+    std::printf("registration: %s\n", is::registration(s).c_str());
     for (const auto& route : is::routes(s)) {
-      std::printf("peer %d via %s (inline payload %s, packet %s, one-sided get %s):\n", route.peer,
-                  route.driver.c_str(), human(route.inline_payload).c_str(),
-                  human(route.max_packet).c_str(), route.one_sided_get ? "yes" : "no");
+      std::printf(
+          "peer %d via %s (inline payload %s, packet %s, one-sided get %s, registers memory "
+          "%s):\n",
+          route.peer, route.driver.c_str(), human(route.inline_payload).c_str(),
+          human(route.max_packet).c_str(), route.one_sided_get ? "yes" : "no",
+          is::route_registers(s, route.peer) ? "yes" : "no");
       for (const auto& c : is::protocols(s, route.peer))
         std::printf("  from %-10s %-14s %s\n", human(c.from).c_str(), c.protocol.c_str(),
                     c.why.c_str());
