@@ -43,7 +43,8 @@ one_build() {  # old|new
   local b=$old mpi=$peers/mpi_pingpong.sluice-old
   [ "$1" = new ] && b=$new mpi=$peers/mpi_pingpong.sluice
   sluice "shm-$1" "$b" "$shm_sizes"
-  "$b/bin/sluicerun" -n 2 --bind core "$mpi" --sizes 8 --json --no-progress >>"$out/mpi-$1.jsonl"
+  "$b/bin/sluicerun" -n 2 --bind core "$mpi" --sizes 8 --json --fresh --no-bibw \
+    --no-progress >>"$out/mpi-$1.jsonl"
   sluice "tcp-$1" "$b" "$net_sizes" SLUICE_DRIVERS=tcp
   sluice "udp-$1" "$b" "$net_sizes" SLUICE_DRIVERS=udp
 }
@@ -51,11 +52,12 @@ one_build() {  # old|new
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds" >&2
   ompi --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
-    "$peers/mpi_pingpong.openmpi" --sizes "$shm_sizes" --json --no-progress >>"$out/openmpi.jsonl"
+    "$peers/mpi_pingpong.openmpi" --sizes "$shm_sizes" --json --fresh --no-bibw --no-progress \
+    >>"$out/openmpi.jsonl"
   mpirun.mpich -n 2 -bind-to core "$peers/mpi_pingpong.mpich" --sizes "$shm_sizes" --json \
-    --no-progress >>"$out/mpich.jsonl" 2>/dev/null
-  ompi --mca btl self,tcp "$peers/mpi_pingpong.openmpi" --sizes "$net_sizes" --json \
-    --no-progress >>"$out/ompi-tcp.jsonl"
+    --fresh --no-bibw --no-progress >>"$out/mpich.jsonl" 2>/dev/null
+  ompi --mca btl self,tcp "$peers/mpi_pingpong.openmpi" --sizes "$net_sizes" --json --fresh \
+    --no-bibw --no-progress >>"$out/ompi-tcp.jsonl"
   if ((r % 2)); then one_build old; one_build new; else one_build new; one_build old; fi
 done
 

@@ -54,9 +54,9 @@ for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds" >&2
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi -n 2 --bind-to core \
     --mca pml ob1 --mca btl self,tcp "$repo/build-peers/mpi_pingpong.openmpi" --sizes "$sizes" \
-    --json --no-progress --impl ompi-tcp >>"$out/ompi-tcp.jsonl" 2>/dev/null
+    --json --fresh --no-bibw --no-progress --impl ompi-tcp >>"$out/ompi-tcp.jsonl" 2>/dev/null
   UCX_TLS=tcp,self UCX_NET_DEVICES=lo mpirun.mpich -n 2 -bind-to core \
-    "$repo/build-peers/mpi_pingpong.mpich" --sizes "$sizes" --json --no-progress \
+    "$repo/build-peers/mpi_pingpong.mpich" --sizes "$sizes" --json --fresh --no-bibw --no-progress \
     --impl mpich-ucx >>"$out/mpich-ucx.jsonl" 2>/dev/null
   for s in ${sizes//,/ }; do
     b=$(to_bytes "$s")

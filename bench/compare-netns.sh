@@ -122,11 +122,11 @@ for ((r = 1; r <= rounds; r++)); do
   in_a timeout 120 mpirun.openmpi -n 2 --host "$A,$B" --mca plm_rsh_agent "$here/peers/netns_ssh.sh" \
     --bind-to none --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include eth0 \
     --mca oob_tcp_if_include eth0 "$here/peers/pin_rank.sh" "$repo/build-peers/mpi_pingpong.openmpi" \
-    --sizes "$sizes" --json --no-progress --impl ompi-tcp 2>/dev/null | grep '^{' \
+    --sizes "$sizes" --json --fresh --no-bibw --no-progress --impl ompi-tcp 2>/dev/null | grep '^{' \
     >>"$out/ompi-tcp.jsonl" || warn ompi-tcp
   UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 in_a timeout 120 mpirun.mpich -n 2 -hosts "$A,$B" \
     -launcher ssh -launcher-exec "$here/peers/netns_ssh.sh" -iface eth0 "$here/peers/pin_rank.sh" \
-    "$repo/build-peers/mpi_pingpong.mpich" --sizes "$sizes" --json --no-progress \
+    "$repo/build-peers/mpi_pingpong.mpich" --sizes "$sizes" --json --fresh --no-bibw --no-progress \
     --impl mpich-ucx 2>/dev/null | grep '^{' >>"$out/mpich-ucx.jsonl" || warn mpich-ucx
   for s in ${sizes//,/ }; do
     b=$(to_bytes "$s")

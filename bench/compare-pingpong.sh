@@ -24,14 +24,14 @@ for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds" >&2
   # shellcheck disable=SC2086
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi -n 2 $ompi_opts \
-    "$repo/build-peers/mpi_pingpong.openmpi" --sizes "$sizes" --json --no-progress \
+    "$repo/build-peers/mpi_pingpong.openmpi" --sizes "$sizes" --json --fresh --no-bibw --no-progress \
     >>"$out/openmpi.jsonl" 2>/dev/null
   mpirun.mpich -n 2 -bind-to core "$repo/build-peers/mpi_pingpong.mpich" --sizes "$sizes" \
-    --json --no-progress >>"$out/mpich.jsonl" 2>/dev/null
+    --json --fresh --no-bibw --no-progress >>"$out/mpich.jsonl" 2>/dev/null
   "$build/bin/sluicerun" -n 2 --bind core "$build/bin/sluice-bench" pingpong --sizes "$sizes" \
     --json --no-progress >>"$out/sluice.jsonl"
   "$build/bin/sluicerun" -n 2 --bind core "$repo/build-peers/mpi_pingpong.sluice" \
-    --sizes "$sizes" --json --no-progress >>"$out/sluice-mpi.jsonl"
+    --sizes "$sizes" --json --fresh --no-bibw --no-progress >>"$out/sluice-mpi.jsonl"
 done
 
 "$here/compare-table.py" "$out" --stacks openmpi,mpich,sluice,sluice-mpi --peers openmpi,mpich |

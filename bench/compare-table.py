@@ -8,8 +8,9 @@ Reads OUTDIR/<stack>.jsonl (one JSON object per size and run, with at least size
 figures), prints per size and figure the median [min-max] over the runs of every stack,
 each non-peer stack's ratio to the best peer of that figure (lower latency / higher
 bandwidth), and one extra ratio column per --vs x/y (stack x's median over stack y's).
-Figures: lat_us (µs, lower is better), bw_MBps (windowed bandwidth, MB/s) and pp_MBps
-(ping-pong throughput, size / lat_us, derived: what fi_pingpong reports).
+Figures: lat_us (µs, lower is better), bw_MBps (windowed bandwidth, MB/s), bibw_MBps
+(bidirectional windowed bandwidth), rate_Mmsgs (multi-pair message rate, bench/peers/mpi_mrate)
+and pp_MBps (ping-pong throughput, size / lat_us, derived: what fi_pingpong reports).
 With --rounds, also one row per round (the n-th line of every stack's file for a size is
 round n) with the same ratios computed within the round.
 """
@@ -22,6 +23,8 @@ LABELS = {
     "lat_us": ("latency median (µs)", True),
     "bw_MBps": ("windowed bw median (MB/s)", False),
     "pp_MBps": ("ping-pong throughput (MB/s)", False),
+    "bibw_MBps": ("bidirectional bw median (MB/s)", False),
+    "rate_Mmsgs": ("message rate, all pairs (10^6 msg/s)", False),
 }
 
 

@@ -411,6 +411,9 @@ double MPI_Wtime(void);
 double MPI_Wtick(void);
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
 int MPI_Error_class(int errorcode, int* errorclass);
+int MPI_Add_error_class(int* errorclass);
+int MPI_Add_error_code(int errorclass, int* errorcode);
+int MPI_Add_error_string(int errorcode, const char* string);
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler);
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
@@ -418,6 +421,11 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int MPI_Errhandler_free(MPI_Errhandler* errhandler);
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int MPI_Free_mem(void* base);
+/* Sluice extension: the current value of one of this process's statistics counters by name
+   (as SLUICE_STATS=1 lists them, e.g. "reg.alloc_mem.registrations"). MPI_ERR_ARG when this
+   process has no such counter (or before MPI_Init / after MPI_Finalize). */
+#define MPIX_SLUICE_COUNTER 1
+int MPIX_Sluice_counter(const char* name, unsigned long long* value);
 int MPI_Info_create(MPI_Info* info);
 int MPI_Info_set(MPI_Info info, const char* key, const char* value);
 int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
@@ -449,6 +457,24 @@ int MPI_Keyval_free(int* keyval);
 int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Pcontrol(const int level, ...);
+/* Attribute caching on datatypes. */
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void* attribute_val, void* extra_state);
+int sluice_type_null_copy_fn(MPI_Datatype, int, void*, void*, void*, int*);
+int sluice_type_dup_fn(MPI_Datatype, int, void*, void*, void*, int*);
+int sluice_type_null_delete_fn(MPI_Datatype, int, void*, void*);
+#define MPI_TYPE_NULL_COPY_FN (&sluice_type_null_copy_fn)
+#define MPI_TYPE_DUP_FN (&sluice_type_dup_fn)
+#define MPI_TYPE_NULL_DELETE_FN (&sluice_type_null_delete_fn)
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                           MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                           void* extra_state);
+int MPI_Type_free_keyval(int* type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 
 /* ---- point-to-point ---------------------------------------------------------------- */
 int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -513,8 +539,20 @@ int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, i
                   MPI_Comm comm, MPI_Request* request);
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request);
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
 int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request* request);
+/* Generalized requests: completed by the program (MPI_Grequest_complete). */
+typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
+typedef int MPI_Grequest_free_function(void* extra_state);
+typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);
+int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                       MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                       MPI_Request* request);
+int MPI_Grequest_complete(MPI_Request request);
 int MPI_Start(MPI_Request* request);
 int MPI_Startall(int count, MPI_Request array_of_requests[]);
 
@@ -780,6 +818,9 @@ double PMPI_Wtime(void);
 double PMPI_Wtick(void);
 int PMPI_Error_string(int errorcode, char* string, int* resultlen);
 int PMPI_Error_class(int errorcode, int* errorclass);
+int PMPI_Add_error_class(int* errorclass);
+int PMPI_Add_error_code(int errorclass, int* errorcode);
+int PMPI_Add_error_string(int errorcode, const char* string);
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler);
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
@@ -810,6 +851,13 @@ int PMPI_Keyval_free(int* keyval);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 int PMPI_Pcontrol(const int level, ...);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                            MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                            void* extra_state);
+int PMPI_Type_free_keyval(int* type_keyval);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -870,8 +918,16 @@ int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, 
                    MPI_Comm comm, MPI_Request* request);
 int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request);
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request* request);
+int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                        MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                        MPI_Request* request);
+int PMPI_Grequest_complete(MPI_Request request);
 int PMPI_Start(MPI_Request* request);
 int PMPI_Startall(int count, MPI_Request array_of_requests[]);
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype);

@@ -33,14 +33,17 @@ PUBLIC = {
 }
 
 # sluicerun is the launcher: the server half of the bootstrap protocol (wire format, the
-# variables it sets for each rank, the one owning-fd type) and it binds ranks with coll's
-# placement. These headers are its contract with the library, not a shortcut past the API.
+# variables it sets for each rank, the one owning-fd type), it binds ranks with coll's
+# placement and counts its store's connections in a statistics registry (so --stats json
+# prints the ranks' format). These headers are its contract with the library, not a
+# shortcut past the API.
 LAUNCHER = {
     "tools/sluicerun": {
         "boot/boot_wire.hpp",
         "core/boot_client.hpp",
         "coll/placement.hpp",
         "util/unique_fd.hpp",
+        "util/stats.hpp",
     },
 }
 

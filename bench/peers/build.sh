@@ -2,7 +2,7 @@
 # Builds the peer benchmarks with Debian's Open MPI and MPICH:
 #   build-peers/mpi_pingpong.openmpi   (mpicc.openmpi)
 #   build-peers/mpi_pingpong.mpich     (mpicc.mpich)
-#   build-peers/mpi_nbc_overlap.{openmpi,mpich}
+#   build-peers/mpi_nbc_overlap.{openmpi,mpich}, mpi_coll.*, mpi_mrate.* (multi-pair rate)
 #   build-peers/copy_ceiling, raw_pingpong   (plain cc: the memcpy and kernel socket floors)
 #   build-peers/mpi_pingpong.sluice, mpi_coll.sluice, mpi_nbc_overlap.sluice
 #                                      (Sluice's $BUILD/bin/mpicc, default build/, when built)
@@ -31,6 +31,7 @@ for impl in openmpi mpich; do
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_pingpong.$impl" \
     "$here/mpi_pingpong.c" -lm
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_coll.$impl" "$here/mpi_coll.c"
+  "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_mrate.$impl" "$here/mpi_mrate.c"
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_nbc_overlap.$impl" \
     "$here/mpi_nbc_overlap.c" -lm
   echo "built $out/mpi_pingpong.$impl $out/mpi_coll.$impl $out/mpi_nbc_overlap.$impl"
@@ -41,6 +42,8 @@ if [ -x "$sluice_build/bin/mpicc" ]; then
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_pingpong.sluice" \
     "$here/mpi_pingpong.c" -lm
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_coll.sluice" "$here/mpi_coll.c"
+  "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_mrate.sluice" \
+    "$here/mpi_mrate.c"
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_nbc_overlap.sluice" \
     "$here/mpi_nbc_overlap.c" -lm
   echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice $out/mpi_nbc_overlap.sluice"

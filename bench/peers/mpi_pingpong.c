@@ -1,5 +1,5 @@
 /*
- * mpi_pingpong.c - two-rank MPI ping-pong latency and windowed bandwidth benchmark.
+ * mpi_pingpong.c - two-rank MPI ping-pong latency, windowed and bidirectional bandwidth.
  *
  * Plain C, MPI-1 calls only (Send, Recv, Isend, Irecv, Waitall, Barrier, Wtime), so it
  * builds with any MPI: Debian's Open MPI and MPICH, and Sluice's own mpicc. It measures
@@ -18,14 +18,23 @@
  *             then the receiver sends a 1-byte ack. One repetition = W*size bytes over
  *             the time from the first Isend to the ack's arrival. 1 MB/s = 10^6 B/s.
  *   bw_best_MBps  the best repetition.
+ *   bibw_MBps  bidirectional windowed bandwidth, median over repetitions: both ranks post
+ *             W Irecvs and W Isends of the size, then Waitall; one repetition = 2*W*size
+ *             bytes over rank 0's time from its first Irecv to its Waitall's return.
+ *   bibw_best_MBps  the best repetition.
+ *
+ * Buffers: by default one send and one receive buffer of the largest size, allocated and
+ * written once before the sweep and reused for every size and message (as common suites
+ * do: the data stays cache-hot where it fits). --fresh maps new, never-touched buffers for
+ * every size instead, so first_us includes first-touch page faults and registration.
  *
  * Sizes default to 1 B .. 16 MiB in 5 % steps (round(1.05^i), deduplicated, plus the
  * maximum), as in the first-touch vs best-time sweeps of [NewMadeleine]. The same sequence is
  * produced by tools/sluice-bench/sizes.hpp.
  *
  * Usage: mpirun -n 2 mpi_pingpong [--json] [--sizes a,b,c] [--max-size S] [--iters N]
- *                                  [--reps N] [--window W] [--impl NAME] [--no-progress]
- *                                  [--verbose]
+ *                                  [--reps N] [--window W] [--fresh] [--no-bibw]
+ *                                  [--impl NAME] [--no-progress] [--verbose]
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -48,6 +57,7 @@
 #define TAG_PING 1
 #define TAG_BW 2
 #define TAG_ACK 3
+#define TAG_BIBW 4
 
 /* Per-size iteration budgets (unless --iters / --reps fix the counts): small sizes run
  * DEFAULT_ITERS / DEFAULT_REPS, large ones are cut so each size moves about this many
@@ -66,6 +76,8 @@ struct options {
   int window; /* messages in flight per bandwidth repetition */
   int progress;
   int verbose;
+  int fresh; /* new buffers per size instead of one reused pair */
+  int bibw;  /* measure bidirectional bandwidth too */
   const char* impl;
   size_t max_size;
   size_t* sizes;
@@ -127,6 +139,9 @@ static void usage(FILE* f) {
           "  --reps N         bandwidth repetitions per size (default: 100, fewer for\n"
           "                   large sizes)\n"
           "  --window W       messages in flight per bandwidth repetition (default 64)\n"
+          "  --fresh          new, never-touched buffers for every size (default: one\n"
+          "                   pair of the largest size, written once and reused)\n"
+          "  --no-bibw        skip the bidirectional bandwidth\n"
           "  --impl NAME      implementation name for the output (default: detected)\n"
           "  --no-progress    no progress line on stderr\n"
           "  --verbose        print each rank's CPU binding on stderr\n");
@@ -140,6 +155,8 @@ static int parse_args(int argc, char** argv, struct options* o, int rank) {
   o->window = 64;
   o->progress = 1;
   o->verbose = 0;
+  o->fresh = 0;
+  o->bibw = 1;
   o->impl = NULL;
   o->max_size = (size_t)16 << 20;
   o->sizes = NULL;
@@ -157,6 +174,12 @@ static int parse_args(int argc, char** argv, struct options* o, int rank) {
       takes_value = 0;
     } else if (!strcmp(a, "--verbose")) {
       o->verbose = 1;
+      takes_value = 0;
+    } else if (!strcmp(a, "--fresh")) {
+      o->fresh = 1;
+      takes_value = 0;
+    } else if (!strcmp(a, "--no-bibw")) {
+      o->bibw = 0;
       takes_value = 0;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       if (rank == 0) usage(stdout);
@@ -343,14 +366,17 @@ static void warm_up_connection(size_t max_size, int rank) {
 
 struct result {
   int iters, reps;
-  double first_us, best_us, lat_us, avg_us, bw_MBps, bw_best_MBps;
+  double first_us, best_us, lat_us, avg_us, bw_MBps, bw_best_MBps, bibw_MBps, bibw_best_MBps;
 };
+
+/* The reused pair (default): allocated for the largest size and written once. */
+static char *shared_sbuf, *shared_rbuf;
 
 static void measure(size_t size, const struct options* o, int rank, struct result* r) {
   int peer = 1 - rank;
   int count = (int)size; /* MPI-1 counts are int; sizes beyond 2 GiB are not supported */
-  char* sbuf = (char*)map_fresh(size);
-  char* rbuf = (char*)map_fresh(size);
+  char* sbuf = o->fresh ? (char*)map_fresh(size) : shared_sbuf;
+  char* rbuf = o->fresh ? (char*)map_fresh(size) : shared_rbuf;
   if (!sbuf || !rbuf) {
     fprintf(stderr, "mpi_pingpong: rank %d: cannot map %zu bytes\n", rank, size);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -359,7 +385,7 @@ static void measure(size_t size, const struct options* o, int rank, struct resul
   r->reps = bw_reps(size, o->window, o->reps);
   int warm = r->iters >= 100 ? 10 : 2;
 
-  /* 1. The first ping-pong, on never-touched buffers. */
+  /* 1. The first ping-pong of this size (on never-touched buffers with --fresh). */
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     double t0 = MPI_Wtime();
@@ -370,8 +396,8 @@ static void measure(size_t size, const struct options* o, int rank, struct resul
     MPI_Recv(rbuf, count, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Send(sbuf, count, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
   }
-  /* Give the buffers defined contents now that the first touch has been measured. */
-  memset(sbuf, rank + 1, size);
+  /* Give fresh buffers defined contents now that the first touch has been measured. */
+  if (o->fresh) memset(sbuf, rank + 1, size);
 
   /* 2. Warm-ups, then timed iterations, each round trip timed on its own. */
   double* t = (double*)malloc(sizeof(double) * (size_t)(r->iters > r->reps ? r->iters : r->reps));
@@ -426,10 +452,36 @@ static void measure(size_t size, const struct options* o, int rank, struct resul
     r->bw_best_MBps = best;
     r->bw_MBps = median(t, r->reps);
   }
+
+  /* 4. Bidirectional: both ranks receive W and send W at once. */
+  if (o->bibw) {
+    MPI_Request* both = (MPI_Request*)malloc(sizeof(MPI_Request) * 2 * (size_t)o->window);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int rep = 0; rep < bw_warm + r->reps; ++rep) {
+      double t0 = MPI_Wtime();
+      for (int w = 0; w < o->window; ++w)
+        MPI_Irecv(rbuf, count, MPI_BYTE, peer, TAG_BIBW, MPI_COMM_WORLD, &both[w]);
+      for (int w = 0; w < o->window; ++w)
+        MPI_Isend(sbuf, count, MPI_BYTE, peer, TAG_BIBW, MPI_COMM_WORLD, &both[o->window + w]);
+      MPI_Waitall(2 * o->window, both, MPI_STATUSES_IGNORE);
+      double dt = MPI_Wtime() - t0;
+      if (rep >= bw_warm) t[rep - bw_warm] = 2.0 * (double)size * o->window / dt / 1e6;
+    }
+    if (rank == 0) {
+      double best = t[0];
+      for (int i = 0; i < r->reps; ++i)
+        if (t[i] > best) best = t[i];
+      r->bibw_best_MBps = best;
+      r->bibw_MBps = median(t, r->reps);
+    }
+    free(both);
+  }
   free(req);
   free(t);
-  unmap(sbuf, size);
-  unmap(rbuf, size);
+  if (o->fresh) {
+    unmap(sbuf, size);
+    unmap(rbuf, size);
+  }
 }
 
 int main(int argc, char** argv) {
@@ -466,12 +518,23 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < o.nsizes; ++i)
     if (o.sizes[i] > max_size) max_size = o.sizes[i];
   warm_up_connection(max_size, rank);
+  if (!o.fresh) {
+    shared_sbuf = (char*)malloc(max_size);
+    shared_rbuf = (char*)malloc(max_size);
+    if (!shared_sbuf || !shared_rbuf) {
+      fprintf(stderr, "mpi_pingpong: rank %d: cannot allocate %zu bytes\n", rank, max_size);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(shared_sbuf, rank + 1, max_size);
+    memset(shared_rbuf, 0, max_size);
+  }
 
   if (rank == 0 && !o.json) {
-    printf("# mpi_pingpong impl=%s ranks=2 window=%d (lat: half round trip; bw: 10^6 B/s)\n",
-           impl, o.window);
-    printf("%12s %7s %10s %10s %10s %6s %12s %12s\n", "size", "iters", "lat_us", "best_us",
-           "first_us", "reps", "bw_MBps", "bw_best_MBps");
+    printf("# mpi_pingpong impl=%s ranks=2 window=%d buffers=%s (lat: half round trip; bw: "
+           "10^6 B/s)\n",
+           impl, o.window, o.fresh ? "fresh" : "reused");
+    printf("%12s %7s %10s %10s %10s %6s %12s %12s %12s\n", "size", "iters", "lat_us", "best_us",
+           "first_us", "reps", "bw_MBps", "bw_best_MBps", "bibw_MBps");
   }
   for (size_t i = 0; i < o.nsizes; ++i) {
     size_t size = o.sizes[i];
@@ -483,19 +546,23 @@ int main(int argc, char** argv) {
     if (o.json) {
       printf("{\"bench\":\"pingpong\",\"impl\":\"%s\",\"driver\":\"shm\",\"size\":%zu,"
              "\"iters\":%d,\"lat_us\":%.3f,\"first_us\":%.3f,\"best_us\":%.3f,"
-             "\"avg_us\":%.3f,\"bw_MBps\":%.1f,\"bw_best_MBps\":%.1f,\"window\":%d,"
-             "\"reps\":%d}\n",
+             "\"avg_us\":%.3f,\"bw_MBps\":%.1f,\"bw_best_MBps\":%.1f,"
+             "\"bibw_MBps\":%.1f,\"bibw_best_MBps\":%.1f,\"window\":%d,"
+             "\"reps\":%d,\"buffers\":\"%s\"}\n",
              impl, size, r.iters, r.lat_us, r.first_us, r.best_us, r.avg_us, r.bw_MBps,
-             r.bw_best_MBps, o.window, r.reps);
+             r.bw_best_MBps, r.bibw_MBps, r.bibw_best_MBps, o.window, r.reps,
+             o.fresh ? "fresh" : "reused");
     } else {
-      printf("%12zu %7d %10.3f %10.3f %10.3f %6d %12.1f %12.1f\n", size, r.iters, r.lat_us,
-             r.best_us, r.first_us, r.reps, r.bw_MBps, r.bw_best_MBps);
+      printf("%12zu %7d %10.3f %10.3f %10.3f %6d %12.1f %12.1f %12.1f\n", size, r.iters,
+             r.lat_us, r.best_us, r.first_us, r.reps, r.bw_MBps, r.bw_best_MBps, r.bibw_MBps);
     }
     fflush(stdout);
   }
   progress_clear(progress);
   if (progress > 2) close(progress);
   free(o.sizes);
+  free(shared_sbuf);
+  free(shared_rbuf);
   MPI_Finalize();
   return 0;
 }

@@ -8,7 +8,8 @@
 #   --idle-wait S  before each run, wait up to S seconds (default 300, 0 = no wait) for
 #                  the machine to be idle (< 10 % CPU busy over 1 s): on 2 cores a
 #                  concurrent build halves the figures.
-#   default mpi_pingpong args: --json (full sweep 1 B .. 16 MiB, powers of 1.05)
+#   default mpi_pingpong args: --json --fresh --no-bibw (full sweep 1 B .. 16 MiB, powers
+#   of 1.05, new buffers per size: the method of sluice-bench pingpong)
 #   e.g.   bench/peers/run.sh -- --sizes 8,64K,1M,4M
 #
 # Launch options (the fastest intra-node settings found on the reference machine, see
@@ -43,7 +44,7 @@ done
 args=("$@")
 has_json=0
 for a in "${args[@]}"; do [ "$a" = --json ] && has_json=1; done
-[ $has_json = 1 ] || args=(--json "${args[@]}")
+[ $has_json = 1 ] || args=(--json --fresh --no-bibw "${args[@]}")
 
 "$here/build.sh" "$bin" >&2
 mkdir -p "$results"

@@ -91,5 +91,10 @@ struct Thresholds {
   std::string rndv_mode;  // auto, get, pipeline
 };
 Thresholds thresholds(const Session& s);
+// How large messages on registration-capable routes are registered (SLUICE_REG_STRATEGY),
+// why, and the registration caches' state: one line.
+std::string registration(const Session& s);
+// Whether the route to `peer` registers memory for large messages (its driver pins).
+bool route_registers(const Session& s, int peer);
 
 }  // namespace sluice::introspect

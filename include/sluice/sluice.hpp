@@ -108,6 +108,13 @@ class Session {
 
   Errc barrier();
 
+  // Ends this rank's part in the job with the others, as the destructor does (collective:
+  // every rank finalizes or ends its Session). A Session that lives until exit() (a static
+  // one) needs it: one destroyed while the process exits leaves the job without waiting
+  // for the others, which the launcher reports as a failure. Afterwards only the
+  // destructor may be called.
+  void finalize();
+
   // Process failures (ULFM semantics). A failed peer's requests complete with
   // Errc::peer_dead; so do any-source receives and probes on a context while it has a
   // failed rank (for MPI: a member of the communicator) not yet acknowledged. Messages

@@ -149,6 +149,15 @@ constexpr ConfigKey kP2pKeys[] = {
      "largest message the sender pushes right after its rendezvous request, without waiting "
      "for the receiver, on a driver that takes pushed fragments (0: never); the receiver "
      "copies it out, or stashes it until its receive is posted. Synchronous sends never push"},
+    {"REG_STRATEGY",
+     T::choice,
+     "cache",
+     {},
+     "how a rendezvous buffer on a route whose driver registers memory (a zero-copy path) is "
+     "registered: copy = not at all, the driver's copy path; register = pinned and unpinned "
+     "for each message; cache = through the registration cache (pinned once, kept while its "
+     "pages stay, invalidated by SLUICE_REG_CACHE_MONITOR); routes that pin nothing always copy",
+     "copy|register|cache"},
 };
 
 // The protocol-level keys' former, driver-named names (they keep working).

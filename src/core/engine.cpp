@@ -65,7 +65,15 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
   th.rndv = rndv == "get" || rndv == "cma" ? proto::Thresholds::RndvMode::get
             : rndv == "pipeline"           ? proto::Thresholds::RndvMode::pipeline
                                            : proto::Thresholds::RndvMode::automatic;
-  wire_up(th);
+  proto::RegOptions reg;
+  const std::string strategy = config_.get_string("REG_STRATEGY");
+  reg.strategy = strategy == "copy"       ? proto::RegStrategy::copy
+                 : strategy == "register" ? proto::RegStrategy::per_message
+                                          : proto::RegStrategy::cache;
+  reg.chosen = config_.is_set("REG_STRATEGY");
+  std::vector<std::string> cache_problems;  // ranges were checked at start-up already
+  reg.cache = mem::CacheOptions::from_config(config_, cache_problems);
+  wire_up(th, reg);
   register_stats();
 }
 
@@ -89,7 +97,8 @@ void Engine::leave() {
     engine_lock().enable(false);
   }
   util::log(util::LogLevel::warn,
-            "the process exits without finalize (MPI_Finalize, or the Session's end): leaving "
+            "the process exits without finalize (MPI_Finalize, Session::finalize() or the "
+            "Session's end; a static Session needs Session::finalize()): leaving "
             "the job without waiting for the other ranks");
   report_stats();
 }

@@ -173,6 +173,10 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // until then. Lives as long as the engine (the demux keeps pointing at it).
   RmaGlue& rma();
   RmaGlue* rma_if_open() const { return rma_.get(); }
+  // MPI_Alloc_mem memory: registered now in every pinning domain of the routes and kept
+  // (rendezvous buffers inside it use that registration) until release_registered(base).
+  void keep_registered(std::span<const std::byte> buf);
+  void release_registered(const void* base);
 
   // Progress thread support (core/progress). The thread runs progress() under the engine
   // lock; park_if_idle() (under the lock) tells it whether anything is in flight and, if
@@ -282,7 +286,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // Throws std::runtime_error("sluice: " + what): the job cannot be joined.
   [[noreturn]] static void fail(const std::string& what);
   // Driver selection per peer, the components' wire-up, routes (engine_wireup.cpp).
-  void wire_up(proto::Thresholds th);
+  void wire_up(proto::Thresholds th, const proto::RegOptions& reg);
   // drivers::WireupServices (rank(), size() and config() are the public ones).
   std::span<const int> local_ranks() const override { return local_; }
   std::string job_id() const override;

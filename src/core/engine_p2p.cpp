@@ -407,4 +407,14 @@ Errc Engine::barrier() {
   return result;
 }
 
+void Engine::keep_registered(std::span<const std::byte> buf) {
+  EngineGuard guard;  // the progress thread registers rendezvous buffers too
+  p2p_->register_persistent(buf);
+}
+
+void Engine::release_registered(const void* base) {
+  EngineGuard guard;
+  p2p_->release_persistent(base);
+}
+
 }  // namespace sluice::detail

@@ -68,7 +68,7 @@ bool Engine::lookup(std::string_view key, int rank, std::string& value) {
   return boot_->get(std::string(key) + "/" + std::to_string(rank), value);
 }
 
-void Engine::wire_up(proto::Thresholds th) {
+void Engine::wire_up(proto::Thresholds th, const proto::RegOptions& reg) {
   // The components in preference order (the loopback's name is accepted: always there).
   std::vector<const drivers::DriverComponent*> order;
   for (const auto& d : split_list(config_.get_string("DRIVERS"))) {
@@ -117,6 +117,7 @@ void Engine::wire_up(proto::Thresholds th) {
   }
 
   p2p_ = std::make_unique<proto::PointToPoint>(*this, th);
+  p2p_->set_registration(reg);
   demux_.attach_fast(proto::kProtocolId, drivers::kP2pTypes, *p2p_);
   auto loopback = std::make_unique<drivers::LoopbackDriver>(rank_);
   for (int r = 0; r < size_; ++r) p2p_->set_route(r, nullptr);

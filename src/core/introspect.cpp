@@ -125,6 +125,18 @@ Thresholds thresholds(const Session& s) {
   return t;
 }
 
+std::string registration(const Session& s) {
+  const detail::Engine& e = engine_of(s);
+  std::string out = e.p2p().registration_summary();
+  if (const auto cache = e.stats_registry().info("rcache.state")) out += "; cache: " + *cache;
+  return out;
+}
+
+bool route_registers(const Session& s, int peer) {
+  const drivers::Driver* d = engine_of(s).p2p().route(peer);
+  return d && d->caps().needs_registration;
+}
+
 std::string protocol_for(const Session& s, int peer, std::size_t size) {
   return proto::protocol_name(engine_of(s).p2p().choose(peer, size));
 }

@@ -1,4 +1,6 @@
 // The public Session/Request API: thin handles over the process's one Engine.
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <stdexcept>
@@ -29,9 +31,22 @@ bool process_exiting() {
 
 Engine* open_engine(std::unique_ptr<BootClient> boot) {
   if (the_engine) throw std::runtime_error("sluice: only one Session per process");
-  // Registered now, so that it runs before the destructors registered earlier.
+  // Registered now, so that it runs before the destructors registered earlier (a Session
+  // held in a global pointer).
   static const bool registered = std::atexit(mark_exiting) == 0;
   (void)registered;
+  // A static Session registers its destructor only once its constructor returns, after
+  // that handler, so exit() would destroy it first and its finalize would wait for ranks
+  // that may never come. exit() destroys the calling thread's thread_local objects before
+  // any atexit handler or static destructor runs: this one marks the exit first. Only in
+  // the main thread, whose thread_locals die only with the process.
+  struct ExitSentinel {
+    ~ExitSentinel() { mark_exiting(); }
+  };
+  if (::gettid() == ::getpid()) {
+    static thread_local ExitSentinel sentinel;
+    (void)sentinel;
+  }
   the_engine = new Engine(std::move(boot));
   return the_engine;
 }
@@ -57,6 +72,11 @@ Request::~Request() {
 Session::~Session() {
   delete engine_;
   the_engine = nullptr;
+}
+
+void Session::finalize() {
+  detail::EngineGuard guard;
+  engine_->finalize();
 }
 
 int Session::rank() const {

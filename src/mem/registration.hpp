@@ -147,6 +147,8 @@ class Domain {
   virtual Errc register_memory(std::span<const std::byte> buf, Registration& out) = 0;
   // The cost estimate hook: a calibrated model (or a guess) of register_memory's time.
   virtual RegistrationCost cost() const = 0;
+  // How many registrations may exist at once (a pinning domain's table size).
+  virtual std::size_t max_registrations() const { return SIZE_MAX; }
 
  protected:
   friend class Registration;

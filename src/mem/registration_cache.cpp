@@ -34,8 +34,8 @@ constexpr util::ConfigKey kKeys[] = {
      {},
      "how the registration cache learns that cached memory was unmapped or replaced: uffd = "
      "userfaultfd events (the cache is off where they are unavailable); off = no cache, every "
-     "registration uncached; unsafe-none = a cache never invalidated, which sends stale data "
-     "(only for tests that must see it)",
+     "registration uncached; unsafe-none = TEST ONLY: a cache never invalidated, which sends "
+     "stale data (for the tests that must see it)",
      "uffd|off|unsafe-none"},
 };
 

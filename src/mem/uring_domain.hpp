@@ -60,6 +60,7 @@ class UringDomain final : public Domain {
   // out of memory); internal: another kernel error (e.g. EFAULT: not mapped memory).
   Errc register_memory(std::span<const std::byte> buf, Registration& out) override;
   RegistrationCost cost() const override;
+  std::size_t max_registrations() const override { return regions_.size(); }
   // Replaces the cost model (a calibration, e.g. sluice-bench regcost's fit).
   void set_cost(const RegistrationCost& c);
 

@@ -116,6 +116,8 @@ struct sluice_datatype_s {
   std::vector<int> args_int;
   std::vector<MPI_Aint> args_addr;
   std::vector<MPI_Datatype> args_type;
+  // User attributes (type_attr.cpp): (keyval, value) in the order set.
+  std::vector<std::pair<int, void*>> attrs;
 
   sluice_datatype_s() = default;
   sluice_datatype_s(const sluice_datatype_s&) = delete;

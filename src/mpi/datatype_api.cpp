@@ -238,6 +238,11 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   if (int rc = check_newtype("MPI_Type_dup", oldtype, newtype)) return rc;
   *newtype = dt_dup(oldtype);
   record_args(*newtype, {}, {}, {oldtype});
+  if (int rc = type_copy_attrs(oldtype, *newtype)) {
+    dt_release(*newtype);
+    *newtype = MPI_DATATYPE_NULL;
+    return fail("MPI_Type_dup", rc, "attribute copy callback failed");
+  }
   return MPI_SUCCESS;
 }
 
@@ -316,6 +321,7 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
     return fail(f, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
   }
   if ((*datatype)->predefined) return fail(f, MPI_ERR_TYPE, "cannot free a predefined datatype");
+  if (int rc = type_delete_attrs(*datatype)) return fail(f, rc, "attribute delete callback failed");
   dt_release(*datatype);
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;

@@ -2,6 +2,7 @@
 //
 // Thread level: MPI_Init_thread provides what is asked, up to MPI_THREAD_MULTIPLE (one
 // uncontended lock per call, see mpi_internal.hpp) when every binding takes the lock.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "mpi/big_lock.hpp"
 #include "mpi/mpi_internal.hpp"
@@ -134,7 +138,6 @@ int g_attr_appnum = 0;
 int g_attr_universe = 1;
 int g_attr_host = MPI_PROC_NULL;
 int g_attr_io = MPI_ANY_SOURCE;
-int g_attr_lastcode = MPI_ERR_LASTCODE;
 
 int init_common(int* argc, char*** argv, const char* function) {
   if (g_finalized) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI was already finalized");
@@ -305,21 +308,61 @@ double PMPI_Wtick(void) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+namespace {
+// MPI_Alloc_mem's regions (base -> mapped length): their own mappings, so the engine can keep
+// them registered (no allocator reuses or trims them behind its back) and MPI_Free_mem knows
+// the length. Outlives the engine: memory may be freed after MPI_Finalize.
+std::mutex g_alloc_mem_mutex;
+std::unordered_map<void*, std::size_t> g_alloc_mem;
+}  // namespace
+
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   SLUICE_MPI_CALL;
   if (size < 0)
     return raisef(nullptr, MPI_ERR_SIZE, "MPI_Alloc_mem", "invalid size %ld", (long)size);
-  void* p = std::malloc(size > 0 ? static_cast<std::size_t>(size) : 1);
-  if (!p)
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t length =
+      (std::max<std::size_t>(static_cast<std::size_t>(size), 1) + page - 1) & ~(page - 1);
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
     return raisef(nullptr, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",
                   (long)size);
+  {
+    std::lock_guard lock(g_alloc_mem_mutex);
+    g_alloc_mem.emplace(p, length);
+  }
+  // Registered once here (where a route pins memory) and kept until MPI_Free_mem, as real
+  // MPIs do: rendezvous messages from it then skip registration.
+  if (sluice::detail::Engine* e = sluice::detail::current_engine())
+    e->keep_registered({static_cast<const std::byte*>(p), length});
   *static_cast<void**>(baseptr) = p;
   return MPI_SUCCESS;
 }
 
 int PMPI_Free_mem(void* base) {
   SLUICE_MPI_CALL;
-  std::free(base);
+  if (!base) return MPI_SUCCESS;
+  std::size_t length = 0;
+  {
+    std::lock_guard lock(g_alloc_mem_mutex);
+    auto it = g_alloc_mem.find(base);
+    if (it == g_alloc_mem.end())
+      return raisef(nullptr, MPI_ERR_ARG, "MPI_Free_mem", "%p was not returned by MPI_Alloc_mem",
+                    base);
+    length = it->second;
+    g_alloc_mem.erase(it);
+  }
+  if (sluice::detail::Engine* e = sluice::detail::current_engine()) e->release_registered(base);
+  munmap(base, length);
+  return MPI_SUCCESS;
+}
+
+int MPIX_Sluice_counter(const char* name, unsigned long long* value) {
+  SLUICE_MPI_CALL;
+  const sluice::detail::Engine* e = sluice::detail::current_engine();
+  const auto v = e && name ? e->stats_registry().value(name) : std::nullopt;
+  if (!v || !value) return MPI_ERR_ARG;
+  *value = *v;
   return MPI_SUCCESS;
 }
 
@@ -355,7 +398,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int*
       value = &g_attr_io;
       break;
     case MPI_LASTUSEDCODE:
-      value = &g_attr_lastcode;
+      value = &g_last_used_class;
       break;
     default:
       if (get_user_attr(comm, comm_keyval, attribute_val, flag) == MPI_SUCCESS) return MPI_SUCCESS;

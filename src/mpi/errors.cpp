@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "mpi/big_lock.hpp"
@@ -79,12 +80,30 @@ const char* const kClassStrings[] = {
 };
 constexpr int kNumClasses = sizeof kClassStrings / sizeof kClassStrings[0];
 
+// Classes and codes the program added (MPI_Add_error_class/code), numbered from
+// MPI_ERR_LASTCODE + 1 up; a class is its own class.
+struct UserError {
+  int errclass;
+  std::string text;  // MPI_Add_error_string; empty until set
+};
+std::map<int, UserError> g_user_errors;
+int g_last_number = MPI_ERR_LASTCODE;  // classes and codes share the numbers
+
+bool is_class(int code) {
+  if ((code >= 0 && code < kNumClasses) || code == MPIX_ERR_PROC_FAILED) return true;
+  auto it = g_user_errors.find(code);
+  return it != g_user_errors.end() && it->second.errclass == code;
+}
+
 }  // namespace
+
+int g_last_used_class = MPI_ERR_LASTCODE;
 
 const char* error_string(int code) {
   if (code >= 0 && code < kNumClasses) return kClassStrings[code];
   if (code == MPIX_ERR_PROC_FAILED)
     return "MPIX_ERR_PROC_FAILED: a process the operation involves has failed";
+  if (auto it = g_user_errors.find(code); it != g_user_errors.end()) return it->second.text.c_str();
   return nullptr;
 }
 
@@ -229,7 +248,44 @@ int PMPI_Error_class(int errorcode, int* errorclass) {
   SLUICE_MPI_CALL;
   if (!error_string(errorcode))
     return raisef(nullptr, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
-  *errorclass = errorcode;  // every code Sluice returns is its class
+  // Every code Sluice itself returns is its class.
+  auto it = g_user_errors.find(errorcode);
+  *errorclass = it != g_user_errors.end() ? it->second.errclass : errorcode;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_class(int* errorclass) {
+  SLUICE_MPI_CALL;
+  if (!errorclass) return raise(nullptr, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
+  *errorclass = ++g_last_number;
+  g_last_used_class = *errorclass;
+  g_user_errors[*errorclass] = UserError{*errorclass, {}};
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_code(int errorclass, int* errorcode) {
+  SLUICE_MPI_CALL;
+  constexpr const char* f = "MPI_Add_error_code";
+  if (!errorcode) return raise(nullptr, MPI_ERR_ARG, f, "errorcode is NULL");
+  if (!is_class(errorclass) || errorclass == MPI_SUCCESS)
+    return raisef(nullptr, MPI_ERR_ARG, f, "%d is not an error class", errorclass);
+  *errorcode = ++g_last_number;
+  g_user_errors[*errorcode] = UserError{errorclass, {}};
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_string(int errorcode, const char* string) {
+  SLUICE_MPI_CALL;
+  constexpr const char* f = "MPI_Add_error_string";
+  auto it = g_user_errors.find(errorcode);
+  if (it == g_user_errors.end())
+    return raisef(nullptr, MPI_ERR_ARG, f, "%d is not an error class or code the program added",
+                  errorcode);
+  if (!string) return raise(nullptr, MPI_ERR_ARG, f, "string is NULL");
+  if (std::strlen(string) >= MPI_MAX_ERROR_STRING)
+    return raisef(nullptr, MPI_ERR_ARG, f, "string longer than MPI_MAX_ERROR_STRING - 1 (%d)",
+                  MPI_MAX_ERROR_STRING - 1);
+  it->second.text = string;
   return MPI_SUCCESS;
 }
 
@@ -289,6 +345,9 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 // §14.2); it reaches these definitions as PMPI_.
 #pragma weak MPI_Error_string = PMPI_Error_string
 #pragma weak MPI_Error_class = PMPI_Error_class
+#pragma weak MPI_Add_error_class = PMPI_Add_error_class
+#pragma weak MPI_Add_error_code = PMPI_Add_error_code
+#pragma weak MPI_Add_error_string = PMPI_Add_error_string
 #pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
 #pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
 #pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler

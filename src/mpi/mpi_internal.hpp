@@ -92,6 +92,14 @@ class AsyncOp {
   // hook): the MPI layer then tests them on every progress pass, so waiting on one request
   // still advances the others a peer may be waiting for (MPI-3.1 §3.7.4 progress rule).
   virtual bool needs_background_progress() const { return false; }
+  // Once complete: fills what the operation knows of the status (set empty before, with
+  // MPI_ERROR = error()); generalized requests ask the program's query function here.
+  virtual void fill_status(MPI_Status* /*status*/) {}
+  // MPI_Request_free on the request: its completion will not be reported.
+  virtual void released() {}
+  // MPI_Cancel on the request (only where cancellable(): generalized requests).
+  virtual bool cancellable() const { return false; }
+  virtual int cancel() { return MPI_SUCCESS; }
 };
 
 enum class SendMode : uint8_t { standard, sync, ready, buffered };
@@ -155,8 +163,10 @@ int raise(MPI_Comm comm, int errclass, const char* function, const char* what);
 // The same with a printf-style message.
 int raisef(MPI_Comm comm, int errclass, const char* function, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
-// Text of an error class, nullptr if `code` is not one.
+// Text of an error class or code (the program's own too), nullptr if `code` is not one.
 const char* error_string(int code);
+// The largest error class so far (MPI_LASTUSEDCODE's value), MPI_Add_error_class.
+extern int g_last_used_class;
 // Drops one reference to a user error handler (predefined ones are never freed).
 void errh_release(MPI_Errhandler h);
 // MPI error class of an engine error.
@@ -254,6 +264,9 @@ void destroy_comm(MPI_Comm comm);
 // when a communicator is freed and, for MPI_COMM_SELF first, at MPI_Finalize.
 int copy_attrs(MPI_Comm from, MPI_Comm to);
 int delete_attrs(MPI_Comm comm);
+// Datatype attributes (type_attr.cpp): copied by Type_dup, deleted by Type_free.
+int type_copy_attrs(MPI_Datatype from, MPI_Datatype to);
+int type_delete_attrs(MPI_Datatype type);
 // A user attribute for Comm_get_attr: MPI_SUCCESS (flag set), or -1 for an unknown keyval.
 int get_user_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 

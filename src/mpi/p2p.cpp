@@ -452,6 +452,7 @@ bool request_poll(MPI_Request r) {
     if (r->op->needs_background_progress()) std::erase(g_background, r);
     set_empty_status(&r->status);
     r->status.MPI_ERROR = r->op->error();
+    r->op->fill_status(&r->status);
     r->done = true;
     return true;
   }
@@ -1002,6 +1003,7 @@ int PMPI_Request_free(MPI_Request* request) {
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request MPI_REQUEST_NULL");
   MPI_Request r = *request;
   *request = MPI_REQUEST_NULL;
+  if (r->kind == sluice_request_s::Kind::async) r->op->released();
   if (!r->active || request_poll(r)) {
     delete_request(r);
     return MPI_SUCCESS;
@@ -1032,9 +1034,11 @@ int PMPI_Cancel(MPI_Request* request) {
   if (!*request)
     return raise(nullptr, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request MPI_REQUEST_NULL");
   MPI_Request r = *request;
-  if (r->kind == sluice_request_s::Kind::async)
+  if (r->kind == sluice_request_s::Kind::async) {
+    if (r->op->cancellable()) return r->op->cancel();  // generalized requests
     return raise(r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
                  "nonblocking collective and communicator operations cannot be cancelled");
+  }
   if (!r->active || r->done) return MPI_SUCCESS;
   // Receives not yet matched are cancelled; a send cannot be recalled once started, so
   // it completes normally and MPI_Test_cancelled reports false (MPI-3.1 §3.8.4 allows it).
@@ -1176,6 +1180,20 @@ int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
                          sluice_request_s::Kind::send, SendMode::sync, "MPI_Ssend_init");
 }
 
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::buffered, "MPI_Bsend_init");
+}
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::ready, "MPI_Rsend_init");
+}
+
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request* request) {
   SLUICE_MPI_CALL;
@@ -1249,6 +1267,8 @@ int PMPI_Startall(int count, MPI_Request reqs[]) {
 #pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
 #pragma weak MPI_Send_init = PMPI_Send_init
 #pragma weak MPI_Ssend_init = PMPI_Ssend_init
+#pragma weak MPI_Bsend_init = PMPI_Bsend_init
+#pragma weak MPI_Rsend_init = PMPI_Rsend_init
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 #pragma weak MPI_Start = PMPI_Start
 #pragma weak MPI_Startall = PMPI_Startall

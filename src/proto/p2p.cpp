@@ -23,6 +23,18 @@ const char* protocol_name(Protocol p) {
   return "?";
 }
 
+const char* reg_strategy_name(RegStrategy s) {
+  switch (s) {
+    case RegStrategy::copy:
+      return "copy";
+    case RegStrategy::per_message:
+      return "register";
+    case RegStrategy::cache:
+      return "cache";
+  }
+  return "?";
+}
+
 namespace {
 
 template <class T>
@@ -53,6 +65,10 @@ void PointToPoint::set_route(int peer, drivers::Driver* d) {
     push_ok_.resize(static_cast<std::size_t>(peer) + 1, false);
   }
   routes_[static_cast<std::size_t>(peer)] = d;
+  // A pinning route under strategy cache gets its domain's cache now (not on the first
+  // message: its statistics exist from the start, and no message pays for making it).
+  if (d && d->caps().needs_registration && reg_opts_.strategy == RegStrategy::cache)
+    cache_for(d->memory_domain());
   // Pushing fills receiver-side buffers before the receiver asked (DriverCaps::takes_push).
   push_ok_[static_cast<std::size_t>(peer)] = d && d->caps().takes_push;
 }
@@ -153,7 +169,87 @@ Errc PointToPoint::register_buffer(Transfer& t) {
     t.reg = mem::Registration::host(buf);
     return Errc::ok;
   }
-  return d->memory_domain().register_memory(buf, t.reg);
+  return register_pinned(*d, buf, t.reg);
+}
+
+Errc PointToPoint::register_pinned(drivers::Driver& d, std::span<const std::byte> buf,
+                                   mem::Registration& out) {
+  if (reg_opts_.strategy == RegStrategy::copy) {
+    // A host handle: push_fragments then sends with send(), the driver's copy path.
+    ++reg_stats_.copy;
+    out = mem::Registration::host(buf);
+    return Errc::ok;
+  }
+  mem::Domain& domain = d.memory_domain();
+  if (!persistent_.empty()) {  // MPI_Alloc_mem memory: registered once, kept
+    const auto lo = reinterpret_cast<uintptr_t>(buf.data());
+    auto it = persistent_.upper_bound(lo);
+    if (it != persistent_.begin() && lo + buf.size() <= std::prev(it)->second.end) {
+      for (const auto& [dom, r] : std::prev(it)->second.regs)
+        if (dom == &domain) {
+          ++reg_stats_.persistent_hits;
+          out = r;
+          return Errc::ok;
+        }
+    }
+  }
+  Errc e;
+  if (reg_opts_.strategy == RegStrategy::cache) {
+    ++reg_stats_.cached;
+    mem::RegistrationCache* c = cache_for(domain);
+    e = c ? c->register_memory(buf, out) : domain.register_memory(buf, out);
+  } else {
+    ++reg_stats_.registered;
+    e = domain.register_memory(buf, out);
+  }
+  if (e != Errc::ok) {
+    ++reg_stats_.failed;
+    out = mem::Registration::host(buf);  // the copy path moves it
+  }
+  return e;
+}
+
+mem::RegistrationCache* PointToPoint::cache_for(mem::Domain& domain) {
+  for (auto& [dom, cache] : caches_)
+    if (dom == &domain) return cache.get();
+  mem::CacheOptions o = reg_opts_.cache;
+  // Leave the domain room for uncached registrations (a full cache's fallback) and for
+  // MPI_Alloc_mem memory: the cache keeps at most half its table.
+  o.max_entries = std::min(o.max_entries, std::max<std::size_t>(1, domain.max_registrations() / 2));
+  caches_.emplace_back(&domain, std::make_unique<mem::RegistrationCache>(domain, o));
+  return caches_.back().second.get();
+}
+
+std::size_t PointToPoint::register_persistent(std::span<const std::byte> buf) {
+  if (buf.empty()) return 0;
+  Persistent p;
+  p.end = reinterpret_cast<uintptr_t>(buf.data()) + buf.size();
+  std::vector<mem::Domain*> done;
+  for (drivers::Driver* d : routes_) {
+    if (!d || !d->caps().needs_registration) continue;
+    mem::Domain& domain = d->memory_domain();
+    if (std::find(done.begin(), done.end(), &domain) != done.end()) continue;
+    done.push_back(&domain);
+    mem::Registration r;
+    if (domain.register_memory(buf, r) != Errc::ok) continue;  // messages register as usual
+    ++reg_stats_.persistent_registrations;
+    p.regs.emplace_back(&domain, std::move(r));
+  }
+  const std::size_t n = p.regs.size();
+  if (n == 0) return 0;
+  ++reg_stats_.persistent_regions;
+  reg_stats_.persistent_bytes += buf.size();
+  persistent_[reinterpret_cast<uintptr_t>(buf.data())] = std::move(p);
+  return n;
+}
+
+bool PointToPoint::release_persistent(const void* base) {
+  auto it = persistent_.find(reinterpret_cast<uintptr_t>(base));
+  if (it == persistent_.end()) return false;
+  --reg_stats_.persistent_regions;
+  reg_stats_.persistent_bytes -= it->second.end - it->first;
+  persistent_.erase(it);  // a send still using it holds its own handle: unpinned after it
+  return true;
 }
 
 IoStatus PointToPoint::try_inject(int peer, uint32_t ctx, int32_t tag,
@@ -211,7 +307,9 @@ bool PointToPoint::push_fragments(Transfer& t) {
   // A lending driver (the reliability layer) sends straight from the user's buffer and
   // resends from it until acknowledged: the send completes on the local completions of its
   // fragments.
-  const bool lend = d->caps().lends_payload;
+  // (Not when the driver pins and this buffer is not registered: strategy copy, or a refused
+  // registration, takes the copy path directly.)
+  const bool lend = d->caps().lends_payload && (!d->caps().needs_registration || t.reg.pinned());
   // Fragments start at 8 KiB and double up to the driver's packet size: the receiver starts
   // copying out after the first 8 KiB rather than a whole chunk, which halves a 64 KiB
   // message's pipeline fill, while large messages still move in full chunks (Alltoall

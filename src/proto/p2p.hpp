@@ -13,11 +13,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "drivers/driver.hpp"
+#include "mem/registration_cache.hpp"
 #include "proto/wire.hpp"
 #include "util/stats.hpp"
 
@@ -90,6 +93,37 @@ struct Thresholds {
   enum class RndvMode : uint8_t { automatic, get, pipeline } rndv = RndvMode::automatic;
 };
 
+// How a large message on a registration-capable route (a driver whose memory domain pins:
+// caps().needs_registration, today the socket driver's io_uring zero-copy) gets its registration
+// (SLUICE_REG_STRATEGY). Routes whose driver pins nothing use host memory whatever this says.
+enum class RegStrategy : uint8_t {
+  copy,         // no registration: the driver's copy path, as for host memory
+  per_message,  // "register": pinned before, unpinned after every message ([NewMadeleine]'s T_reg
+                // each time)
+  cache,  // through a RegistrationCache over the driver's domain (pin once, reuse, invalidate)
+};
+const char* reg_strategy_name(RegStrategy s);
+
+struct RegOptions {
+  RegStrategy strategy = RegStrategy::cache;
+  bool chosen = false;  // set explicitly (SLUICE_REG_STRATEGY), not the default
+  mem::CacheOptions cache;
+};
+
+// What the registration strategy did: buffers (sends and rendezvous receives) on
+// registration-capable routes, by what ran for them.
+struct RegStats {
+  uint64_t copy = 0;        // moved by the copy path because the strategy says copy
+  uint64_t registered = 0;  // registered for this message alone (strategy register)
+  uint64_t cached = 0;      // registered through the cache (hit, miss or uncached fallback)
+  uint64_t failed = 0;      // registration refused (no slot, RLIMIT_MEMLOCK ...): copied
+  // MPI_Alloc_mem memory: registered once when allocated, kept until freed.
+  uint64_t persistent_hits = 0;           // buffers found inside such memory (no registering)
+  uint64_t persistent_registrations = 0;  // registrations made for it (one per region and domain)
+  uint64_t persistent_regions = 0;        // regions live now
+  uint64_t persistent_bytes = 0;          // their bytes
+};
+
 class Upcalls {
  public:
   virtual void on_incoming(const Incoming& msg) = 0;
@@ -106,6 +140,11 @@ class PointToPoint final : public drivers::PacketSink {
  public:
   PointToPoint(Upcalls& up, const Thresholds& th) : up_(up), th_(th) {}
 
+  // The registration strategy; before the routes are set (set_route makes the caches).
+  void set_registration(const RegOptions& o) { reg_opts_ = o; }
+  const RegOptions& registration() const { return reg_opts_; }
+  // One line for `sluice-info --protocols`: the strategy, why, and the caches' state.
+  std::string registration_summary() const;
   // Routes: which driver serves each world rank.
   void set_route(int peer, drivers::Driver* d);
   ~PointToPoint();
@@ -139,7 +178,15 @@ class PointToPoint final : public drivers::PacketSink {
   // A posted get finished (its receive completes) or a lent fragment is free again.
   void on_completion(drivers::CompletionToken token, Errc status) override;
 
+  // Registers `buf` once in every pinning domain of the routes and keeps it (MPI_Alloc_mem):
+  // rendezvous buffers inside it use that registration, under any strategy but copy.
+  // Returns how many domains registered it (0: no route pins, nothing to do).
+  std::size_t register_persistent(std::span<const std::byte> buf);
+  // Releases what register_persistent(buf starting at `base`) made; false if unknown.
+  bool release_persistent(const void* base);
+
   const ProtoStats& stats() const { return stats_; }
+  const RegStats& reg_stats() const { return reg_stats_; }
   // Registers the counters above and the thresholds as component "p2p" (p2p_stats.cpp).
   void register_stats(util::StatsRegistry& reg) const;
   const Thresholds& thresholds() const { return th_; }
@@ -193,6 +240,9 @@ class PointToPoint final : public drivers::PacketSink {
   void finish_get(Transfer& r, Errc err);  // data in place (or failed): fin, complete
   // r.buf registered in the route's memory domain (a host handle when it pins nothing).
   Errc register_buffer(Transfer& t);
+  // The pinning route's half of register_buffer: the strategy decides (large messages only).
+  Errc register_pinned(drivers::Driver& d, std::span<const std::byte> buf, mem::Registration& out);
+  mem::RegistrationCache* cache_for(mem::Domain& domain);
   // Stash buffers are recycled: a fresh 64 KiB-1 MiB allocation per unexpected message
   // costs page faults (the heap trims, large blocks are mmapped) each time.
   void take_stash(PushRx* p);
@@ -207,6 +257,15 @@ class PointToPoint final : public drivers::PacketSink {
   std::vector<PushRx*> pushes_;  // receiving side, owned; few (one per message in flight)
   std::vector<std::pair<std::size_t, std::unique_ptr<std::byte[]>>> spare_stash_;
   ProtoStats stats_;
+  RegOptions reg_opts_;
+  RegStats reg_stats_;
+  // One cache per pinning domain (a driver's), made by set_route under strategy cache.
+  std::vector<std::pair<mem::Domain*, std::unique_ptr<mem::RegistrationCache>>> caches_;
+  struct Persistent {
+    uintptr_t end = 0;
+    std::vector<std::pair<mem::Domain*, mem::Registration>> regs;  // one per pinning domain
+  };
+  std::map<uintptr_t, Persistent> persistent_;  // by start address (MPI_Alloc_mem memory)
 };
 
 }  // namespace sluice::proto

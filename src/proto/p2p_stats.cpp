@@ -1,4 +1,5 @@
 // PointToPoint's counters and thresholds in the statistics registry.
+#include <algorithm>
 #include <string>
 
 #include "proto/p2p.hpp"
@@ -46,6 +47,69 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
           "lent fragments the driver reported free");
   reg.add("p2p", "unknown_packets", Unit::count, &stats_.unknown_packets,
           "packets of a type p2p does not know, rejected");
+  // The registration strategy and what it did (large messages on pinning routes only).
+  reg.add_info(
+      "reg", "strategy", [this] { return registration_summary(); },
+      "how large messages on registration-capable routes are registered (SLUICE_REG_STRATEGY)");
+  reg.add("reg", "strategy.copy", Unit::count, &reg_stats_.copy,
+          "buffers moved by the copy path because the strategy is copy");
+  reg.add("reg", "strategy.register", Unit::count, &reg_stats_.registered,
+          "buffers registered for their message alone (strategy register)");
+  reg.add("reg", "strategy.cache", Unit::count, &reg_stats_.cached,
+          "buffers registered through the registration cache (strategy cache)");
+  reg.add("reg", "failed", Unit::count, &reg_stats_.failed,
+          "registrations refused (no slot, memlock limit): those buffers were copied");
+  reg.add("reg", "alloc_mem.hits", Unit::count, &reg_stats_.persistent_hits,
+          "buffers inside MPI_Alloc_mem memory, sent with its kept registration");
+  reg.add("reg", "alloc_mem.registrations", Unit::count, &reg_stats_.persistent_registrations,
+          "registrations made for MPI_Alloc_mem memory (once per allocation and domain)");
+  reg.add("reg", "alloc_mem.regions", Unit::count, &reg_stats_.persistent_regions,
+          "MPI_Alloc_mem allocations registered now");
+  reg.add("reg", "alloc_mem.bytes", Unit::bytes, &reg_stats_.persistent_bytes, "their bytes");
+  // The caches' counters, summed over the pinning domains (one cache each).
+  struct CacheCounter {
+    const char* name;
+    Unit unit;
+    const std::atomic<uint64_t> mem::CacheStats::*field;
+    const char* help;
+  };
+  static constexpr CacheCounter kCacheCounters[] = {
+      {"hits", Unit::count, &mem::CacheStats::hits, "lookups served by a cached registration"},
+      {"misses", Unit::count, &mem::CacheStats::misses, "lookups that found no cached entry"},
+      {"evictions", Unit::count, &mem::CacheStats::evictions,
+       "idle entries unpinned to make room (least recently used first)"},
+      {"invalidations", Unit::count, &mem::CacheStats::invalidations,
+       "entries dropped because their pages were unmapped, removed or moved"},
+      {"uncached", Unit::count, &mem::CacheStats::uncached,
+       "registrations made uncached (cache off or full, range busy or unsupported)"},
+      {"pinned_bytes", Unit::bytes, &mem::CacheStats::pinned_bytes,
+       "bytes the caches' entries pin now"},
+      {"pinned_bytes_peak", Unit::bytes, &mem::CacheStats::pinned_bytes_peak,
+       "most bytes a cache's entries pinned at once (largest over the caches)"},
+      {"entries", Unit::count, &mem::CacheStats::entries, "entries pinned now"},
+  };
+  for (const CacheCounter& c : kCacheCounters)
+    reg.add(
+        "rcache", c.name, c.unit,
+        [this, field = c.field, peak = c.field == &mem::CacheStats::pinned_bytes_peak] {
+          uint64_t sum = 0;
+          for (const auto& [domain, cache] : caches_) {
+            const uint64_t v = (cache->stats().*field).load(std::memory_order_relaxed);
+            sum = peak ? std::max(sum, v) : sum + v;
+          }
+          return sum;
+        },
+        c.help);
+  reg.add_info(
+      "rcache", "state",
+      [this]() -> std::string {
+        if (caches_.empty()) return "none (no pinning route under strategy cache)";
+        std::string s;
+        for (const auto& [domain, cache] : caches_)
+          s += (s.empty() ? "" : "; ") + std::string(domain->name()) + ": " + cache->state();
+        return s;
+      },
+      "the registration caches (one per pinning domain) and whether they run");
   // The thresholds in force, beside the counters they explain.
   reg.add(
       "p2p", "threshold.eager_limit", Unit::bytes,
@@ -72,6 +136,26 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
       "p2p", "threshold.push_max", Unit::bytes,
       [this] { return static_cast<uint64_t>(th_.push_max); },
       "largest pushed rendezvous (SLUICE_RNDV_PUSH_MAX)");
+}
+
+std::string PointToPoint::registration_summary() const {
+  std::string s = reg_strategy_name(reg_opts_.strategy);
+  s += reg_opts_.chosen ? " (SLUICE_REG_STRATEGY)" : " (default";
+  if (!reg_opts_.chosen) {
+    switch (reg_opts_.strategy) {
+      case RegStrategy::cache:
+        s += ": pins a buffer once and reuses it while its pages stay, the fastest correct "
+             "strategy measured where registration costs; off, i.e. register, without a "
+             "working invalidation monitor)";
+        break;
+      default:
+        s += ")";
+    }
+  }
+  bool pinning = false;
+  for (drivers::Driver* d : routes_) pinning |= d && d->caps().needs_registration;
+  if (!pinning) s += "; no route registers memory now: every message is copied";
+  return s;
 }
 
 }  // namespace sluice::proto

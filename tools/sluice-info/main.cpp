@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -129,7 +130,15 @@ int main(int argc, char** argv) {
   if (drivers) print_drivers();
   if (!peers && !protocols) return rc;
 
-  sluice::Session s;
+  // A start-up failure (e.g. a configuration value out of range) is a message, not a crash.
+  std::unique_ptr<sluice::Session> session;
+  try {
+    session = std::make_unique<sluice::Session>();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice-info: %s\n", e.what());
+    return 1;
+  }
+  sluice::Session& s = *session;
   if (peers) {
     // Each rank reports its own routes, in rank order.
     for (int r = 0; r < s.size(); ++r) {
@@ -152,10 +161,14 @@ int main(int argc, char** argv) {
         "(SLUICE_RNDV_GET_THRESHOLD) to %s (SLUICE_RNDV_GET_MAX), SLUICE_RNDV_MODE=%s\n",
         human(th.eager_limit).c_str(), human(th.get_threshold).c_str(), human(th.get_max).c_str(),
         th.rndv_mode.c_str());
+    std::printf("registration: %s\n", is::registration(s).c_str());
     for (const auto& route : is::routes(s)) {
-      std::printf("peer %d via %s (inline payload %s, packet %s, one-sided get %s):\n", route.peer,
-                  route.driver.c_str(), human(route.inline_payload).c_str(),
-                  human(route.max_packet).c_str(), route.one_sided_get ? "yes" : "no");
+      std::printf(
+          "peer %d via %s (inline payload %s, packet %s, one-sided get %s, registers memory "
+          "%s):\n",
+          route.peer, route.driver.c_str(), human(route.inline_payload).c_str(),
+          human(route.max_packet).c_str(), route.one_sided_get ? "yes" : "no",
+          is::route_registers(s, route.peer) ? "yes" : "no");
       for (const auto& c : is::protocols(s, route.peer))
         std::printf("  from %-10s %-14s %s\n", human(c.from).c_str(), c.protocol.c_str(),
                     c.why.c_str());

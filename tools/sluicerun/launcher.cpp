@@ -167,6 +167,8 @@ class Launcher final : public StoreServer::Job {
     if (std::optional<std::string> cpus = spawner_.progress_cpus(rank))
       set_env("SLUICE_PROGRESS_CPUS", *cpus);
     if (options_.report_bindings) set_env("SLUICE_REPORT_BINDINGS", "1");
+    for (const std::string& entry : options_.exports)  // -x / -genv, in the order given
+      set_env(entry.substr(0, entry.find('=')), entry.substr(entry.find('=') + 1));
     return env;
   }
 

@@ -40,6 +40,14 @@ bool valid_host_name(std::string_view name) {
   return true;
 }
 
+bool valid_variable_name(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
 // "h1,h2" or "h1:2,h2:2".
 bool parse_hosts(std::string_view text, std::vector<HostSlots>& hosts, std::string& problem) {
   while (!text.empty()) {
@@ -94,7 +102,13 @@ std::string usage_text() {
          "                   their requests involving it fail (MPIX_ERR_PROC_FAILED); the\n"
          "                   exit status is the first failure's (alias --disable-auto-cleanup)\n"
          "  --tag-output     prefix every output line with [rank]\n"
-         "  --timeout S      kill the job if it runs longer than S seconds (exit status 124)\n"
+         "  --timeout S      kill the job if it runs longer than S seconds (exit status 124);\n"
+         "                   without it, MPIEXEC_TIMEOUT (seconds) if set\n"
+         "  -x NAME[=VALUE]  set NAME in every rank's environment (its value here when no\n"
+         "                   VALUE is given); also -genv NAME VALUE, -env NAME VALUE\n"
+         "  --map-by core|numa|socket|package  the same as --bind core / --bind numa\n"
+         "  --oversubscribe  accepted: sluicerun never refuses more ranks than cores\n"
+         "  -V, --version    print the version\n"
          "  --boot-handshake-limit N  bootstrap connections that may wait at once to prove\n"
          "                   the job key (1..65536, default: the ranks + 64); a new one beyond\n"
          "                   it closes the oldest silent one\n"
@@ -137,6 +151,38 @@ ParseResult parse_options(int argc, char** argv) {
     std::string value;
     if (name == "-h" || name == "--help") {
       return {std::nullopt, usage_text(), 0};
+    } else if (name == "-V" || name == "--version") {
+      std::string_view self = argv[0];
+      self = self.substr(self.rfind('/') == std::string_view::npos ? 0 : self.rfind('/') + 1);
+      return {std::nullopt, std::string(self) + " (Sluice) " SLUICE_VERSION "\n", 0};
+    } else if (name == "--oversubscribe") {
+      // Nothing to allow: ranks beyond the cores run unbound (--bind auto).
+    } else if (name == "-x") {
+      if (!take_value(value)) return usage_error("-x needs NAME or NAME=VALUE");
+      const auto eq = value.find('=');
+      const std::string var = value.substr(0, eq);
+      if (!valid_variable_name(var)) return usage_error("-x: bad variable name '" + var + "'");
+      if (eq == std::string::npos) {
+        const char* here = std::getenv(var.c_str());
+        if (!here) return usage_error("-x " + var + ": not set in this environment");
+        value = var + "=" + here;
+      }
+      options.exports.push_back(value);
+    } else if (name == "-genv" || name == "-env" || name == "--genv") {
+      if (i + 2 >= argc) return usage_error(name + " needs NAME VALUE");
+      const std::string var = argv[++i];
+      if (!valid_variable_name(var)) return usage_error(name + ": bad variable name '" + var + "'");
+      options.exports.push_back(var + "=" + argv[++i]);
+    } else if (name == "--map-by") {
+      if (!take_value(value)) return usage_error("--map-by needs core, numa, socket or package");
+      if (value == "core")
+        options.bind = BindPolicy::core;
+      else if (value == "numa" || value == "socket" || value == "package")
+        options.bind = BindPolicy::numa;
+      else
+        return usage_error("--map-by '" + value +
+                           "': only core (= --bind core) and numa, socket, package (= --bind "
+                           "numa) have a Sluice equivalent");
     } else if (name == "-n" || name == "-np" || name == "--np" || name == "--n") {
       if (!take_value(value)) return usage_error(name + " needs a number of ranks");
       if (!parse_rank_count(value, options.nranks))
@@ -228,6 +274,15 @@ ParseResult parse_options(int argc, char** argv) {
     return usage_error("--launch, --launch-keeps-env and --boot-addr need --hosts");
   }
   if (!have_ranks) return usage_error("the number of ranks (-n N) is required");
+  // Open MPI's and MPICH's variable for a job time limit, when --timeout is not given.
+  if (const char* limit = std::getenv("MPIEXEC_TIMEOUT"); limit && !options.timeout_seconds) {
+    double seconds = 0;
+    if (!parse_seconds(limit, seconds))
+      return usage_error("bad MPIEXEC_TIMEOUT '" + std::string(limit) +
+                         "' (a positive number of seconds)");
+    options.timeout_seconds = seconds;
+    options.timeout_text = limit;
+  }
   if (i >= argc) return usage_error("no program to run");
   options.command.assign(argv + i, argv + argc);
   return {std::move(options), {}, 0};

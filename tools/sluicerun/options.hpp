@@ -42,8 +42,11 @@ struct Options {
   double handshake_timeout_seconds = 10;
   // --stats text|json: the launcher's counters (boot.*) on stderr when the job ends.
   enum class Stats { none, text, json } stats = Stats::none;
-  std::optional<double> timeout_seconds;
-  std::string timeout_text;          // as the user wrote it, for messages
+  std::optional<double> timeout_seconds;  // --timeout, else MPIEXEC_TIMEOUT
+  std::string timeout_text;               // as the user wrote it, for messages
+  // -x NAME[=VALUE], -genv/-env NAME VALUE: "NAME=VALUE" set in every rank's environment
+  // (and passed on the launch command line of --hosts jobs, like the SLUICE_* variables).
+  std::vector<std::string> exports;
   std::vector<std::string> command;  // program and its arguments
 };
 

@@ -67,6 +67,16 @@ bool RemoteLaunch::issue_tokens(std::string& error) {
 // the program with the remote host's environment, not ours. The job key is the exception:
 // the rank gets a one-time launch token instead, on its standard input (a command line is
 // public: ps shows it to every user of both hosts), and the key over the store connection.
+// What goes on a remote rank's command line: the SLUICE_* variables but the job key, and
+// what -x / -genv set.
+bool RemoteLaunch::passed_on(const std::string& entry) const {
+  if (entry.starts_with("SLUICE_")) return !entry.starts_with("SLUICE_JOB_KEY=");
+  const std::string_view name(entry.data(), entry.find('='));
+  for (const std::string& e : options_.exports)
+    if (std::string_view(e.data(), e.find('=')) == name) return true;
+  return false;
+}
+
 std::vector<std::string> RemoteLaunch::argv_for(int rank,
                                                 const std::vector<std::string>& env) const {
   const RankLocation& location = locations_[rank];
@@ -80,9 +90,8 @@ std::vector<std::string> RemoteLaunch::argv_for(int rank,
   if (!options_.launch_keeps_env) {
     prefix = " env";
     for (const std::string& entry : env)
-      if (entry.starts_with("SLUICE_") && !entry.starts_with("SLUICE_JOB_KEY="))
-        prefix += " " + entry;               // shell-safe: check_environment checked
-    prefix += " SLUICE_LAUNCH_TOKEN=stdin";  // the token itself: stdin_text()
+      if (passed_on(entry)) prefix += " " + entry;  // shell-safe: check_environment checked
+    prefix += " SLUICE_LAUNCH_TOKEN=stdin";         // the token itself: stdin_text()
   }
   std::vector<std::string> argv = {"/bin/sh", "-c", "exec " + launch + prefix + " \"$@\"",
                                    "sluicerun-launch"};
@@ -98,7 +107,7 @@ bool RemoteLaunch::check_environment(const std::vector<std::string>& env,
                                      std::string& error) const {
   if (!carries_environment()) return true;
   for (const std::string& entry : env)
-    if (entry.starts_with("SLUICE_") && !shell_safe(entry)) {
+    if (passed_on(entry) && !shell_safe(entry)) {
       error = "--launch: " + entry.substr(0, entry.find('=')) +
               " has characters a remote shell would interpret (allowed: letters, digits and "
               "_.,:=/+@%-); it cannot be passed on the launch command line";

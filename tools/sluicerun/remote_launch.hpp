@@ -42,12 +42,13 @@ class RemoteLaunch {
   // The rank's argv, given its environment (see remote_launch.cpp).
   std::vector<std::string> argv_for(int rank, const std::vector<std::string>& env) const;
 
-  // With --hosts and no --launch-keeps-env, every SLUICE_* variable of `env` goes on the
-  // launch command line: fails when one is not shell-safe.
+  // With --hosts and no --launch-keeps-env, every SLUICE_* variable of `env` (and what -x
+  // set) goes on the launch command line: fails when one is not shell-safe.
   bool check_environment(const std::vector<std::string>& env, std::string& error) const;
 
  private:
   bool carries_environment() const { return !options_.hosts.empty() && !options_.launch_keeps_env; }
+  bool passed_on(const std::string& entry) const;  // goes on the launch command line
 
   const Options& options_;
   std::vector<RankLocation> locations_;

@@ -104,9 +104,11 @@ UniqueFd listen_on_tcp(const std::string& where, std::string& advertised, std::s
 
 // ---- the socket directory ----
 
-StoreServer::BootDirectory::~BootDirectory() {
+void StoreServer::BootDirectory::remove() {
   if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
   if (!directory_.empty()) ::rmdir(directory_.c_str());
+  socket_path_.clear();
+  directory_.clear();
 }
 
 namespace {
@@ -386,6 +388,9 @@ void StoreServer::handle_hello(std::uint32_t id, std::string_view payload) {
   --unproven_;
   session.joined = true;
   session.connection_id = id;
+  // Every rank is connected: the socket's name has served. (Before the last rank's
+  // hello_ok: by the time every rank has joined, nothing is left for a SIGKILL to strand.)
+  if (++ranks_joined_ == options_.nranks) boot_directory_.remove();
   if (by_token) session.spent_token = std::move(session.launch_token);
   session.launch_token.clear();  // spent
   send_frame(id, wire::make_frame(wire::MsgType::hello_ok, job_key_));

@@ -111,15 +111,17 @@ class StoreServer {
     Clock::time_point accepted_at;
   };
 
-  // A private (0700) temporary directory holding the Unix socket; both are removed when
-  // this object goes away.
+  // A private (0700) temporary directory holding the Unix socket; both are removed once
+  // every rank has joined (remove(): the listener stays open, nobody needs the name any
+  // more, and a launcher killed later leaves nothing behind), or when this object goes away.
   class BootDirectory {
    public:
     BootDirectory() = default;
     BootDirectory(const BootDirectory&) = delete;
     BootDirectory& operator=(const BootDirectory&) = delete;
-    ~BootDirectory();
+    ~BootDirectory() { remove(); }
     bool create(std::string& error);
+    void remove();
     const std::string& socket_path() const { return socket_path_; }
 
    private:
@@ -151,6 +153,7 @@ class StoreServer {
   std::vector<RankSession> sessions_;
   std::unordered_map<std::uint32_t, Connection> connections_;
   std::uint32_t next_connection_id_ = 0;
+  int ranks_joined_ = 0;
   std::size_t unproven_ = 0;  // connections with rank < 0
   std::size_t handshake_limit_;
   UnprovenStats unproven_stats_;

@@ -377,6 +377,14 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
     const std::span<const std::byte> payload{c.direct_dest, c.direct_size};
     c.direct_size = c.direct_got = 0;
     c.streaming = true;
+    // Acknowledge the payload now rather than after the delayed-ACK timer: a zero-copy
+    // sender's buffer is handed back only once every byte of it is acknowledged (its skbs
+    // stay in the retransmit queue until then), and the small control packets both ways
+    // make the kernel treat the connection as interactive and delay ACKs (up to 40 ms; over
+    // veth with SEND_ZC: 17 ms per 100 KiB message, 0.2 ms with this). One syscall per
+    // large payload received in place.
+    const int one = 1;
+    setsockopt(c.fd.get(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
     ++stats_.received;
     ++stats_.placed;
     stats_.received_bytes += payload.size();

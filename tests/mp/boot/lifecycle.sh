@@ -5,8 +5,10 @@
 #
 # signal:        sends SIGTERM to sluicerun once every rank runs; expects exit 143.
 # timeout:       runs with --timeout 2; expects exit 124 within a few seconds.
-# kill-launcher: SIGKILLs sluicerun; its ranks must die with it. Its socket directory stays
-#                (nothing runs to remove it): the next sluicerun start removes it.
+# kill-launcher: SIGKILLs sluicerun; its ranks must die with it. Its socket directory is
+#                gone already (the launcher removes it once every rank has joined); a
+#                directory left by a launcher killed earlier than that (made up here: a
+#                socket nobody listens on) is removed by the next sluicerun start.
 # kill-launcher-forking: the same with --hosts and a launch command that runs the rank as
 #                its child (as sshd does), so the launcher's parent-death signal reaches only
 #                the launch command: the ranks must see the store connection close and exit.
@@ -74,13 +76,22 @@ if [[ $how == kill-launcher-forking ]]; then
   exit 0
 fi
 if [[ $how == kill-launcher ]]; then
-  sleep 2  # (a start leaves sockets younger than a second alone: they may be being set up)
-  "$sluicerun" -n 1 "$probe" ok >"$work/out2" 2>&1 || fail "the next job failed: $(cat "$work/out2")"
   if [[ -e $(dirname "$socket") ]]; then
     rm -rf "$(dirname "$socket")"
-    fail "the next start did not remove the killed launcher's socket directory $(dirname "$socket")"
+    fail "the killed launcher's socket directory $(dirname "$socket") is still there"
   fi
-  echo "ok: $how with $nranks ranks: exit $status, every rank gone, directory removed by the next start"
+  # A stale directory as a launcher killed before its ranks joined leaves it: a socket
+  # nobody listens on, older than a second (younger ones may be a job being set up).
+  stale=$(mktemp -d "$(dirname "$(dirname "$socket")")/sluicerun-XXXXXX")
+  python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+    "$stale/boot.sock" || fail "cannot make a stale socket in $stale"
+  touch -d '10 seconds ago' "$stale/boot.sock"
+  "$sluicerun" -n 1 "$probe" ok >"$work/out2" 2>&1 || fail "the next job failed: $(cat "$work/out2")"
+  if [[ -e $stale ]]; then
+    rm -rf "$stale"
+    fail "the next start did not remove the stale socket directory $stale"
+  fi
+  echo "ok: $how with $nranks ranks: exit $status, every rank gone, no directory left; a stale one removed by the next start"
   exit 0
 fi
 [[ ! -e $socket && ! -e $(dirname "$socket") ]] || fail "bootstrap socket $socket left behind"

@@ -1,0 +1,228 @@
+// Stale-data test of the registration cache wired into the protocols: 2 ranks (one per
+// namespace host, SLUICE_DRIVERS=tcp, SLUICE_TCP_ZEROCOPY=on, SLUICE_REG_STRATEGY=cache).
+// For CYCLES cycles, rank 0 allocates a buffer, fills it with a pattern unique to the cycle,
+// sends it (rendezvous, io_uring SEND_ZC from the registration the cache hands out) and
+// frees it; rank 1 receives into a buffer allocated and freed the same ways, and checks
+// every byte. The allocation kinds bring buffers back at addresses used before, on new pages:
+//
+//   malloc    glibc malloc/free with a 32 KiB mmap threshold (mallopt): mmap/munmap per block
+//   mmap      mmap/munmap directly
+//   mremap    a fresh mapping, sent from, then moved away by mremap (its pages go elsewhere)
+//   dontneed  one mapping kept, MADV_DONTNEED before each fill (new zero pages on refault)
+//   memalign  posix_memalign(4096)/free (mmapped above the threshold)
+//
+// A cached registration that survived one of these would pin the old pages, and SEND_ZC would
+// send them: the receiver would see an earlier cycle's pattern (stale bytes). The receiver's
+// registration is never used to move bytes (tcp receives with recv into the buffer), so stale
+// bytes can only come from the sender's side; the receiver's cache is exercised all the same.
+//
+//   reg_stale CYCLES            every byte must be right: exit 1 on any stale byte
+//   reg_stale CYCLES --expect-stale   (with SLUICE_REG_CACHE_MONITOR=unsafe-none: the test
+//                                     knob that keeps caching without invalidation) exit 1
+//                                     unless stale bytes were seen: the proof the test can fail
+#include <malloc.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "../mp/check.hpp"
+#include "sluice/sluice.hpp"
+
+namespace {
+
+enum Kind { kMalloc, kMmap, kMremap, kDontneed, kMemalign, kKinds };
+const char* const kKindName[kKinds] = {"malloc", "mmap", "mremap", "dontneed", "memalign"};
+// One size per kind, so a freed block's addresses come back for the next one of its kind.
+constexpr std::size_t kSize[kKinds] = {96 * 1024 + 40, 128 * 1024, 64 * 1024, 160 * 1024,
+                                       200 * 1024 + 8};
+constexpr std::size_t kMaxSize = 256 * 1024;
+
+uint64_t word(uint64_t cycle, uint64_t j) {
+  return (cycle << 40) ^ (j * 0x9E3779B97F4A7C15ull) ^ 0x5a5a5a5a5a5a5a5aull;
+}
+
+void fill(std::byte* p, std::size_t n, uint64_t cycle) {
+  for (std::size_t j = 0; j * 8 < n; ++j) {
+    const uint64_t w = word(cycle, j);
+    std::memcpy(p + j * 8, &w, std::min<std::size_t>(8, n - j * 8));
+  }
+}
+
+std::size_t wrong_bytes(const std::byte* p, std::size_t n, uint64_t cycle) {
+  std::size_t bad = 0;
+  for (std::size_t j = 0; j * 8 < n; ++j) {
+    const uint64_t w = word(cycle, j);
+    const std::size_t k = std::min<std::size_t>(8, n - j * 8);
+    if (std::memcmp(p + j * 8, &w, k) == 0) continue;
+    for (std::size_t b = 0; b < k; ++b)
+      bad += p[j * 8 + b] != reinterpret_cast<const std::byte*>(&w)[b];
+  }
+  return bad;
+}
+
+// The buffers of one rank, by kind.
+struct Buffers {
+  std::byte* dontneed = nullptr;    // kept for the whole run
+  std::byte* mremap_dst = nullptr;  // where mremap moves the buffers to (replaced each time)
+  std::set<uintptr_t> seen[kKinds];
+  uint64_t reused[kKinds] = {};
+  uint64_t own_mapping[kKinds] = {};  // malloc, memalign: blocks glibc mmapped for themselves
+
+  Buffers() {
+    dontneed = map(kMaxSize);
+    mremap_dst = map(kMaxSize);
+  }
+  static std::byte* map(std::size_t n) {
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED, "mmap %zu", n);
+    return static_cast<std::byte*>(p);
+  }
+  std::byte* get(Kind k) {
+    std::byte* p = nullptr;
+    switch (k) {
+      case kMalloc:
+        p = static_cast<std::byte*>(std::malloc(kSize[k]));
+        break;
+      case kMmap:
+      case kMremap:
+        p = map(kSize[k]);
+        break;
+      case kDontneed:
+        CHECK(madvise(dontneed, kSize[k], MADV_DONTNEED) == 0, "madvise");
+        p = dontneed;
+        break;
+      case kMemalign: {
+        void* q = nullptr;
+        CHECK(posix_memalign(&q, 4096, kSize[k]) == 0, "posix_memalign");
+        p = static_cast<std::byte*>(q);
+        break;
+      }
+      case kKinds:
+        break;
+    }
+    CHECK(p, "allocation of %zu bytes", kSize[k]);
+    // glibc marks a block it mmapped by itself with bit 1 (IS_MMAPPED) of its size word.
+    if ((k == kMalloc || k == kMemalign) && (reinterpret_cast<const std::size_t*>(p)[-1] & 2))
+      ++own_mapping[k];
+    if (!seen[k].insert(reinterpret_cast<uintptr_t>(p)).second) ++reused[k];
+    return p;
+  }
+  void put(Kind k, std::byte* p) {
+    switch (k) {
+      case kMalloc:
+      case kMemalign:
+        std::free(p);
+        break;
+      case kMmap:
+        munmap(p, kSize[k]);
+        break;
+      case kMremap: {
+        // The pages move to mremap_dst (replacing what was there); p's addresses are free.
+        void* q = mremap(p, kSize[k], kSize[k], MREMAP_MAYMOVE | MREMAP_FIXED, mremap_dst);
+        CHECK(q == mremap_dst, "mremap");
+        break;
+      }
+      case kDontneed:
+      case kKinds:
+        break;
+    }
+  }
+};
+
+uint64_t counter(const sluice::Session& s, const char* name) {
+  return s.counter(name).value_or(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Every block from 32 KiB up is its own mapping, unmapped at free (and the threshold stays:
+  // setting it turns glibc's dynamic threshold off).
+  mallopt(M_MMAP_THRESHOLD, 32 * 1024);
+  // ... and the heap's top keeps no 96 KiB spare to serve them from instead (glibc takes a
+  // large request from the top chunk when it fits, mmapping only when it does not).
+  mallopt(M_TOP_PAD, 0);
+  mallopt(M_TRIM_THRESHOLD, 32 * 1024);
+  sluice::Session s;
+  sluice::test::g_rank = s.rank();
+  CHECK(s.size() == 2, "needs 2 ranks");
+  CHECK(argc >= 2, "usage: reg_stale CYCLES [--expect-stale]");
+  const long cycles = std::atol(argv[1]);
+  const bool expect_stale = argc >= 3 && std::string(argv[2]) == "--expect-stale";
+  CHECK(cycles >= kKinds, "at least %d cycles", kKinds);
+
+  Buffers bufs;
+  uint64_t stale_bytes = 0, stale_messages = 0, stale_by_kind[kKinds] = {};
+  for (long c = 0; c < cycles; ++c) {
+    const Kind k = static_cast<Kind>(c % kKinds);
+    const std::size_t n = kSize[k];
+    std::byte* p = bufs.get(k);
+    const int tag = static_cast<int>(c % 30000);
+    if (s.rank() == 0) {
+      fill(p, n, static_cast<uint64_t>(c));
+      CHECK(s.send({p, n}, 1, tag) == sluice::Errc::ok, "send of cycle %ld", c);
+    } else {
+      std::memset(p, 0xee, n);  // nothing left from an earlier cycle can pass for this one
+      sluice::Status st;
+      CHECK(s.recv({p, n}, 0, tag, &st) == sluice::Errc::ok, "receive of cycle %ld", c);
+      CHECK(st.size == n, "cycle %ld: %zu bytes, not %zu", c, st.size, n);
+      if (const std::size_t bad = wrong_bytes(p, n, static_cast<uint64_t>(c))) {
+        if (stale_messages < 5)
+          std::fprintf(stderr, "rank 1: cycle %ld (%s): %zu of %zu bytes stale\n", c, kKindName[k],
+                       bad, n);
+        stale_bytes += bad;
+        ++stale_messages;
+        stale_by_kind[k] += bad;
+      }
+    }
+    bufs.put(k, p);
+  }
+  CHECK(s.barrier() == sluice::Errc::ok, "barrier");
+
+  const uint64_t zc_sends = counter(s, "tcp.zerocopy.sends");
+  const uint64_t cached = counter(s, "reg.strategy.cache");
+  const uint64_t hits = counter(s, "rcache.hits"), misses = counter(s, "rcache.misses");
+  const uint64_t invalidations = counter(s, "rcache.invalidations");
+  std::string reuse;
+  for (int k = 0; k < kKinds; ++k)
+    reuse += std::string(k ? " " : "") + kKindName[k] + "=" + std::to_string(bufs.reused[k]);
+  std::printf(
+      "rank %d: %ld cycles, addresses reused: %s; reg.strategy.cache=%llu rcache.hits=%llu "
+      "misses=%llu invalidations=%llu tcp.zerocopy.sends=%llu\n",
+      s.rank(), cycles, reuse.c_str(), (unsigned long long)cached, (unsigned long long)hits,
+      (unsigned long long)misses, (unsigned long long)invalidations, (unsigned long long)zc_sends);
+  // Every kind must really have brought addresses back (else the test proves nothing), and
+  // malloc's and posix_memalign's blocks must be mappings of their own (unmapped at free).
+  for (int k = 0; k < kKinds; ++k)
+    CHECK(bufs.reused[k] > 0, "%s never returned an address used before", kKindName[k]);
+  std::printf("rank %d: glibc mmapped malloc=%llu memalign=%llu of %ld blocks each\n", s.rank(),
+              (unsigned long long)bufs.own_mapping[kMalloc],
+              (unsigned long long)bufs.own_mapping[kMemalign], cycles / kKinds);
+  CHECK(bufs.own_mapping[kMalloc] > 0 && bufs.own_mapping[kMemalign] > 0,
+        "glibc never mmapped a block for malloc or posix_memalign");
+  CHECK(cached >= static_cast<uint64_t>(cycles), "not every buffer went through the cache");
+  if (s.rank() == 0)
+    CHECK(zc_sends >= static_cast<uint64_t>(cycles), "not every message left by SEND_ZC (%llu)",
+          (unsigned long long)zc_sends);
+
+  if (s.rank() == 1) {
+    std::string by_kind;
+    for (int k = 0; k < kKinds; ++k)
+      by_kind += std::string(k ? " " : "") + kKindName[k] + "=" + std::to_string(stale_by_kind[k]);
+    std::printf("stale bytes: %llu in %llu of %ld messages (%s)\n", (unsigned long long)stale_bytes,
+                (unsigned long long)stale_messages, cycles, by_kind.c_str());
+    if (expect_stale)  // every kind brings new pages under an old registration
+      for (int k = 0; k < kKinds; ++k)
+        CHECK(stale_by_kind[k] > 0, "no stale byte from %s although invalidation is off",
+              kKindName[k]);
+    else
+      CHECK(stale_bytes == 0, "stale bytes received");
+  }
+  if (!expect_stale) CHECK(invalidations > 0, "the cache saw no invalidation");
+  return 0;
+}
