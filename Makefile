@@ -15,7 +15,7 @@ DEPS := cmake:cmake ninja:ninja-build g++:g++ gnuplot:gnuplot-nox \
         /usr/include/gtest/gtest.h:libgtest-dev /usr/include/hwloc.h:libhwloc-dev \
         /usr/include/liburing.h:liburing-dev nft:nftables ip:iproute2 \
         /usr/lib/x86_64-linux-gnu/pkgconfig/pmix.pc:libpmix-dev pkg-config:pkg-config \
-        clang-format:clang-format python3:python3
+        clang-format:clang-format python3:python3 gfortran:gfortran
 
 .PHONY: all deps build run test test-release test-asan test-tsan lint bench clean
 

@@ -1,9 +1,10 @@
 # Installation: `cmake --install build --prefix P` (or `make install PREFIX=P`) gives
 #
 #   P/bin      sluicerun (also as mpirun and mpiexec), sluice-bench, sluice-info,
-#              sluice-demo, sluice-scale, mpicc, mpicxx
-#   P/include  mpi.h, sluice/*.hpp (the public C++ API)
-#   P/lib      libmpi.so / libmpi.a (MPI), libsluice.so / libsluice.a (native API),
+#              sluice-demo, sluice-scale, mpicc, mpicxx, mpifort (also mpif90, mpif77)
+#   P/include  mpi.h, mpif.h, mpi.mod (gfortran), sluice/*.hpp (the public C++ API)
+#   P/lib      libmpi.so / libmpi.a (MPI), libmpifort.so / libmpifort.a (Fortran MPI),
+#              libsluice.so / libsluice.a (native API),
 #              pkgconfig/sluice.pc, cmake/Sluice/SluiceConfig.cmake (Sluice::sluice)
 #
 # Everything installed is relocatable: the wrappers, the pkg-config file and the CMake
@@ -43,9 +44,14 @@ if(SLUICE_INSTALL_PMIX_LDFLAGS)
 endif()
 
 # ---- libraries and headers -----------------------------------------------------------------
-install(TARGETS sluice_shared mpi LIBRARY DESTINATION lib)
+install(TARGETS sluice_shared mpi mpifort LIBRARY DESTINATION lib)
+install(TARGETS mpifort_static ARCHIVE DESTINATION lib)
 install(FILES ${SLUICE_LIBSLUICE_A} ${CMAKE_ARCHIVE_OUTPUT_DIRECTORY}/libmpi.a DESTINATION lib)
-install(FILES ${CMAKE_SOURCE_DIR}/include/mpi.h DESTINATION include)
+install(FILES ${CMAKE_SOURCE_DIR}/include/mpi.h ${CMAKE_BINARY_DIR}/include/fortran/mpif.h
+        DESTINATION include)
+if(SLUICE_FORTRAN_COMPILER)
+  install(FILES ${CMAKE_BINARY_DIR}/include/fortran/mpi.mod DESTINATION include)
+endif()
 # Public headers by content: a header may be a link into src/ (include/sluice/errc.hpp ->
 # src/util/errc.hpp: Errc is util's), which would dangle in the prefix as a link.
 file(GLOB SLUICE_PUBLIC_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/sluice/*.hpp)
@@ -80,6 +86,18 @@ set(SLUICE_WRAPPER_EXTRA_LIBS "${SLUICE_WRAPPER_SANITIZE}-lpthread -lrt -lm")
 configure_file(${CMAKE_SOURCE_DIR}/src/mpi/mpicc.in ${CMAKE_BINARY_DIR}/install/mpicxx @ONLY)
 install(PROGRAMS ${CMAKE_BINARY_DIR}/install/mpicc ${CMAKE_BINARY_DIR}/install/mpicxx
         DESTINATION bin)
+# mpifort (mpif90, mpif77): mpif.h and mpi.mod sit next to mpi.h in the prefix.
+if(SLUICE_FORTRAN_COMPILER)
+  set(SLUICE_WRAPPER_LANG Fortran)
+  set(SLUICE_WRAPPER_COMPILER ${SLUICE_FORTRAN_COMPILER})
+  set(SLUICE_WRAPPER_LANG_LIB mpifort)
+  set(SLUICE_WRAPPER_LANG_FLAGS "${SLUICE_FORTRAN_WRAPPER_FLAGS}")
+  set(SLUICE_WRAPPER_EXTRA_LIBS "${SLUICE_WRAPPER_SANITIZE}-lstdc++ -lpthread -lrt -lm")
+  foreach(name mpifort mpif90 mpif77)
+    configure_file(${CMAKE_SOURCE_DIR}/src/mpi/mpicc.in ${CMAKE_BINARY_DIR}/install/${name} @ONLY)
+    install(PROGRAMS ${CMAKE_BINARY_DIR}/install/${name} DESTINATION bin)
+  endforeach()
+endif()
 
 # ---- pkg-config and CMake package for the native API ---------------------------------------
 configure_file(${CMAKE_CURRENT_LIST_DIR}/sluice.pc.in ${CMAKE_BINARY_DIR}/install/sluice.pc @ONLY)

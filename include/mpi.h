@@ -615,6 +615,15 @@ int MPI_Comm_size(MPI_Comm comm, int* size);
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+/* MPI-4.0 */
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request);
+int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Request* request);
+int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request* request);
+int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag);
+int MPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
@@ -986,6 +995,14 @@ int PMPI_Comm_size(MPI_Comm comm, int* size);
 int PMPI_Comm_rank(MPI_Comm comm, int* rank);
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request);
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request);
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request* request);
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag);
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);

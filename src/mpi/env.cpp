@@ -454,6 +454,50 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
   return MPI_SUCCESS;
 }
 
+// MPI-4.0 §10: the value's length + 1 comes back in *buflen; at most *buflen - 1 characters
+// are copied (none when *buflen is 0, so that value may be NULL).
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+  SLUICE_MPI_CALL;
+  const char* f = "MPI_Info_get_string";
+  if (int rc = check_info(info, f)) return rc;
+  if (int rc = check_key(key, f)) return rc;
+  if (!buflen || !flag) return raise(nullptr, MPI_ERR_ARG, f, "buflen or flag is NULL");
+  if (*buflen < 0) return raisef(nullptr, MPI_ERR_ARG, f, "invalid buflen %d", *buflen);
+  if (*buflen > 0 && !value) return raise(nullptr, MPI_ERR_ARG, f, "value is NULL");
+  auto it = find_key(info, key);
+  *flag = it != info->entries.end();
+  if (!*flag) return MPI_SUCCESS;
+  if (*buflen > 0) {
+    const std::size_t n = std::min<std::size_t>(it->second.size(), *buflen - 1);
+    std::memcpy(value, it->second.data(), n);
+    value[n] = '\0';
+  }
+  *buflen = static_cast<int>(it->second.size()) + 1;
+  return MPI_SUCCESS;
+}
+
+// MPI-4.0 §11.2.3: what MPI_INFO_ENV holds, for a program that has not called MPI_Init yet
+// (command, argv, maxprocs from the launcher's SLUICE_SIZE, wdir).
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
+  SLUICE_MPI_CALL;
+  if (!info) return raise(nullptr, MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
+  auto* created = new sluice_info_s;
+  if (argc > 0 && argv && argv[0]) {
+    created->entries.emplace_back("command", argv[0]);
+    std::string args;
+    for (int i = 1; i < argc && argv[i]; ++i) args += (i > 1 ? " " : "") + std::string(argv[i]);
+    created->entries.emplace_back("argv", args);
+  }
+  if (initialized())
+    created->entries.emplace_back("maxprocs", std::to_string(engine().size()));
+  else if (const char* size = std::getenv("SLUICE_SIZE"))
+    created->entries.emplace_back("maxprocs", size);
+  char wd[4096];
+  if (getcwd(wd, sizeof wd)) created->entries.emplace_back("wdir", wd);
+  *info = created;
+  return MPI_SUCCESS;
+}
+
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_valuelen")) return rc;
@@ -543,3 +587,5 @@ int PMPI_Info_free(MPI_Info* info) {
 #pragma weak MPI_Info_get_nthkey = PMPI_Info_get_nthkey
 #pragma weak MPI_Info_dup = PMPI_Info_dup
 #pragma weak MPI_Info_free = PMPI_Info_free
+#pragma weak MPI_Info_get_string = PMPI_Info_get_string
+#pragma weak MPI_Info_create_env = PMPI_Info_create_env

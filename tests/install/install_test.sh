@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the build tree into a temporary prefix, then builds and runs, from outside the
 # tree and with nothing but the prefix: an MPI program (P/bin/mpicc, P/bin/mpirun; shared
-# and static libmpi), and a native C++ program (pkg-config sluice, and find_package(Sluice)
+# and static libmpi), Fortran MPI programs (P/bin/mpifort with `use mpi`, shared and
+# static; P/bin/mpif77 with mpif.h) when the build has gfortran, and a native C++ program (pkg-config sluice, and find_package(Sluice)
 # with Sluice::sluice and Sluice::sluice_static), each under the installed launcher.
 #   install_test.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -27,9 +28,17 @@ for f in bin/sluicerun bin/mpirun bin/mpiexec bin/mpicc bin/mpicxx bin/sluice-be
          lib/cmake/Sluice/SluiceConfig.cmake lib/cmake/Sluice/SluiceConfigVersion.cmake; do
   [ -e "$P/$f" ] || fail "$f not installed"
 done
+fortran=no
+if [ -e "$P/bin/mpifort" ]; then
+  fortran=yes
+  for f in bin/mpif90 bin/mpif77 include/mpif.h include/mpi.mod lib/libmpifort.so \
+           lib/libmpifort.a; do
+    [ -e "$P/$f" ] || fail "$f not installed"
+  done
+fi
 # Nothing installed may point back into the build or source tree.
 if grep -rlI -e "$build" -e "$src" "$P/bin/mpicc" "$P/bin/mpicxx" "$P/lib/pkgconfig" \
-     "$P/lib/cmake"; then
+     "$P/lib/cmake" "$P/include/mpif.h" $( [ $fortran = no ] || echo "$P/bin/mpifort"); then
   fail "installed files name the build or source tree"
 fi
 # Every tool answers --help.
@@ -42,7 +51,7 @@ for t in mpicc mpicxx; do
 done
 
 cd "$work"
-cp "$here/hello_mpi.c" "$here/hello_native.cpp" .
+cp "$here/hello_mpi.c" "$here/hello_native.cpp" "$here/hello_mpi.f90" "$here/hello_mpif.f" .
 
 # MPI: the installed wrappers and launcher, libmpi.so from the prefix.
 "$P/bin/mpicc" -O2 -o hello_mpi hello_mpi.c
@@ -54,6 +63,20 @@ SLUICE_MPI_STATIC=1 "$P/bin/mpicc" -O2 -o hello_mpi_static hello_mpi.c
   fail "MPI program (static libmpi)"
 "$P/bin/mpicxx" -O2 -x c++ -o hello_mpi_cxx hello_mpi.c
 "$P/bin/mpirun" -n 2 ./hello_mpi_cxx | grep -q "mpi ok" || fail "MPI program (mpicxx)"
+
+# Fortran: the installed mpifort finds mpi.mod, mpif.h and libmpifort in the prefix.
+if [ $fortran = yes ]; then
+  "$P/bin/mpifort" -O2 -o hello_mpi_f hello_mpi.f90
+  loads_from_prefix ./hello_mpi_f libmpifort.so || fail "hello_mpi_f does not load the prefix's libmpifort"
+  "$P/bin/mpirun" -n 3 ./hello_mpi_f | grep -q "fortran ok: size 3 sum 3 ring 3" ||
+    fail "Fortran MPI program (use mpi, shared)"
+  SLUICE_MPI_STATIC=1 "$P/bin/mpifort" -O2 -o hello_mpi_f_static hello_mpi.f90
+  "$P/bin/mpirun" -n 2 ./hello_mpi_f_static | grep -q "fortran ok: size 2 sum 2 ring 1" ||
+    fail "Fortran MPI program (use mpi, static)"
+  "$P/bin/mpif77" -O2 -o hello_mpif hello_mpif.f
+  "$P/bin/mpirun" -n 3 ./hello_mpif | grep -q "mpif ok: size 3 sum 3" ||
+    fail "Fortran MPI program (mpif.h)"
+fi
 
 # Native API through pkg-config.
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"

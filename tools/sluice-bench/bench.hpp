@@ -19,8 +19,9 @@ struct Options {
   int iters = 0;  // latency iterations per size; 0 = adapt to the size
   int reps = 0;   // bandwidth repetitions per size; 0 = adapt to the size
   int window = 64;
-  std::string plot;  // PNG file to draw, empty = none
-  std::string ops;   // nbc-overlap: comma list of operations, empty = all
+  std::string plot;                // PNG file to draw, empty = none
+  std::string ops;                 // nbc-overlap: comma list of operations, empty = all
+  std::string pattern = "always";  // reuse: always | never | mixed
 };
 
 // One size of a ping-pong run. Times are half round trips in microseconds; bandwidths in
@@ -86,6 +87,9 @@ int run_nbc_overlap(Session& session, const Options& options);
 // Registration (uring domain) and deregistration time against size, next to memcpy, and
 // the fit of T_reg(L) = lambda_reg + L / B_reg. Rank 0 only.
 int run_regcost(Session& session, const Options& options);
+// Sends from reused, never reused or partly reused buffers (Options::pattern) under the
+// registration strategy in force: time per message, bandwidth, cache hit rate. 2 ranks.
+int run_reuse(Session& session, const Options& options);
 
 // Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
 // empty on success.

@@ -5,6 +5,8 @@
 //                                        [--window W] [--plot FILE.png] [--no-progress]
 //   sluicerun -n N sluice-bench allconn [--json]
 //   sluice-bench regcost [--json] [--sizes 4K,1M] [--iters N] [--plot FILE.png]
+//   sluicerun -n 2 sluice-bench reuse [--pattern always|never|mixed] [--sizes 1M] [--iters N]
+//                                     [--json]
 //
 // Only rank 0 prints. Bad usage exits with status 2, a failed run with 1.
 #include <sluice/sluice.hpp>
@@ -48,6 +50,11 @@ constexpr Benchmark benchmarks[] = {
      "registration + deregistration time of the uring domain vs size, next to memcpy, and\n"
      "              the fit T_reg(L) = lambda_reg + L / B_reg (rank 0; default 4K .. 64M)",
      [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_regcost(s, o); }},
+    {"reuse",
+     "two ranks: messages from buffers reused always, never or mixed (--pattern) under the\n"
+     "              registration strategy in force (SLUICE_REG_STRATEGY): time per message,\n"
+     "              bandwidth, cache hits / misses / invalidations (default 1M x 1000)",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_reuse(s, o); }},
 };
 
 std::string usage() {
@@ -68,6 +75,7 @@ std::string usage() {
        "  --window W        messages in flight per bandwidth repetition (default 64)\n"
        "  --plot FILE.png   draw bandwidth against size with gnuplot\n"
        "  --ops LIST        nbc-overlap: operations to run (default all)\n"
+       "  --pattern P       reuse: always, never or mixed (default always)\n"
        "  --no-progress     no progress line on stderr (shown only when stderr is a terminal)\n"
        "  -h, --help        show this help\n";
   return u;
@@ -123,7 +131,7 @@ Parsed parse(int argc, char** argv) {
     } else if (name == "--no-progress") {
       flag(o.progress, false);
     } else if (name == "--sizes" || name == "--max-size" || name == "--iters" || name == "--reps" ||
-               name == "--window" || name == "--plot" || name == "--ops") {
+               name == "--window" || name == "--plot" || name == "--ops" || name == "--pattern") {
       auto v = value();
       if (!v) {
         p.error = std::string(name) + " needs a value";
@@ -141,6 +149,10 @@ Parsed parse(int argc, char** argv) {
           o.max_size = *s;
       } else if (name == "--ops") {
         o.ops = std::string(*v);
+      } else if (name == "--pattern") {
+        if (*v != "always" && *v != "never" && *v != "mixed")
+          p.error = "bad --pattern '" + std::string(*v) + "' (always, never or mixed)";
+        o.pattern = std::string(*v);
       } else if (name == "--plot") {
         if (v->empty()) p.error = "--plot needs a file name";
         o.plot = std::string(*v);

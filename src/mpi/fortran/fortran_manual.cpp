@@ -1,0 +1,204 @@
+// The Fortran routines gen_fortran.py leaves to hand-written code (its MANUAL table): those
+// taking Fortran procedures (user reduction operations, error handlers), returning a value
+// (MPI_WTIME, MPI_AINT_ADD), with attribute values, or without their C form's arguments
+// (MPI_INIT). Each is pmpi_x_, with the weak aliases mpi_x_, mpi_x__, mpi_x and MPI_X.
+#include <array>
+#include <mutex>
+#include <utility>
+
+#include "fortran_glue.hpp"
+
+// Declares the weak aliases of pmpi_<lower>_.
+#define SLUICE_FORTRAN_ALIASES(ret, lower, upper, params)                      \
+  ret mpi_##lower##_ params __attribute__((weak, alias("pmpi_" #lower "_")));  \
+  ret mpi_##lower##__ params __attribute__((weak, alias("pmpi_" #lower "_"))); \
+  ret mpi_##lower params __attribute__((weak, alias("pmpi_" #lower "_")));     \
+  ret upper params __attribute__((weak, alias("pmpi_" #lower "_")));
+
+namespace {
+
+// ---- user reduction operations -------------------------------------------------------------
+// SUBROUTINE USER_FUNCTION(INVEC, INOUTVEC, LEN, DATATYPE): the C operation calls one of a
+// fixed set of trampolines, each bound to one Fortran procedure (a procedure passed again
+// reuses its trampoline, so creating and freeing in a loop does not run out).
+using FortranOpFn = void (*)(void*, void*, MPI_Fint*, MPI_Fint*);
+using FortranErrhFn = void (*)(MPI_Fint*, MPI_Fint*);
+constexpr int kTrampolines = 64;
+std::mutex g_bind_mutex;
+std::array<FortranOpFn, kTrampolines> g_op_fns{};
+std::array<FortranErrhFn, kTrampolines> g_errh_fns{};
+
+template <int I>
+void op_trampoline(void* in, void* inout, int* len, MPI_Datatype* type) {
+  MPI_Fint ftype = sluice_fortran_c2f_borrow(SLUICE_FH_DATATYPE, *type);
+  g_op_fns[I](in, inout, len, &ftype);
+}
+
+template <int I>
+void errh_trampoline(MPI_Comm* comm, int* code, ...) {
+  MPI_Fint fcomm = sluice_fortran_c2f_borrow(SLUICE_FH_COMM, *comm);
+  g_errh_fns[I](&fcomm, code);
+}
+
+template <size_t... I>
+constexpr std::array<MPI_User_function*, kTrampolines> op_trampolines(std::index_sequence<I...>) {
+  return {&op_trampoline<I>...};
+}
+template <size_t... I>
+constexpr std::array<MPI_Comm_errhandler_function*, kTrampolines> errh_trampolines(
+    std::index_sequence<I...>) {
+  return {&errh_trampoline<I>...};
+}
+constexpr auto kOpTrampolines = op_trampolines(std::make_index_sequence<kTrampolines>());
+constexpr auto kErrhTrampolines = errh_trampolines(std::make_index_sequence<kTrampolines>());
+
+// The trampoline bound to `fn` (binding a free one), or -1 when all are taken.
+template <typename Fn>
+int bind(std::array<Fn, kTrampolines>& fns, Fn fn) {
+  std::lock_guard<std::mutex> lock(g_bind_mutex);
+  for (int i = 0; i < kTrampolines; ++i)
+    if (fns[i] == fn) return i;
+  for (int i = 0; i < kTrampolines; ++i)
+    if (!fns[i]) {
+      fns[i] = fn;
+      return i;
+    }
+  return -1;
+}
+
+// The value of an attribute for Fortran: the predefined ones (MPI_TAG_UB ...
+// MPI_LASTUSEDCODE) are ints the C side points to; user attributes are the value itself.
+MPI_Aint attribute_value(int keyval, void* c) {
+  if (keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE) return *static_cast<int*>(c);
+  return reinterpret_cast<MPI_Aint>(c);
+}
+
+}  // namespace
+
+// ---- helpers of the generated routines (fortran_glue.hpp) -----------------------------------
+
+int sluice_fortran_peer_count(MPI_Comm comm) {
+  int inter = 0, n = 0;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return 0;
+  if (inter ? MPI_Comm_remote_size(comm, &n) : MPI_Comm_size(comm, &n)) return 0;
+  return n;
+}
+
+int sluice_fortran_neighbor_count(MPI_Comm comm, int recv) {
+  int kind = MPI_UNDEFINED, in = 0, out = 0;
+  if (MPI_Topo_test(comm, &kind) != MPI_SUCCESS) return 0;
+  if (kind == MPI_CART) {
+    int ndims = 0;
+    MPI_Cartdim_get(comm, &ndims);
+    in = out = 2 * ndims;
+  } else if (kind == MPI_GRAPH) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Graph_neighbors_count(comm, rank, &in);
+    out = in;
+  } else if (kind == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+  }
+  return recv ? in : out;
+}
+
+extern "C" {
+
+// ---- environment -------------------------------------------------------------------------
+
+void pmpi_init_(MPI_Fint* ierror) {
+  *ierror = MPI_Init(nullptr, nullptr);
+}
+SLUICE_FORTRAN_ALIASES(void, init, MPI_INIT, (MPI_Fint*))
+
+void pmpi_init_thread_(const MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierror) {
+  *ierror = MPI_Init_thread(nullptr, nullptr, *required, provided);
+}
+SLUICE_FORTRAN_ALIASES(void, init_thread, MPI_INIT_THREAD, (const MPI_Fint*, MPI_Fint*, MPI_Fint*))
+
+double pmpi_wtime_() {
+  return MPI_Wtime();
+}
+SLUICE_FORTRAN_ALIASES(double, wtime, MPI_WTIME, ())
+
+double pmpi_wtick_() {
+  return MPI_Wtick();
+}
+SLUICE_FORTRAN_ALIASES(double, wtick, MPI_WTICK, ())
+
+MPI_Aint pmpi_aint_add_(const MPI_Aint* base, const MPI_Aint* disp) {
+  return MPI_Aint_add(*base, *disp);
+}
+SLUICE_FORTRAN_ALIASES(MPI_Aint, aint_add, MPI_AINT_ADD, (const MPI_Aint*, const MPI_Aint*))
+
+MPI_Aint pmpi_aint_diff_(const MPI_Aint* addr1, const MPI_Aint* addr2) {
+  return MPI_Aint_diff(*addr1, *addr2);
+}
+SLUICE_FORTRAN_ALIASES(MPI_Aint, aint_diff, MPI_AINT_DIFF, (const MPI_Aint*, const MPI_Aint*))
+
+void pmpi_pcontrol_(const MPI_Fint* level) {
+  MPI_Pcontrol(*level);
+}
+SLUICE_FORTRAN_ALIASES(void, pcontrol, MPI_PCONTROL, (const MPI_Fint*))
+
+// The buffer's address means nothing in Fortran: it is not written back.
+void pmpi_buffer_detach_(void* /*buffer_addr*/, MPI_Fint* size, MPI_Fint* ierror) {
+  void* addr = nullptr;
+  *ierror = MPI_Buffer_detach(&addr, size);
+}
+SLUICE_FORTRAN_ALIASES(void, buffer_detach, MPI_BUFFER_DETACH, (void*, MPI_Fint*, MPI_Fint*))
+
+// ---- user functions ---------------------------------------------------------------------
+
+void pmpi_op_create_(FortranOpFn fn, const MPI_Fint* commute, MPI_Fint* op, MPI_Fint* ierror) {
+  const int slot = bind(g_op_fns, fn);
+  if (slot < 0) {
+    MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER);  // more procedures than trampolines
+    *ierror = MPI_ERR_OTHER;
+    return;
+  }
+  MPI_Op c_op = MPI_OP_NULL;
+  *ierror = MPI_Op_create(kOpTrampolines[slot], *commute, &c_op);
+  if (*ierror == MPI_SUCCESS) *op = sluice_fortran_c2f(SLUICE_FH_OP, c_op);
+}
+SLUICE_FORTRAN_ALIASES(void, op_create, MPI_OP_CREATE,
+                       (FortranOpFn, const MPI_Fint*, MPI_Fint*, MPI_Fint*))
+
+void pmpi_comm_create_errhandler_(FortranErrhFn fn, MPI_Fint* errhandler, MPI_Fint* ierror) {
+  const int slot = bind(g_errh_fns, fn);
+  if (slot < 0) {
+    MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER);
+    *ierror = MPI_ERR_OTHER;
+    return;
+  }
+  MPI_Errhandler c_errh = MPI_ERRHANDLER_NULL;
+  *ierror = MPI_Comm_create_errhandler(kErrhTrampolines[slot], &c_errh);
+  if (*ierror == MPI_SUCCESS) *errhandler = sluice_fortran_c2f(SLUICE_FH_ERRHANDLER, c_errh);
+}
+SLUICE_FORTRAN_ALIASES(void, comm_create_errhandler, MPI_COMM_CREATE_ERRHANDLER,
+                       (FortranErrhFn, MPI_Fint*, MPI_Fint*))
+
+// ---- attributes ---------------------------------------------------------------------------
+
+void pmpi_comm_get_attr_(const MPI_Fint* comm, const MPI_Fint* keyval, MPI_Aint* value,
+                         MPI_Fint* flag, MPI_Fint* ierror) {
+  void* c = nullptr;
+  MPI_Comm c_comm = static_cast<MPI_Comm>(sluice_fortran_f2c(SLUICE_FH_COMM, *comm));
+  *ierror = MPI_Comm_get_attr(c_comm, *keyval, &c, flag);
+  if (*ierror == MPI_SUCCESS && *flag) *value = attribute_value(*keyval, c);
+}
+SLUICE_FORTRAN_ALIASES(void, comm_get_attr, MPI_COMM_GET_ATTR,
+                       (const MPI_Fint*, const MPI_Fint*, MPI_Aint*, MPI_Fint*, MPI_Fint*))
+
+void pmpi_attr_get_(const MPI_Fint* comm, const MPI_Fint* keyval, MPI_Fint* value, MPI_Fint* flag,
+                    MPI_Fint* ierror) {
+  void* c = nullptr;
+  MPI_Comm c_comm = static_cast<MPI_Comm>(sluice_fortran_f2c(SLUICE_FH_COMM, *comm));
+  *ierror = MPI_Attr_get(c_comm, *keyval, &c, flag);
+  if (*ierror == MPI_SUCCESS && *flag) *value = static_cast<MPI_Fint>(attribute_value(*keyval, c));
+}
+SLUICE_FORTRAN_ALIASES(void, attr_get, MPI_ATTR_GET,
+                       (const MPI_Fint*, const MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*))
+
+}  // extern "C"
