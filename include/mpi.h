@@ -457,6 +457,25 @@ int MPI_Keyval_free(int* keyval);
 int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Pcontrol(const int level, ...);
+/* C <-> Fortran handle conversion (the integers the Fortran binding uses). */
+MPI_Fint MPI_Comm_c2f(MPI_Comm handle);
+MPI_Comm MPI_Comm_f2c(MPI_Fint handle);
+MPI_Fint MPI_Group_c2f(MPI_Group handle);
+MPI_Group MPI_Group_f2c(MPI_Fint handle);
+MPI_Fint MPI_Type_c2f(MPI_Datatype handle);
+MPI_Datatype MPI_Type_f2c(MPI_Fint handle);
+MPI_Fint MPI_Op_c2f(MPI_Op handle);
+MPI_Op MPI_Op_f2c(MPI_Fint handle);
+MPI_Fint MPI_Request_c2f(MPI_Request handle);
+MPI_Request MPI_Request_f2c(MPI_Fint handle);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler handle);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint handle);
+MPI_Fint MPI_Info_c2f(MPI_Info handle);
+MPI_Info MPI_Info_f2c(MPI_Fint handle);
+MPI_Fint MPI_Message_c2f(MPI_Message handle);
+MPI_Message MPI_Message_f2c(MPI_Fint handle);
+int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 /* Attribute caching on datatypes. */
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
                                         void* attribute_val_in, void* attribute_val_out, int* flag);
@@ -867,6 +886,24 @@ int PMPI_Keyval_free(int* keyval);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 int PMPI_Pcontrol(const int level, ...);
+MPI_Fint PMPI_Comm_c2f(MPI_Comm handle);
+MPI_Comm PMPI_Comm_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Group_c2f(MPI_Group handle);
+MPI_Group PMPI_Group_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Type_c2f(MPI_Datatype handle);
+MPI_Datatype PMPI_Type_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Op_c2f(MPI_Op handle);
+MPI_Op PMPI_Op_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Request_c2f(MPI_Request handle);
+MPI_Request PMPI_Request_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler handle);
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Info_c2f(MPI_Info handle);
+MPI_Info PMPI_Info_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Message_c2f(MPI_Message handle);
+MPI_Message PMPI_Message_f2c(MPI_Fint handle);
+int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
                             MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
                             void* extra_state);

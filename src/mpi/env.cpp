@@ -309,9 +309,10 @@ double PMPI_Wtick(void) {
 }
 
 namespace {
-// MPI_Alloc_mem's regions (base -> mapped length): their own mappings, so the engine can keep
-// them registered (no allocator reuses or trims them behind its back) and MPI_Free_mem knows
-// the length. Outlives the engine: memory may be freed after MPI_Finalize.
+// MPI_Alloc_mem's regions (base -> mapped length, 0 for a small block from malloc): their own
+// mappings, so the engine can keep them registered (no allocator reuses or trims them behind
+// its back) and MPI_Free_mem knows the length. Outlives the engine: memory may be freed after
+// MPI_Finalize.
 std::mutex g_alloc_mem_mutex;
 std::unordered_map<void*, std::size_t> g_alloc_mem;
 }  // namespace
@@ -320,20 +321,26 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   SLUICE_MPI_CALL;
   if (size < 0)
     return raisef(nullptr, MPI_ERR_SIZE, "MPI_Alloc_mem", "invalid size %ld", (long)size);
+  // Small blocks come from malloc and are not registered: a mapping each would exhaust
+  // vm.max_map_count for programs that allocate many, and no driver sends so little
+  // zero-copy (tcp: SLUICE_TCP_ZEROCOPY_MIN, 32 KiB by default).
+  constexpr std::size_t kMapMin = 32 * 1024;
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t length =
-      (std::max<std::size_t>(static_cast<std::size_t>(size), 1) + page - 1) & ~(page - 1);
-  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
+  const auto bytes = std::max<std::size_t>(static_cast<std::size_t>(size), 1);
+  const std::size_t length = bytes < kMapMin ? 0 : (bytes + page - 1) & ~(page - 1);
+  void* p = length
+                ? mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                : std::malloc(bytes);
+  if (p == MAP_FAILED || !p)
     return raisef(nullptr, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",
                   (long)size);
   {
     std::lock_guard lock(g_alloc_mem_mutex);
-    g_alloc_mem.emplace(p, length);
+    g_alloc_mem.emplace(p, length);  // 0: from malloc
   }
   // Registered once here (where a route pins memory) and kept until MPI_Free_mem, as real
   // MPIs do: rendezvous messages from it then skip registration.
-  if (sluice::detail::Engine* e = sluice::detail::current_engine())
+  if (sluice::detail::Engine* e = sluice::detail::current_engine(); e && length)
     e->keep_registered({static_cast<const std::byte*>(p), length});
   *static_cast<void**>(baseptr) = p;
   return MPI_SUCCESS;
@@ -351,6 +358,10 @@ int PMPI_Free_mem(void* base) {
                     base);
     length = it->second;
     g_alloc_mem.erase(it);
+  }
+  if (length == 0) {
+    std::free(base);
+    return MPI_SUCCESS;
   }
   if (sluice::detail::Engine* e = sluice::detail::current_engine()) e->release_registered(base);
   munmap(base, length);
