@@ -457,6 +457,25 @@ int MPI_Keyval_free(int* keyval);
 int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Pcontrol(const int level, ...);
+/* C <-> Fortran handle conversion (the integers the Fortran binding uses). */
+MPI_Fint MPI_Comm_c2f(MPI_Comm handle);
+MPI_Comm MPI_Comm_f2c(MPI_Fint handle);
+MPI_Fint MPI_Group_c2f(MPI_Group handle);
+MPI_Group MPI_Group_f2c(MPI_Fint handle);
+MPI_Fint MPI_Type_c2f(MPI_Datatype handle);
+MPI_Datatype MPI_Type_f2c(MPI_Fint handle);
+MPI_Fint MPI_Op_c2f(MPI_Op handle);
+MPI_Op MPI_Op_f2c(MPI_Fint handle);
+MPI_Fint MPI_Request_c2f(MPI_Request handle);
+MPI_Request MPI_Request_f2c(MPI_Fint handle);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler handle);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint handle);
+MPI_Fint MPI_Info_c2f(MPI_Info handle);
+MPI_Info MPI_Info_f2c(MPI_Fint handle);
+MPI_Fint MPI_Message_c2f(MPI_Message handle);
+MPI_Message MPI_Message_f2c(MPI_Fint handle);
+int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 /* Attribute caching on datatypes. */
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
                                         void* attribute_val_in, void* attribute_val_out, int* flag);
@@ -608,6 +627,13 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
 int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
+/* The portable "external32" representation (big-endian, fixed sizes). */
+int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
+                      void* outbuf, MPI_Aint outsize, MPI_Aint* position);
+int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
+                        MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint* size);
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size);
 
 /* ---- communicators and groups --------------------------------------------------------- */
@@ -615,6 +641,15 @@ int MPI_Comm_size(MPI_Comm comm, int* size);
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+/* MPI-4.0 */
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request);
+int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Request* request);
+int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request* request);
+int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag);
+int MPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
@@ -851,6 +886,24 @@ int PMPI_Keyval_free(int* keyval);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
 int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 int PMPI_Pcontrol(const int level, ...);
+MPI_Fint PMPI_Comm_c2f(MPI_Comm handle);
+MPI_Comm PMPI_Comm_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Group_c2f(MPI_Group handle);
+MPI_Group PMPI_Group_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Type_c2f(MPI_Datatype handle);
+MPI_Datatype PMPI_Type_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Op_c2f(MPI_Op handle);
+MPI_Op PMPI_Op_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Request_c2f(MPI_Request handle);
+MPI_Request PMPI_Request_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler handle);
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Info_c2f(MPI_Info handle);
+MPI_Info PMPI_Info_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Message_c2f(MPI_Message handle);
+MPI_Message PMPI_Message_f2c(MPI_Fint handle);
+int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
                             MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
                             void* extra_state);
@@ -981,11 +1034,25 @@ int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbu
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm);
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
+int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
+                       void* outbuf, MPI_Aint outsize, MPI_Aint* position);
+int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
+                         MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype);
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                            MPI_Aint* size);
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size);
 int PMPI_Comm_size(MPI_Comm comm, int* size);
 int PMPI_Comm_rank(MPI_Comm comm, int* rank);
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request);
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request);
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request* request);
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag);
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);

@@ -422,6 +422,16 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
+// MPI-4.0 §7.4.2. The hints are not kept (as for MPI_Comm_dup_with_info).
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                             MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  if (int rc = check_comm(comm, "MPI_Comm_idup_with_info")) return rc;
+  if (!info)
+    return raise(comm, MPI_ERR_INFO, "MPI_Comm_idup_with_info", "invalid info MPI_INFO_NULL");
+  return PMPI_Comm_idup(comm, newcomm, request);
+}
+
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split")) return rc;
@@ -742,6 +752,7 @@ int PMPI_Group_free(MPI_Group* group) {
 #pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
 #pragma weak MPI_Comm_get_info = PMPI_Comm_get_info
 #pragma weak MPI_Comm_idup = PMPI_Comm_idup
+#pragma weak MPI_Comm_idup_with_info = PMPI_Comm_idup_with_info
 #pragma weak MPI_Comm_split = PMPI_Comm_split
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 #pragma weak MPI_Comm_create = PMPI_Comm_create

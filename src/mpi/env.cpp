@@ -309,9 +309,10 @@ double PMPI_Wtick(void) {
 }
 
 namespace {
-// MPI_Alloc_mem's regions (base -> mapped length): their own mappings, so the engine can keep
-// them registered (no allocator reuses or trims them behind its back) and MPI_Free_mem knows
-// the length. Outlives the engine: memory may be freed after MPI_Finalize.
+// MPI_Alloc_mem's regions (base -> mapped length, 0 for a small block from malloc): their own
+// mappings, so the engine can keep them registered (no allocator reuses or trims them behind
+// its back) and MPI_Free_mem knows the length. Outlives the engine: memory may be freed after
+// MPI_Finalize.
 std::mutex g_alloc_mem_mutex;
 std::unordered_map<void*, std::size_t> g_alloc_mem;
 }  // namespace
@@ -320,20 +321,26 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   SLUICE_MPI_CALL;
   if (size < 0)
     return raisef(nullptr, MPI_ERR_SIZE, "MPI_Alloc_mem", "invalid size %ld", (long)size);
+  // Small blocks come from malloc and are not registered: a mapping each would exhaust
+  // vm.max_map_count for programs that allocate many, and no driver sends so little
+  // zero-copy (tcp: SLUICE_TCP_ZEROCOPY_MIN, 32 KiB by default).
+  constexpr std::size_t kMapMin = 32 * 1024;
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t length =
-      (std::max<std::size_t>(static_cast<std::size_t>(size), 1) + page - 1) & ~(page - 1);
-  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
+  const auto bytes = std::max<std::size_t>(static_cast<std::size_t>(size), 1);
+  const std::size_t length = bytes < kMapMin ? 0 : (bytes + page - 1) & ~(page - 1);
+  void* p = length
+                ? mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                : std::malloc(bytes);
+  if (p == MAP_FAILED || !p)
     return raisef(nullptr, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",
                   (long)size);
   {
     std::lock_guard lock(g_alloc_mem_mutex);
-    g_alloc_mem.emplace(p, length);
+    g_alloc_mem.emplace(p, length);  // 0: from malloc
   }
   // Registered once here (where a route pins memory) and kept until MPI_Free_mem, as real
   // MPIs do: rendezvous messages from it then skip registration.
-  if (sluice::detail::Engine* e = sluice::detail::current_engine())
+  if (sluice::detail::Engine* e = sluice::detail::current_engine(); e && length)
     e->keep_registered({static_cast<const std::byte*>(p), length});
   *static_cast<void**>(baseptr) = p;
   return MPI_SUCCESS;
@@ -351,6 +358,10 @@ int PMPI_Free_mem(void* base) {
                     base);
     length = it->second;
     g_alloc_mem.erase(it);
+  }
+  if (length == 0) {
+    std::free(base);
+    return MPI_SUCCESS;
   }
   if (sluice::detail::Engine* e = sluice::detail::current_engine()) e->release_registered(base);
   munmap(base, length);
@@ -454,6 +465,50 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
   return MPI_SUCCESS;
 }
 
+// MPI-4.0 §10: the value's length + 1 comes back in *buflen; at most *buflen - 1 characters
+// are copied (none when *buflen is 0, so that value may be NULL).
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+  SLUICE_MPI_CALL;
+  const char* f = "MPI_Info_get_string";
+  if (int rc = check_info(info, f)) return rc;
+  if (int rc = check_key(key, f)) return rc;
+  if (!buflen || !flag) return raise(nullptr, MPI_ERR_ARG, f, "buflen or flag is NULL");
+  if (*buflen < 0) return raisef(nullptr, MPI_ERR_ARG, f, "invalid buflen %d", *buflen);
+  if (*buflen > 0 && !value) return raise(nullptr, MPI_ERR_ARG, f, "value is NULL");
+  auto it = find_key(info, key);
+  *flag = it != info->entries.end();
+  if (!*flag) return MPI_SUCCESS;
+  if (*buflen > 0) {
+    const std::size_t n = std::min<std::size_t>(it->second.size(), *buflen - 1);
+    std::memcpy(value, it->second.data(), n);
+    value[n] = '\0';
+  }
+  *buflen = static_cast<int>(it->second.size()) + 1;
+  return MPI_SUCCESS;
+}
+
+// MPI-4.0 §11.2.3: what MPI_INFO_ENV holds, for a program that has not called MPI_Init yet
+// (command, argv, maxprocs from the launcher's SLUICE_SIZE, wdir).
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
+  SLUICE_MPI_CALL;
+  if (!info) return raise(nullptr, MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
+  auto* created = new sluice_info_s;
+  if (argc > 0 && argv && argv[0]) {
+    created->entries.emplace_back("command", argv[0]);
+    std::string args;
+    for (int i = 1; i < argc && argv[i]; ++i) args += (i > 1 ? " " : "") + std::string(argv[i]);
+    created->entries.emplace_back("argv", args);
+  }
+  if (initialized())
+    created->entries.emplace_back("maxprocs", std::to_string(engine().size()));
+  else if (const char* size = std::getenv("SLUICE_SIZE"))
+    created->entries.emplace_back("maxprocs", size);
+  char wd[4096];
+  if (getcwd(wd, sizeof wd)) created->entries.emplace_back("wdir", wd);
+  *info = created;
+  return MPI_SUCCESS;
+}
+
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
   SLUICE_MPI_CALL;
   if (int rc = check_info(info, "MPI_Info_get_valuelen")) return rc;
@@ -543,3 +598,5 @@ int PMPI_Info_free(MPI_Info* info) {
 #pragma weak MPI_Info_get_nthkey = PMPI_Info_get_nthkey
 #pragma weak MPI_Info_dup = PMPI_Info_dup
 #pragma weak MPI_Info_free = PMPI_Info_free
+#pragma weak MPI_Info_get_string = PMPI_Info_get_string
+#pragma weak MPI_Info_create_env = PMPI_Info_create_env

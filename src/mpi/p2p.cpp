@@ -5,6 +5,7 @@
 // (nonblocking collectives, Comm_idup). Completion is observed in request_poll(), the
 // one place that turns an engine status into an MPI_Status and unpacks staged data.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -703,6 +704,96 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   return e1 != MPI_SUCCESS ? e1 : e2;
 }
 
+}  // extern "C"
+
+namespace {
+
+// MPI-4.0 §3.10: a send and a receive started together, completed as one request whose
+// status is the receive's. The two are ordinary requests; freed with the pair (still in
+// flight: handed to the detached list, like MPI_Request_free does).
+class SendrecvOp final : public AsyncOp {
+ public:
+  SendrecvOp(MPI_Request send, MPI_Request recv) : send_(send), recv_(recv) {}
+  ~SendrecvOp() override {
+    for (MPI_Request r : {send_, recv_}) {
+      if (!r->active || request_poll(r)) {
+        delete_request(r);
+      } else {
+        r->persistent = false;
+        g_detached.push_back(r);
+      }
+    }
+  }
+  SendrecvOp(const SendrecvOp&) = delete;
+  SendrecvOp& operator=(const SendrecvOp&) = delete;
+  bool test() override {
+    const bool sent = request_poll(send_);
+    return request_poll(recv_) && sent;
+  }
+  int error() const override {
+    return send_->status.MPI_ERROR != MPI_SUCCESS ? send_->status.MPI_ERROR
+                                                  : recv_->status.MPI_ERROR;
+  }
+  void fill_status(MPI_Status* status) override {
+    const int err = status->MPI_ERROR;
+    *status = recv_->status;
+    status->MPI_ERROR = err;
+  }
+
+ private:
+  MPI_Request send_, recv_;
+};
+
+// Starts the pair (a standard-mode send cannot fail to start: errors come with completion).
+MPI_Request start_sendrecv(MPI_Comm comm, MPI_Request send, MPI_Request recv, const char* fn) {
+  start_recv(recv);
+  start_send(send, fn);
+  return make_async_request(comm, std::make_unique<SendrecvOp>(send, recv));
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  const char* fn = "MPI_Isendrecv";
+  if (int rc = check_send_args(comm, sendbuf, sendcount, sendtype, dest, sendtag, fn)) return rc;
+  if (int rc = check_recv_args(comm, recvbuf, recvcount, recvtype, source, recvtag, fn)) return rc;
+  if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  MPI_Request rr = new_request(sluice_request_s::Kind::recv, comm, recvbuf, recvcount, recvtype,
+                               source, recvtag, SendMode::standard);
+  MPI_Request sr = new_request(sluice_request_s::Kind::send, comm, sendbuf, sendcount, sendtype,
+                               dest, sendtag, SendMode::standard);
+  *request = start_sendrecv(comm, sr, rr, fn);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  const char* fn = "MPI_Isendrecv_replace";
+  if (int rc = check_send_args(comm, buf, count, datatype, dest, sendtag, fn)) return rc;
+  if (int rc = check_recv_args(comm, buf, count, datatype, source, recvtag, fn)) return rc;
+  if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  const std::size_t bytes = bytes_of(count, datatype);
+  if (bytes > static_cast<std::size_t>(INT_MAX))
+    return raisef(comm, MPI_ERR_COUNT, fn, "%zu bytes: more than an int count of MPI_BYTE", bytes);
+  // The outgoing data is packed first (the receive may overwrite the buffer before the send
+  // has read it); the send request owns the copy in its staging.
+  MPI_Request sr = new_request(sluice_request_s::Kind::send, comm, nullptr, static_cast<int>(bytes),
+                               MPI_BYTE, dest, sendtag, SendMode::standard);
+  sr->staging.resize(bytes);
+  dt_pack(datatype, buf, count, sr->staging.data());
+  sr->buf = sr->staging.data();
+  MPI_Request rr = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source,
+                               recvtag, SendMode::standard);
+  *request = start_sendrecv(comm, sr, rr, fn);
+  return MPI_SUCCESS;
+}
+
 // ---- probes --------------------------------------------------------------------------------
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
@@ -1226,6 +1317,8 @@ int PMPI_Startall(int count, MPI_Request reqs[]) {
 // The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
 // §14.2); it reaches these definitions as PMPI_.
 #pragma weak MPI_Send = PMPI_Send
+#pragma weak MPI_Isendrecv = PMPI_Isendrecv
+#pragma weak MPI_Isendrecv_replace = PMPI_Isendrecv_replace
 #pragma weak MPI_Ssend = PMPI_Ssend
 #pragma weak MPI_Rsend = PMPI_Rsend
 #pragma weak MPI_Bsend = PMPI_Bsend

@@ -23,7 +23,7 @@ import sys
 PMPI_BEGIN = "/* ---- PMPI_ prototypes"
 PMPI_END = "/* ---- end of the PMPI_ prototypes"
 # Return types of the C bindings.
-DECL = re.compile(r"(?<!typedef )\b(int|double|MPI_Aint)\s+(P?MPIX?_\w+)\s*\(([^;{]*?)\)\s*;", re.S)
+DECL = re.compile(r"(?<!typedef )\b(int|double|MPI_[A-Z][a-z]+)\s+(P?MPIX?_\w+)\s*\(([^;{]*?)\)\s*;", re.S)
 
 
 def strip_comments(text):

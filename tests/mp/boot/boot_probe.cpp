@@ -232,11 +232,13 @@ void play_stranger() {
 }
 
 // No process on this host shows a launch token on its command line (/proc/*/cmdline, which
-// every user can read): neither this rank's own token nor any SLUICE_LAUNCH_TOKEN value
-// but "stdin". Called while every rank of the job runs (after a fence).
+// every user can read): neither this rank's own token anywhere, nor any SLUICE_LAUNCH_TOKEN
+// value but "stdin" on a command line of this job. Called while every rank of the job runs
+// (after a fence).
 void check_no_token_on_command_lines(int rank) {
   const std::string& token = sluice::detail::launch_token_used();
   check(token.size() == 32, "this rank read its launch token on standard input");
+  const std::string job_id = std::string("SLUICE_JOB_ID=") + std::getenv("SLUICE_JOB_ID");
   DIR* proc = opendir("/proc");
   check(proc != nullptr, "opendir /proc");
   if (proc == nullptr) return;
@@ -256,6 +258,8 @@ void check_no_token_on_command_lines(int rank) {
     if (!token.empty())
       check(line.find(token) == std::string::npos,
             "pid " + pid + " has this rank's launch token on its command line: " + line);
+    // (Only this job's command lines: other jobs on the machine may run older launchers.)
+    if (line.find(job_id) == std::string::npos) continue;
     for (auto at = line.find("SLUICE_LAUNCH_TOKEN="); at != std::string::npos;
          at = line.find("SLUICE_LAUNCH_TOKEN=", at + 1))
       check(line.compare(at + 20, 6, "stdin ") == 0 || line.compare(at + 20, 6, "stdin") == 0,
