@@ -172,6 +172,7 @@ ATTR_CALLBACKS = """
 # C functions with no Fortran binding of this form, and why.
 NOT_FORTRAN = {
     "MPI_Comm_idup": "completes later into the C handle: needs a Fortran-side completion hook",
+    "MPI_Comm_idup_with_info": "completes later into the C handle (as MPI_Comm_idup)",
     "MPI_Keyval_create": "MPI-1 Fortran copy/delete callbacks (INTEGER values) not bound yet",
     "MPI_Attr_put": "needs the MPI-1 Fortran keyval callbacks (MPI_Keyval_create)",
 }
