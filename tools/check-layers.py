@@ -6,8 +6,8 @@ Usage: tools/check-layers.py [ROOT]   (ROOT: a source tree, default this reposit
 The layers, bottom-up (docs/DESIGN.md): util < mem < drivers < proto < core < coll <
 boot < api < mpi < tools. A file under src/<layer>/ may include headers of its own layer
 and of the layers below it. The public headers belong to the layer that implements them
-(sluice/errc.hpp: util, sluice/sluice.hpp: core, sluice/collectives.hpp: coll, mpi.h:
-mpi), and include/ may include only public headers. tools/ use only the public headers,
+(sluice/errc.hpp: util, sluice/sluice.hpp and sluice/rma.hpp: core, sluice/collectives.hpp:
+coll, mpi.h: mpi), and include/ may include only public headers. tools/ use only the public headers,
 except the launcher (sluicerun, the server half of the bootstrap; see LAUNCHER below).
 tests/ may include anything.
 
@@ -28,6 +28,7 @@ PUBLIC = {
     "sluice/sluice.hpp": "core",
     "sluice/collectives.hpp": "coll",
     "sluice/introspect.hpp": "core",
+    "sluice/rma.hpp": "core",
     "mpi.h": "mpi",
 }
 

@@ -44,6 +44,7 @@ namespace detail {
 struct RequestImpl;
 class Engine;
 }  // namespace detail
+class Rma;  // sluice/rma.hpp
 
 // A nonblocking operation in flight. Move-only. Destroying a request that has not
 // completed detaches it (like MPI_Request_free): the operation still completes, the
@@ -61,6 +62,7 @@ class Request {
 
  private:
   friend class Session;
+  friend class Rma;
   friend class detail::Engine;
   explicit Request(detail::RequestImpl* impl) : impl_(impl) {}
   detail::RequestImpl* impl_ = nullptr;

@@ -94,6 +94,15 @@ std::span<const ConfigKey> core_keys() {
        {},
        "each rank prints the CPUs it and its progress thread run on, at init (sluicerun "
        "--report-bindings)"},
+      {"RMA_PATH",
+       T::choice,
+       "auto",
+       {},
+       "how one-sided puts and gets (sluice/rma.hpp) reach a peer's memory: auto = through the "
+       "driver where it can (a one-sided get/put: CMA, the own rank's memcpy), else as packets the "
+       "target's "
+       "engine carries out; packets = always the latter (docs/RMA.md)",
+       "auto|packets"},
   };
   return keys;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/progress/progress_thread.hpp"
+#include "core/rma_glue.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "util/log.hpp"
 

@@ -28,6 +28,9 @@ class LoopbackDriver;
 namespace sluice::proto::reliable {
 class ReliableChannel;
 }
+namespace sluice::proto::rma {
+class RmaProtocol;
+}
 
 namespace sluice::detail {
 
@@ -49,6 +52,7 @@ struct EngineStats {
 };
 
 class ProgressThread;
+class RmaGlue;  // core/rma_glue.hpp
 
 // Work the engine advances on every progress pass besides the drivers (collective
 // schedules, later RMA epochs). progress() returns true if it moved anything.
@@ -165,6 +169,10 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   uint64_t spin_ns() const { return spin_ns_; }
   uint64_t max_sleep_ns() const { return max_sleep_ns_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }
+  // The one-sided protocol (core/rma_glue.hpp), made and attached on first use; nullptr
+  // until then. Lives as long as the engine (the demux keeps pointing at it).
+  RmaGlue& rma();
+  RmaGlue* rma_if_open() const { return rma_.get(); }
   // MPI_Alloc_mem memory: registered now in every pinning domain of the routes and kept
   // (rendezvous buffers inside it use that registration) until release_registered(base).
   void keep_registered(std::span<const std::byte> buf);
@@ -189,6 +197,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   const ProgressThread* progress_thread() const { return progress_thread_.get(); }
   const EngineStats& stats() const { return stats_; }
 
+  friend class RmaGlue;  // makes and completes the requests of one-sided operations
   // proto::Upcalls
   void on_incoming(const proto::Incoming& msg) override;
   void transfer_complete(proto::Transfer& t, Errc err) override;
@@ -266,6 +275,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   std::atomic<uint32_t> work_bell_{0};
   std::atomic<uint64_t> thread_timer_due_{UINT64_MAX};  // util::now_ns() of the next rel timer
   std::unique_ptr<ProgressThread> progress_thread_;
+  std::unique_ptr<RmaGlue> rma_;
   UnexpectedMsg* take_stored(MatchEntry* e);
   [[gnu::noinline]] void store_unexpected(const proto::Incoming& msg);
   UnexpectedMsg* new_unexpected();

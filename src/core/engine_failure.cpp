@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/rma_glue.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "util/log.hpp"
 
@@ -20,6 +21,7 @@ void Engine::fail_peer(int peer) {
   // wait forever for a message only it would have sent), rendezvous sends waiting for its
   // answer, receives mid-pipeline.
   p2p_->fail_peer(peer);
+  if (rma_) rma_->fail_peer(peer);
   if (rel_) rel_->mark_dead(peer);  // no retransmissions to it, nor a wait for its acks
   auto fail = [&](RequestImpl* r) {
     if (r->state != RequestState::active) return;

@@ -126,6 +126,8 @@ int errc_to_class(Errc e) {
       return MPIX_ERR_PROC_FAILED;
     case Errc::internal:
       return MPI_ERR_INTERN;
+    case Errc::remote_access:
+      return MPI_ERR_RMA_RANGE;
   }
   return MPI_ERR_UNKNOWN;
 }

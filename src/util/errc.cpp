@@ -18,6 +18,8 @@ std::string_view to_string(Errc e) {
       return "operation cancelled";
     case Errc::internal:
       return "internal error";
+    case Errc::remote_access:
+      return "remote access refused: unknown remote key or outside the registered memory";
   }
   return "unknown error";
 }

@@ -17,6 +17,9 @@ enum class Errc : int {
   no_memory,
   cancelled,
   internal,
+  // a one-sided access the target refused: unknown remote key, or a range outside the
+  // registered memory it names
+  remote_access,
 };
 
 std::string_view to_string(Errc e);

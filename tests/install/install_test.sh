@@ -23,7 +23,7 @@ cmake --install "$build" --prefix "$P" >"$work/install.log" || { cat "$work/inst
 
 for f in bin/sluicerun bin/mpirun bin/mpiexec bin/mpicc bin/mpicxx bin/sluice-bench \
          bin/sluice-info bin/sluice-demo bin/sluice-scale include/mpi.h \
-         include/sluice/sluice.hpp include/sluice/collectives.hpp lib/libmpi.so lib/libmpi.a \
+         include/sluice/sluice.hpp include/sluice/collectives.hpp include/sluice/rma.hpp lib/libmpi.so lib/libmpi.a \
          lib/libsluice.so lib/libsluice.a lib/pkgconfig/sluice.pc \
          lib/cmake/Sluice/SluiceConfig.cmake lib/cmake/Sluice/SluiceConfigVersion.cmake; do
   [ -e "$P/$f" ] || fail "$f not installed"

@@ -1,0 +1,608 @@
+// The one-sided protocol (see rma.hpp): origin operations, the target's execution of
+// emulated ones, and the queue of packets that found their driver full.
+#include "proto/rma/rma.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/log.hpp"
+
+namespace sluice::proto::rma {
+
+namespace {
+
+template <class H>
+bool read_header(std::span<const std::byte> header, H& h) {
+  if (header.size() < sizeof(H)) return false;
+  std::memcpy(&h, header.data(), sizeof(H));
+  return true;
+}
+
+mem::Registration host_reg(std::span<const std::byte> buf) {
+  return mem::Registration::host(buf);
+}
+
+}  // namespace
+
+RmaProtocol::~RmaProtocol() = default;
+
+void RmaProtocol::set_route(int peer, drivers::Driver* d) {
+  const auto i = static_cast<std::size_t>(peer);
+  if (routes_.size() <= i) {
+    routes_.resize(i + 1, nullptr);
+    outstanding_.resize(i + 1, 0);
+    errors_.resize(i + 1, Errc::ok);
+  }
+  routes_[i] = d;
+}
+
+uint64_t RmaProtocol::add_region(std::byte* base, std::size_t length) {
+  const uint64_t id = next_region_++;
+  regions_.emplace(id, Region{base, length});
+  return id;
+}
+
+void RmaProtocol::remove_region(uint64_t id) {
+  regions_.erase(id);
+}
+
+const RmaProtocol::Region* RmaProtocol::region(uint64_t id, uint64_t offset, std::size_t n) const {
+  auto it = regions_.find(id);
+  if (it == regions_.end()) return nullptr;
+  const mem::RemoteKey k{0, it->second.length, 0};
+  return k.covers(offset, n) ? &it->second : nullptr;
+}
+
+RmaProtocol::Op* RmaProtocol::new_op(Op::Kind kind, int peer, uint64_t user) {
+  if (!free_) {
+    constexpr std::size_t kChunk = 128;
+    chunks_.push_back(std::make_unique<Op[]>(kChunk));
+    for (std::size_t i = 0; i < kChunk; ++i) {
+      chunks_.back()[i].next_free = free_;
+      free_ = &chunks_.back()[i];
+    }
+  }
+  Op* op = free_;
+  free_ = op->next_free;
+  *op = Op{};
+  op->kind = kind;
+  op->peer = peer;
+  op->user = user;
+  op->live = true;
+  ++live_ops_;
+  ++outstanding_[static_cast<std::size_t>(peer)];
+  return op;
+}
+
+RmaProtocol::Op* RmaProtocol::op_of(uint64_t id) const {
+  // Ids are our own op addresses echoed back by the peer; a late answer for an op that was
+  // already failed (peer_dead) finds it not live.
+  Op* op = reinterpret_cast<Op*>(id);
+  return op && op->live ? op : nullptr;
+}
+
+void RmaProtocol::finish(Op* op, Errc err) {
+  const auto peer = static_cast<std::size_t>(op->peer);
+  --outstanding_[peer];
+  --live_ops_;
+  const uint64_t user = op->user;
+  if (!user && err != Errc::ok && errors_[peer] == Errc::ok) errors_[peer] = err;
+  op->live = false;
+  op->next_free = free_;
+  free_ = op;
+  if (user) up_.rma_complete(user, err);
+}
+
+uint64_t RmaProtocol::outstanding(int peer) const {
+  return peer < 0 ? live_ops_ : outstanding_[static_cast<std::size_t>(peer)];
+}
+
+Errc RmaProtocol::take_error(int peer) {
+  Errc first = Errc::ok;
+  for (std::size_t i = 0; i < errors_.size(); ++i) {
+    if (peer >= 0 && i != static_cast<std::size_t>(peer)) continue;
+    if (first == Errc::ok) first = errors_[i];
+    errors_[i] = Errc::ok;
+  }
+  return first;
+}
+
+std::size_t RmaProtocol::fragment_size(int peer) const {
+  return std::max<std::size_t>(1, route(peer)->caps().max_packet);
+}
+
+std::size_t RmaProtocol::max_medium(int peer, std::size_t nargs) const {
+  const std::size_t n = std::min(route(peer)->caps().max_packet, kMaxMediumPacket);
+  return n > nargs * 8 ? n - nargs * 8 : 0;
+}
+
+// ---- sending ------------------------------------------------------------------------------
+
+bool RmaProtocol::send(int peer, const void* hdr, std::size_t hlen,
+                       std::span<const std::byte> payload) {
+  if (out_.empty()) {
+    const drivers::IoStatus s =
+        route(peer)->send(peer, {static_cast<const std::byte*>(hdr), hlen}, payload);
+    if (s == drivers::IoStatus::done) return true;
+    if (s == drivers::IoStatus::failed) return false;
+  }
+  // No room (or older packets wait: they go first, so each peer sees the order we sent).
+  ++stats_.queued;
+  Pending& p = out_.emplace_back();
+  p.peer = peer;
+  p.hlen = static_cast<uint8_t>(hlen);
+  std::memcpy(p.hdr, hdr, hlen);
+  p.owned.assign(payload.begin(), payload.end());
+  return true;
+}
+
+drivers::IoStatus RmaProtocol::send_fragment(Pending& p) {
+  const std::size_t n = std::min(p.frag, p.len - p.done);
+  DataHeader h;
+  std::memcpy(&h, p.hdr, sizeof h);
+  h.offset += p.done;
+  if (p.done + n == p.len) h.flags |= p.last_flags;
+  const drivers::IoStatus s = route(p.peer)->send(
+      p.peer, {reinterpret_cast<const std::byte*>(&h), sizeof h}, {p.data + p.done, n});
+  if (s == drivers::IoStatus::done) {
+    p.done += n;
+    p.started = true;
+  }
+  return s;
+}
+
+bool RmaProtocol::send_stream(int peer, const DataHeader& hdr, std::span<const std::byte> data,
+                              uint8_t last_flags, bool copy) {
+  Pending p;
+  p.peer = peer;
+  p.hlen = sizeof hdr;
+  std::memcpy(p.hdr, &hdr, sizeof hdr);
+  p.data = data.data();
+  p.len = data.size();
+  p.frag = fragment_size(peer);
+  p.last_flags = last_flags;
+  p.stream = true;
+  if (out_.empty()) {
+    while (!p.started || p.done < p.len) {
+      const drivers::IoStatus s = send_fragment(p);
+      if (s == drivers::IoStatus::failed) return false;
+      if (s != drivers::IoStatus::done) break;
+    }
+    if (p.started && p.done == p.len) return true;
+  }
+  ++stats_.queued;
+  Pending& q = out_.emplace_back(std::move(p));
+  if (copy) {
+    // The caller reuses its buffer on return: keep what is left, as a stream of its own.
+    q.owned.assign(q.data + q.done, q.data + q.len);
+    DataHeader h;
+    std::memcpy(&h, q.hdr, sizeof h);
+    h.offset += q.done;
+    std::memcpy(q.hdr, &h, sizeof h);
+    q.data = q.owned.data();
+    q.len -= q.done;
+    q.done = 0;
+  }
+  return true;
+}
+
+bool RmaProtocol::progress() {
+  bool moved = false;
+  while (!out_.empty()) {
+    Pending& p = out_.front();
+    drivers::IoStatus s = drivers::IoStatus::done;
+    if (p.stream) {
+      while (s == drivers::IoStatus::done && (!p.started || p.done < p.len)) {
+        s = send_fragment(p);
+        moved |= s == drivers::IoStatus::done;
+      }
+    } else {
+      s = route(p.peer)->send(p.peer, {p.hdr, p.hlen}, p.owned);
+      moved |= s == drivers::IoStatus::done;
+    }
+    if (s == drivers::IoStatus::again) break;
+    // Done, or failed (an unreachable peer: its ops fail through fail_peer).
+    out_.pop_front();
+  }
+  return moved;
+}
+
+void RmaProtocol::fail_peer(int peer) {
+  std::erase_if(out_, [peer](const Pending& p) { return p.peer == peer; });
+  for (auto& chunk : chunks_)
+    for (std::size_t i = 0; i < 128; ++i)
+      if (chunk[i].live && chunk[i].peer == peer) finish(&chunk[i], Errc::peer_dead);
+}
+
+Errc RmaProtocol::io_error(int peer) const {
+  (void)peer;
+  // The driver refused the one-sided access: the remote key does not name memory of the
+  // peer (EFAULT), or the peer is gone (its failure is reported to the engine as well).
+  return Errc::remote_access;
+}
+
+// ---- origin operations --------------------------------------------------------------------
+
+Errc RmaProtocol::put(int peer, std::span<const std::byte> src, const mem::RemoteKey& key,
+                      uint64_t offset, uint64_t user) {
+  if (!key.covers(offset, src.size())) return Errc::remote_access;
+  Op* op = new_op(Op::Kind::put, peer, user);
+  ++stats_.puts;
+  stats_.put_bytes += src.size();
+  drivers::Driver* d = route(peer);
+  if (peer == rank_) {
+    // Our own memory: checked against our table (a bad key must not crash us either).
+    const Region* r = region(key.key, offset, src.size());
+    if (!r || reinterpret_cast<uint64_t>(r->base) != key.addr) {
+      finish(op, Errc::remote_access);
+      return Errc::ok;
+    }
+  }
+  if (one_sided_ && d->caps().rdma_put && !d->caps().needs_registration) {
+    const drivers::IoStatus s =
+        d->post_put(peer, src, host_reg(src), key, offset, {id_of(op), kProtocolId});
+    if (s == drivers::IoStatus::done || s == drivers::IoStatus::posted) {
+      ++stats_.one_sided_puts;
+      if (s == drivers::IoStatus::done) finish(op, Errc::ok);
+      return Errc::ok;
+    }
+    if (s == drivers::IoStatus::failed) {
+      finish(op, io_error(peer));
+      return Errc::ok;
+    }
+    // again: no room for a one-sided write now; the packets below need none.
+  }
+  DataHeader h{};
+  h.type = RmaType::put;
+  h.flags = kFlagAck;
+  h.op = id_of(op);
+  h.region = key.key;
+  h.offset = offset;
+  if (!send_stream(peer, h, src, kFlagLast, false)) finish(op, Errc::peer_dead);
+  return Errc::ok;
+}
+
+Errc RmaProtocol::get(int peer, std::span<std::byte> dst, const mem::RemoteKey& key,
+                      uint64_t offset, uint64_t user) {
+  if (!key.covers(offset, dst.size())) return Errc::remote_access;
+  Op* op = new_op(Op::Kind::get, peer, user);
+  op->buf = dst.data();
+  op->len = dst.size();
+  ++stats_.gets;
+  stats_.get_bytes += dst.size();
+  drivers::Driver* d = route(peer);
+  if (peer == rank_) {
+    const Region* r = region(key.key, offset, dst.size());
+    if (!r || reinterpret_cast<uint64_t>(r->base) != key.addr) {
+      finish(op, Errc::remote_access);
+      return Errc::ok;
+    }
+  }
+  if (dst.empty()) {
+    finish(op, Errc::ok);
+    return Errc::ok;
+  }
+  if (one_sided_ && d->caps().rdma_get && !d->caps().needs_registration) {
+    const drivers::IoStatus s =
+        d->post_get(peer, dst, host_reg(dst), key, offset, {id_of(op), kProtocolId});
+    if (s == drivers::IoStatus::done || s == drivers::IoStatus::posted) {
+      ++stats_.one_sided_gets;
+      if (s == drivers::IoStatus::done) finish(op, Errc::ok);
+      return Errc::ok;
+    }
+    if (s == drivers::IoStatus::failed) {
+      finish(op, io_error(peer));
+      return Errc::ok;
+    }
+  }
+  GetHeader h{};
+  h.type = RmaType::get_req;
+  h.op = id_of(op);
+  h.region = key.key;
+  h.offset = offset;
+  h.length = dst.size();
+  if (!send(peer, &h, sizeof h, {})) finish(op, Errc::peer_dead);
+  return Errc::ok;
+}
+
+Errc RmaProtocol::atomic(int peer, AtomicOp aop, unsigned width, const mem::RemoteKey& key,
+                         uint64_t offset, uint64_t operand, uint64_t compare, void* result,
+                         uint64_t user) {
+  if (width != 4 && width != 8) return Errc::invalid_argument;
+  if ((key.addr + offset) % width != 0) return Errc::invalid_argument;  // misaligned
+  if (!key.covers(offset, width)) return Errc::remote_access;
+  Op* op = new_op(Op::Kind::atomic, peer, user);
+  op->width = static_cast<uint8_t>(width);
+  op->result = result;
+  ++stats_.atomics;
+  AtomicHeader h{};
+  h.type = RmaType::atomic_req;
+  h.op = aop;
+  h.width = static_cast<uint8_t>(width);
+  h.op_id = id_of(op);
+  h.region = key.key;
+  h.offset = offset;
+  h.operand = operand;
+  h.compare = compare;
+  if (!send(peer, &h, sizeof h, {})) finish(op, Errc::peer_dead);
+  return Errc::ok;
+}
+
+Errc RmaProtocol::am(int peer, bool reply, AmKind kind, uint8_t handler,
+                     std::span<const uint64_t> args, std::span<const std::byte> payload,
+                     const mem::RemoteKey& key, uint64_t offset) {
+  if (args.size() > kMaxAmArgs) return Errc::invalid_argument;
+  const std::size_t arg_bytes = args.size() * sizeof(uint64_t);
+  AmHeader h{};
+  h.type = RmaType::am;
+  h.kind = kind;
+  h.handler = handler;
+  h.nargs = static_cast<uint8_t>(args.size());
+  h.flags = reply ? kFlagReply : 0;
+  if (kind == AmKind::medium && payload.size() > max_medium(peer, args.size()))
+    return Errc::invalid_argument;
+  if (kind == AmKind::long_am) {
+    if (!key.covers(offset, payload.size())) return Errc::remote_access;
+    h.region = key.key;
+    h.offset = offset;
+    h.length = payload.size();
+    // The data first, as puts without ack (the target deposits them in its region); the am
+    // packet follows on the same ordered route.
+    DataHeader d{};
+    d.type = RmaType::put;
+    d.region = key.key;
+    d.offset = offset;
+    if (!payload.empty() && !send_stream(peer, d, payload, kFlagLast, true)) return Errc::peer_dead;
+  }
+  am_scratch_.resize(arg_bytes + (kind == AmKind::medium ? payload.size() : 0));
+  if (arg_bytes) std::memcpy(am_scratch_.data(), args.data(), arg_bytes);
+  if (kind == AmKind::medium) {
+    h.length = payload.size();
+    if (!payload.empty())
+      std::memcpy(am_scratch_.data() + arg_bytes, payload.data(), payload.size());
+  }
+  ++stats_.am_sent;
+  return send(peer, &h, sizeof h, am_scratch_) ? Errc::ok : Errc::peer_dead;
+}
+
+// ---- arrivals -----------------------------------------------------------------------------
+
+std::span<std::byte> RmaProtocol::placement(int src, std::span<const std::byte> header,
+                                            std::size_t payload_size) {
+  (void)src;
+  DataHeader h;
+  if (!read_header(header, h) || h.status != 0) return {};
+  if (h.type == RmaType::put) {
+    // Straight into the target region (a byte-stream driver then copies only once).
+    const Region* r = region(h.region, h.offset, payload_size);
+    return r ? std::span<std::byte>(r->base + h.offset, payload_size) : std::span<std::byte>{};
+  }
+  if (h.type == RmaType::get_reply) {
+    const Op* op = op_of(h.op);
+    if (op && op->kind == Op::Kind::get && h.offset <= op->len &&
+        payload_size <= op->len - h.offset)
+      return {op->buf + h.offset, payload_size};
+  }
+  return {};
+}
+
+void RmaProtocol::on_packet(int src, std::span<const std::byte> header,
+                            std::span<const std::byte> payload) {
+  const auto type = header.empty() ? RmaType{} : static_cast<RmaType>(header[0]);
+  switch (type) {
+    case RmaType::put: {
+      DataHeader h;
+      if (read_header(header, h)) return on_put(src, h, payload);
+      break;
+    }
+    case RmaType::put_ack: {
+      AckHeader h;
+      if (!read_header(header, h)) break;
+      if (Op* op = op_of(h.op)) {
+        if (h.status != 0 && op->err == Errc::ok) op->err = static_cast<Errc>(h.status);
+        if (h.flags & kFlagLast) finish(op, op->err);
+      }
+      return;
+    }
+    case RmaType::get_req: {
+      GetHeader h;
+      if (read_header(header, h)) return on_get_req(src, h);
+      break;
+    }
+    case RmaType::get_reply: {
+      DataHeader h;
+      if (read_header(header, h)) return on_get_reply(h, payload);
+      break;
+    }
+    case RmaType::atomic_req: {
+      AtomicHeader h;
+      if (read_header(header, h)) return on_atomic(src, h);
+      break;
+    }
+    case RmaType::atomic_reply: {
+      AtomicReply h;
+      if (!read_header(header, h)) break;
+      if (Op* op = op_of(h.op)) {
+        if (h.status == 0 && op->result) {
+          if (op->width == 4) {
+            const auto v = static_cast<uint32_t>(h.result);
+            std::memcpy(op->result, &v, 4);
+          } else {
+            std::memcpy(op->result, &h.result, 8);
+          }
+        }
+        finish(op, static_cast<Errc>(h.status));
+      }
+      return;
+    }
+    case RmaType::am: {
+      AmHeader h;
+      if (read_header(header, h)) return on_am(src, h, payload);
+      break;
+    }
+  }
+  ++stats_.unknown_packets;
+}
+
+void RmaProtocol::on_put(int src, const DataHeader& h, std::span<const std::byte> payload) {
+  const Region* r = region(h.region, h.offset, payload.size());
+  Errc err = Errc::ok;
+  if (r) {
+    std::byte* dst = r->base + h.offset;
+    if (dst != payload.data() && !payload.empty()) std::memcpy(dst, payload.data(), payload.size());
+    if (h.flags & kFlagLast) ++stats_.served_puts;
+  } else {
+    ++stats_.refused;
+    err = Errc::remote_access;
+  }
+  if (!(h.flags & kFlagAck)) {
+    if (err != Errc::ok)
+      util::log(util::LogLevel::warn,
+                "rank %d's active message data was refused: no such registered memory here", src);
+    return;
+  }
+  // Answer on the last fragment, or at once on an error (then once more with the last).
+  if (err == Errc::ok && !(h.flags & kFlagLast)) return;
+  AckHeader a{};
+  a.type = RmaType::put_ack;
+  a.flags = h.flags & kFlagLast;
+  a.status = static_cast<uint8_t>(err);
+  a.op = h.op;
+  send(src, &a, sizeof a, {});
+}
+
+void RmaProtocol::on_get_req(int src, const GetHeader& h) {
+  DataHeader d{};
+  d.type = RmaType::get_reply;
+  d.op = h.op;
+  const Region* r = region(h.region, h.offset, h.length);
+  if (!r) {
+    ++stats_.refused;
+    d.flags = kFlagLast;
+    d.status = static_cast<uint8_t>(Errc::remote_access);
+    send(src, &d, sizeof d, {});
+    return;
+  }
+  ++stats_.served_gets;
+  send_stream(src, d, {r->base + h.offset, h.length}, kFlagLast, false);
+}
+
+void RmaProtocol::on_get_reply(const DataHeader& h, std::span<const std::byte> payload) {
+  Op* op = op_of(h.op);
+  if (!op || op->kind != Op::Kind::get) return;
+  if (h.status != 0) return finish(op, static_cast<Errc>(h.status));
+  if (h.offset > op->len || payload.size() > op->len - h.offset) return finish(op, Errc::internal);
+  std::byte* dst = op->buf + h.offset;
+  if (dst != payload.data() && !payload.empty()) std::memcpy(dst, payload.data(), payload.size());
+  op->received += payload.size();
+  if (op->received == op->len) finish(op, Errc::ok);
+}
+
+void RmaProtocol::on_atomic(int src, const AtomicHeader& h) {
+  AtomicReply a{};
+  a.type = RmaType::atomic_reply;
+  a.op = h.op_id;
+  const Region* r = (h.width == 4 || h.width == 8) ? region(h.region, h.offset, h.width) : nullptr;
+  if (!r || reinterpret_cast<uintptr_t>(r->base + h.offset) % h.width != 0) {
+    ++stats_.refused;
+    a.status = static_cast<uint8_t>(Errc::remote_access);
+    send(src, &a, sizeof a, {});
+    return;
+  }
+  ++stats_.served_atomics;
+  // Every remote atomic on this memory runs here, one at a time (the engine is single-
+  // threaded); the __atomic builtins also keep the owner's own atomic loads coherent.
+  auto apply = [&](auto* p, auto operand, auto compare) -> uint64_t {
+    switch (h.op) {
+      case AtomicOp::fetch_add:
+        return __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
+      case AtomicOp::compare_swap:
+        __atomic_compare_exchange_n(p, &compare, operand, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        return compare;  // the old value, swapped or not
+      case AtomicOp::swap:
+        return __atomic_exchange_n(p, operand, __ATOMIC_SEQ_CST);
+    }
+    a.status = static_cast<uint8_t>(Errc::invalid_argument);
+    return 0;
+  };
+  std::byte* at = r->base + h.offset;
+  if (h.width == 4)
+    a.result = apply(reinterpret_cast<uint32_t*>(at), static_cast<uint32_t>(h.operand),
+                     static_cast<uint32_t>(h.compare));
+  else
+    a.result = apply(reinterpret_cast<uint64_t*>(at), h.operand, h.compare);
+  send(src, &a, sizeof a, {});
+}
+
+void RmaProtocol::on_am(int src, const AmHeader& h, std::span<const std::byte> payload) {
+  const std::size_t arg_bytes = std::size_t{h.nargs} * sizeof(uint64_t);
+  if (h.nargs > kMaxAmArgs || payload.size() < arg_bytes) {
+    ++stats_.unknown_packets;
+    return;
+  }
+  uint64_t args[kMaxAmArgs];
+  if (arg_bytes) std::memcpy(args, payload.data(), arg_bytes);
+  AmArrival a;
+  a.src = src;
+  a.reply = (h.flags & kFlagReply) != 0;
+  a.handler = h.handler;
+  a.kind = h.kind;
+  a.args = {args, h.nargs};
+  std::vector<std::byte> copy;  // a medium payload, handed over as a writable copy
+  if (h.kind == AmKind::medium) {
+    // A handler may send (its reply) before returning, and a reply to ourselves comes back
+    // through a later poll, never nested: one buffer serves, reused across messages.
+    copy.swap(am_buf_);
+    copy.assign(payload.begin() + static_cast<std::ptrdiff_t>(arg_bytes), payload.end());
+    a.payload = copy;
+  } else if (h.kind == AmKind::long_am) {
+    const Region* r = region(h.region, h.offset, h.length);
+    if (!r) {
+      ++stats_.refused;
+      util::log(util::LogLevel::warn,
+                "rank %d's long active message names no registered memory here: dropped", src);
+      return;
+    }
+    a.payload = {r->base + h.offset, h.length};
+  } else if (h.kind != AmKind::short_am) {
+    ++stats_.unknown_packets;
+    return;
+  }
+  ++stats_.am_handled;
+  up_.on_am(a);
+  if (h.kind == AmKind::medium) copy.swap(am_buf_);
+}
+
+void RmaProtocol::on_completion(drivers::CompletionToken token, Errc status) {
+  if (Op* op = op_of(token.id)) finish(op, status == Errc::ok ? Errc::ok : status);
+}
+
+void RmaProtocol::register_stats(util::StatsRegistry& reg) const {
+  using util::Unit;
+  reg.add("rma", "puts", Unit::count, &stats_.puts, "puts started");
+  reg.add("rma", "put_bytes", Unit::bytes, &stats_.put_bytes, "bytes of those");
+  reg.add("rma", "gets", Unit::count, &stats_.gets, "gets started");
+  reg.add("rma", "get_bytes", Unit::bytes, &stats_.get_bytes, "bytes of those");
+  reg.add("rma", "one_sided_puts", Unit::count, &stats_.one_sided_puts,
+          "puts the driver wrote into the target's memory itself (the target ran nothing)");
+  reg.add("rma", "one_sided_gets", Unit::count, &stats_.one_sided_gets,
+          "gets the driver read from the target's memory itself");
+  reg.add("rma", "atomics", Unit::count, &stats_.atomics, "remote atomics started");
+  reg.add("rma", "served_puts", Unit::count, &stats_.served_puts,
+          "puts this rank's engine carried out as the target");
+  reg.add("rma", "served_gets", Unit::count, &stats_.served_gets,
+          "gets this rank's engine answered as the target");
+  reg.add("rma", "served_atomics", Unit::count, &stats_.served_atomics,
+          "atomics this rank's engine executed as the target");
+  reg.add("rma", "am_sent", Unit::count, &stats_.am_sent, "active messages sent (replies too)");
+  reg.add("rma", "am_handled", Unit::count, &stats_.am_handled, "active message handlers run");
+  reg.add("rma", "refused", Unit::count, &stats_.refused,
+          "accesses refused as the target: unknown remote key or outside its memory");
+  reg.add("rma", "queued", Unit::count, &stats_.queued,
+          "packets (or runs of fragments) that found the driver full and waited");
+  reg.add("rma", "unknown_packets", Unit::count, &stats_.unknown_packets,
+          "malformed one-sided packets dropped");
+}
+
+}  // namespace sluice::proto::rma

@@ -1,0 +1,123 @@
+// Wire headers of the one-sided protocol (puts, gets, remote atomics and active messages
+// that the target's engine carries out when the driver cannot reach the target's memory
+// itself). Every packet starts with a type from the rma range of first bytes
+// (drivers::kRmaTypes, 0x40..0x7f). Little-endian, no compiler padding (static_asserted).
+//
+//   put          DataHeader + fragment: write at `offset` of the target's region `region`;
+//                flags: last (the op's final fragment), ack (answer put_ack when last, or
+//                at once on an error). A long active message's payload travels as puts
+//                without ack, followed by its am packet (drivers are ordered).
+//   put_ack      AckHeader: the op's fragments are in place (or `status` says why not)
+//   get_req      GetHeader: read `length` bytes at `offset` of `region`
+//   get_reply    DataHeader (offset = place in the origin's buffer) + fragment; `status`
+//                set and no payload when the target refused the read
+//   atomic_req   AtomicHeader: fetch-and-add / compare-and-swap / swap on 4 or 8 bytes
+//   atomic_reply AtomicReply: the old value
+//   am           AmHeader + payload: nargs 64-bit arguments, then (medium) the data; a
+//                long one names the region and range its data was deposited at
+//
+// Byte layouts:
+//   DataHeader   0 type | 1 flags | 2 status | 3 pad(5) | 8 op | 16 region | 24 offset   = 32
+//   AckHeader    0 type | 1 flags | 2 status | 3 pad(5) | 8 op                          = 16
+//   GetHeader    0 type | 1 pad(7) | 8 op | 16 region | 24 offset | 32 length          = 40
+//   AtomicHeader 0 type | 1 op | 2 width | 3 pad(5) | 8 op id | 16 region | 24 offset |
+//                32 operand | 40 compare                                              = 48
+//   AtomicReply  0 type | 1 flags | 2 status | 3 pad(5) | 8 op | 16 result             = 24
+//   AmHeader     0 type | 1 kind | 2 handler | 3 nargs | 4 flags | 5 pad(3) | 8 region |
+//                16 offset | 24 length                                                = 32
+// All fit in the 56 header bytes the tightest driver (a datagram driver under the reliability
+// layer) leaves a protocol. Op ids are the origin's op addresses, echoed back verbatim; region ids
+// are the target's, handed out in remote keys (RemoteKey::key), never reused.
+#pragma once
+
+#include <cstdint>
+
+namespace sluice::proto::rma {
+
+enum class RmaType : uint8_t {
+  put = 0x40,
+  put_ack,
+  get_req,
+  get_reply,
+  atomic_req,
+  atomic_reply,
+  am,
+};
+
+inline constexpr uint8_t kFlagLast = 1;   // put: the op's final fragment
+inline constexpr uint8_t kFlagAck = 2;    // put: answer with put_ack
+inline constexpr uint8_t kFlagReply = 1;  // am: a reply (from inside a handler)
+
+struct DataHeader {
+  RmaType type;
+  uint8_t flags;
+  uint8_t status;  // an Errc
+  uint8_t pad[5];
+  uint64_t op;
+  uint64_t region;
+  uint64_t offset;
+};
+static_assert(sizeof(DataHeader) == 32);
+
+struct AckHeader {
+  RmaType type;
+  uint8_t flags;
+  uint8_t status;
+  uint8_t pad[5];
+  uint64_t op;
+};
+static_assert(sizeof(AckHeader) == 16);
+
+struct GetHeader {
+  RmaType type;
+  uint8_t pad[7];
+  uint64_t op;
+  uint64_t region;
+  uint64_t offset;
+  uint64_t length;
+};
+static_assert(sizeof(GetHeader) == 40);
+
+enum class AtomicOp : uint8_t { fetch_add = 0, compare_swap = 1, swap = 2 };
+
+struct AtomicHeader {
+  RmaType type;
+  AtomicOp op;
+  uint8_t width;  // 4 or 8
+  uint8_t pad[5];
+  uint64_t op_id;
+  uint64_t region;
+  uint64_t offset;
+  uint64_t operand;
+  uint64_t compare;
+};
+static_assert(sizeof(AtomicHeader) == 48);
+
+struct AtomicReply {
+  RmaType type;
+  uint8_t flags;
+  uint8_t status;
+  uint8_t pad[5];
+  uint64_t op;
+  uint64_t result;
+};
+static_assert(sizeof(AtomicReply) == 24);
+
+enum class AmKind : uint8_t { short_am = 0, medium = 1, long_am = 2 };
+
+struct AmHeader {
+  RmaType type;
+  AmKind kind;
+  uint8_t handler;
+  uint8_t nargs;
+  uint8_t flags;
+  uint8_t pad[3];
+  uint64_t region;  // long: where the data was deposited
+  uint64_t offset;
+  uint64_t length;  // long: data bytes; medium: data bytes after the arguments
+};
+static_assert(sizeof(AmHeader) == 32);
+
+inline constexpr std::size_t kMaxHeader = sizeof(AtomicHeader);
+
+}  // namespace sluice::proto::rma
