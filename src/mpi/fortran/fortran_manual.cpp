@@ -15,6 +15,12 @@
   ret mpi_##lower params __attribute__((weak, alias("pmpi_" #lower "_")));     \
   ret upper params __attribute__((weak, alias("pmpi_" #lower "_")));
 
+// The same without MPI_X, for the names mpi.h defines as macros (MPI_COMM_DUP_FN ...).
+#define SLUICE_FORTRAN_LOWER_ALIASES(ret, lower, params)                       \
+  ret mpi_##lower##_ params __attribute__((weak, alias("pmpi_" #lower "_")));  \
+  ret mpi_##lower##__ params __attribute__((weak, alias("pmpi_" #lower "_"))); \
+  ret mpi_##lower params __attribute__((weak, alias("pmpi_" #lower "_")));
+
 namespace {
 
 // ---- user reduction operations -------------------------------------------------------------
@@ -64,6 +70,40 @@ int bind(std::array<Fn, kTrampolines>& fns, Fn fn) {
       return i;
     }
   return -1;
+}
+
+// ---- communicator keyvals with Fortran callbacks ------------------------------------------
+// The C keyval's extra_state points to the Fortran procedures and the Fortran extra_state;
+// one pair of C callbacks calls them. Attribute values set from Fortran are stored as the
+// pointer itself (an INTEGER(KIND=MPI_ADDRESS_KIND) is pointer-sized).
+using FortranCopyFn = void (*)(MPI_Fint* oldcomm, MPI_Fint* keyval, MPI_Aint* extra, MPI_Aint* in,
+                               MPI_Aint* out, MPI_Fint* flag, MPI_Fint* ierror);
+using FortranDeleteFn = void (*)(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* value, MPI_Aint* extra,
+                                 MPI_Fint* ierror);
+struct FortranKeyval {
+  FortranCopyFn copy;
+  FortranDeleteFn del;
+  MPI_Aint extra;
+};
+
+int keyval_copy(MPI_Comm oldcomm, int keyval, void* extra_state, void* in, void* out, int* flag) {
+  auto* k = static_cast<FortranKeyval*>(extra_state);
+  MPI_Fint fcomm = sluice_fortran_c2f_borrow(SLUICE_FH_COMM, oldcomm), fkey = keyval;
+  MPI_Fint fflag = 0, ierror = MPI_SUCCESS;
+  MPI_Aint fin = reinterpret_cast<MPI_Aint>(in), fout = 0;
+  k->copy(&fcomm, &fkey, &k->extra, &fin, &fout, &fflag, &ierror);
+  *flag = fflag != 0;
+  if (*flag) *static_cast<void**>(out) = reinterpret_cast<void*>(fout);
+  return ierror;
+}
+
+int keyval_delete(MPI_Comm comm, int keyval, void* value, void* extra_state) {
+  auto* k = static_cast<FortranKeyval*>(extra_state);
+  MPI_Fint fcomm = sluice_fortran_c2f_borrow(SLUICE_FH_COMM, comm), fkey = keyval;
+  MPI_Fint ierror = MPI_SUCCESS;
+  MPI_Aint fvalue = reinterpret_cast<MPI_Aint>(value);
+  k->del(&fcomm, &fkey, &fvalue, &k->extra, &ierror);
+  return ierror;
 }
 
 // The value of an attribute for Fortran: the predefined ones (MPI_TAG_UB ...
@@ -200,5 +240,50 @@ void pmpi_attr_get_(const MPI_Fint* comm, const MPI_Fint* keyval, MPI_Fint* valu
 }
 SLUICE_FORTRAN_ALIASES(void, attr_get, MPI_ATTR_GET,
                        (const MPI_Fint*, const MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*))
+
+// The predefined callbacks, as Fortran procedures.
+void pmpi_comm_null_copy_fn_(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint*, MPI_Aint*, MPI_Fint* flag,
+                             MPI_Fint* ierror) {
+  *flag = 0;
+  *ierror = MPI_SUCCESS;
+}
+SLUICE_FORTRAN_LOWER_ALIASES(void, comm_null_copy_fn,
+                             (MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint*, MPI_Aint*, MPI_Fint*,
+                              MPI_Fint*))
+
+void pmpi_comm_dup_fn_(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint* in, MPI_Aint* out, MPI_Fint* flag,
+                       MPI_Fint* ierror) {
+  *out = *in;
+  *flag = 1;
+  *ierror = MPI_SUCCESS;
+}
+SLUICE_FORTRAN_LOWER_ALIASES(void, comm_dup_fn,
+                             (MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint*, MPI_Aint*, MPI_Fint*,
+                              MPI_Fint*))
+
+void pmpi_comm_null_delete_fn_(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint*, MPI_Fint* ierror) {
+  *ierror = MPI_SUCCESS;
+}
+SLUICE_FORTRAN_LOWER_ALIASES(void, comm_null_delete_fn,
+                             (MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Aint*, MPI_Fint*))
+
+// The keyval's FortranKeyval lives as long as the process (MPI_COMM_FREE_KEYVAL does not
+// tell when the last attribute using it is gone).
+void pmpi_comm_create_keyval_(FortranCopyFn copy, FortranDeleteFn del, MPI_Fint* keyval,
+                              const MPI_Aint* extra_state, MPI_Fint* ierror) {
+  auto* k = new FortranKeyval{copy, del, *extra_state};
+  *ierror = MPI_Comm_create_keyval(keyval_copy, keyval_delete, keyval, k);
+  if (*ierror != MPI_SUCCESS) delete k;
+}
+SLUICE_FORTRAN_ALIASES(void, comm_create_keyval, MPI_COMM_CREATE_KEYVAL,
+                       (FortranCopyFn, FortranDeleteFn, MPI_Fint*, const MPI_Aint*, MPI_Fint*))
+
+void pmpi_comm_set_attr_(const MPI_Fint* comm, const MPI_Fint* keyval, const MPI_Aint* value,
+                         MPI_Fint* ierror) {
+  MPI_Comm c_comm = static_cast<MPI_Comm>(sluice_fortran_f2c(SLUICE_FH_COMM, *comm));
+  *ierror = MPI_Comm_set_attr(c_comm, *keyval, reinterpret_cast<void*>(*value));
+}
+SLUICE_FORTRAN_ALIASES(void, comm_set_attr, MPI_COMM_SET_ATTR,
+                       (const MPI_Fint*, const MPI_Fint*, const MPI_Aint*, MPI_Fint*))
 
 }  // extern "C"

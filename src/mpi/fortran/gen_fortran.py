@@ -128,18 +128,53 @@ MANUAL = {
         type(*), dimension(*) :: buffer_addr
         integer :: size, ierror
       end subroutine""",
+    "MPI_Comm_create_keyval": """
+      subroutine MPI_COMM_CREATE_KEYVAL(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, &
+                                        extra_state, ierror)
+        import :: MPI_ADDRESS_KIND
+        external :: comm_copy_attr_fn, comm_delete_attr_fn
+        integer :: comm_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      end subroutine""",
+    "MPI_Comm_set_attr": """
+      subroutine MPI_COMM_SET_ATTR(comm, comm_keyval, attribute_val, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: comm, comm_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+      end subroutine""",
     "MPI_Pcontrol": """
       subroutine MPI_PCONTROL(level)
         integer :: level
       end subroutine""",
 }
+# The predefined attribute callbacks, Fortran procedures (fortran_manual.cpp).
+ATTR_CALLBACKS = """
+      subroutine MPI_COMM_NULL_COPY_FN(oldcomm, comm_keyval, extra_state, attribute_val_in, &
+                                       attribute_val_out, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: oldcomm, comm_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+        logical :: flag
+      end subroutine
+      subroutine MPI_COMM_DUP_FN(oldcomm, comm_keyval, extra_state, attribute_val_in, &
+                                 attribute_val_out, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: oldcomm, comm_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+        logical :: flag
+      end subroutine
+      subroutine MPI_COMM_NULL_DELETE_FN(comm, comm_keyval, attribute_val, extra_state, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: comm, comm_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+      end subroutine"""
+
 # C functions with no Fortran binding of this form, and why.
 NOT_FORTRAN = {
     "MPI_Comm_idup": "completes later into the C handle: needs a Fortran-side completion hook",
-    "MPI_Comm_create_keyval": "Fortran copy/delete callbacks not bound yet",
-    "MPI_Keyval_create": "Fortran copy/delete callbacks not bound yet",
-    "MPI_Comm_set_attr": "needs the Fortran keyval callbacks (MPI_Comm_create_keyval)",
-    "MPI_Attr_put": "needs the Fortran keyval callbacks (MPI_Keyval_create)",
+    "MPI_Comm_idup_with_info": "completes later into the C handle (as MPI_Comm_idup)",
+    "MPI_Keyval_create": "MPI-1 Fortran copy/delete callbacks (INTEGER values) not bound yet",
+    "MPI_Attr_put": "needs the MPI-1 Fortran keyval callbacks (MPI_Keyval_create)",
 }
 
 
@@ -450,7 +485,9 @@ def generate(mpi_h, outdir):
             "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
             "      EXTERNAL MPI_WTIME, MPI_WTICK",
             "      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF",
-            "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF"]
+            "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF",
+            "      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN",
+            "      EXTERNAL MPI_COMM_NULL_DELETE_FN"]
     open(outdir + "/mpif.h", "w").write(fixed_form(mpif))
 
     # predefined tables for libmpi
@@ -471,7 +508,7 @@ def generate(mpi_h, outdir):
             "using namespace sluice::fortran;",
             "",
             'extern "C" {']
-    interfaces = []
+    interfaces = [ATTR_CALLBACKS]
     provided, left_out = [], []
     for ret, fname, params in funcs:
         if fname.endswith("_c") or fname.startswith("PMPI_"):

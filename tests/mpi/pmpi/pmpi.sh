@@ -18,8 +18,12 @@ case "$mode" in
     $MPICC -shared -fPIC -o libprof.so "$src/prof.c"
     $MPICC -o app "$src/app.c"
     # Only the ranks get the tool (not the launcher): env sets LD_PRELOAD inside each rank.
+    # A sanitizer runtime the program links must stay first in the library list.
+    preload="$work/libprof.so"
+    runtime=$(ldd ./app | sed -n 's/.*\(lib[at]san\.so[^ ]*\) => \([^ ]*\).*/\2/p' | head -n 1)
+    [ -n "$runtime" ] && preload="$runtime:$preload"
     # shellcheck disable=SC2086  # MPIRUN carries options
-    exec $MPIRUN -n "$ranks" env LD_PRELOAD="$work/libprof.so" ./app ;;
+    exec $MPIRUN -n "$ranks" env LD_PRELOAD="$preload" ./app ;;
   link)
     $MPICC -shared -fPIC -o libprof.so "$src/prof.c"
     $MPICC -o app "$src/app.c" -L"$work" -Wl,-rpath,"$work" -lprof
