@@ -189,6 +189,7 @@ void TcpDriver::start_connect(int peer) {
   p.state = PeerState::connecting;
   if (std::find(handshakes_.begin(), handshakes_.end(), peer) == handshakes_.end())
     handshakes_.push_back(peer);
+  handshaking_.store(true, std::memory_order_release);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     p.retry_at = net::monotonic_ns() + kRetryNs;
@@ -867,22 +868,28 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
     }
   }
   if (!handshakes_.empty() || strangers_ > 0) {
-    if ((++timer_polls_ & 63) == 0) check_timers();
+    if ((++timer_polls_ & 63) == 0 || timers_owed_.exchange(false, std::memory_order_acq_rel))
+      check_timers();
   }
   if (need_reap_) reap();
+  work_waiting_.store(!pending_.empty() || (zc_inflight_ && io_uring_cq_ready(&uring_->ring())),
+                      std::memory_order_release);
+  handshaking_.store(!handshakes_.empty(), std::memory_order_release);
   return delivered;
 }
 
 bool TcpDriver::block(uint64_t timeout_ns) {
-  if (!pending_.empty()) return true;
-  if (zc_inflight_ && io_uring_cq_ready(&uring_->ring())) return true;
-  if (!handshakes_.empty()) timeout_ns = std::min<uint64_t>(timeout_ns, kRetryNs);
+  // Called by the progress thread without the engine lock: only the published flags and the
+  // epoll fd (the ring's completions wake it too: uring_tag_).
+  if (work_waiting_.load(std::memory_order_acquire)) return true;
+  const bool handshaking = handshaking_.load(std::memory_order_acquire);
+  if (handshaking) timeout_ns = std::min<uint64_t>(timeout_ns, kRetryNs);
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
               static_cast<long>(timeout_ns % 1000000000u)};
   epoll_event ev;
   // Level-triggered: whatever woke us is reported again to the poll that follows.
   epoll_pwait2(epoll_fd_.get(), &ev, 1, &ts, nullptr);
-  if (!handshakes_.empty()) check_timers();
+  if (handshaking) timers_owed_.store(true, std::memory_order_release);
   return true;
 }
 

@@ -52,6 +52,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <atomic>
 
 #include <array>
 #include <cstdint>
@@ -234,6 +235,12 @@ class TcpDriver final : public Driver {
   int strangers_ = 0;            // accepted conns that have not said hello yet
   bool need_reap_ = false;
   uint64_t timer_polls_ = 0;
+  // What block() may read: the progress thread calls it without the engine lock while the
+  // application thread polls. poll() publishes them; block() never touches the containers
+  // or runs timers, it asks the next poll() to (timers_owed_).
+  std::atomic<bool> work_waiting_{false};  // frames held back by the budget (pending_)
+  std::atomic<bool> handshaking_{false};   // peers connecting or waiting (handshakes_)
+  std::atomic<bool> timers_owed_{false};
   uint64_t epoll_polls_ = 0;
   bool epoll_owed_ = false;  // the periodic epoll_wait is due
   TcpStats stats_;
