@@ -37,6 +37,14 @@ constexpr util::ConfigKey kKeys[] = {
      "registration uncached; unsafe-none = TEST ONLY: a cache never invalidated, which sends "
      "stale data (for the tests that must see it)",
      "uffd|off|unsafe-none"},
+    {"REG_EMULATE",
+     T::string,
+     "off",
+     {},
+     "emulate a slower registration: 'latency_us,ns_per_page' (e.g. 68,200, InfiniBand as "
+     "[NewMadeleine] measured it) makes every real registration last at least that long, "
+     "busy-waiting for the difference; every statistic and benchmark output made with it says "
+     "EMULATED; off = real cost"},
 };
 
 uintptr_t page_size() {
