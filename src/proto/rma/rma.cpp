@@ -841,6 +841,8 @@ void RmaProtocol::register_stats(util::StatsRegistry& reg) const {
       "firehose", "move_avg", Unit::nanoseconds,
       [this] { return fh_stats_.move_replies ? fh_stats_.move_ns / fh_stats_.move_replies : 0; },
       "mean move round trip (request sent to reply handled)");
+  reg.add("firehose", "move_time", Unit::nanoseconds, &fh_stats_.move_ns,
+          "sum of the move round trips");
   reg.add("firehose", "served_moves", Unit::count, &t.moves, "move requests served as the target");
   reg.add("firehose", "pins", Unit::count, &t.pins, "buckets pinned (registrations made)");
   reg.add("firehose", "victims_reused", Unit::count, &t.victims_reused,
