@@ -4,7 +4,7 @@
 // Two ways to reach a target's window memory, chosen per window:
 //   shared   MPI_Win_allocate and MPI_Win_allocate_shared when every member of the
 //            communicator is on this host: one shared segment holds every rank's memory and
-//            control block, mapped by all of them (as [Open MPI]'s osc/sm). Put and get are
+//            control block, mapped by all of them (as [OpenMPI]'s osc/sm). Put and get are
 //            memcpy, locks and the accumulate lock are CPU atomics on the control blocks; the
 //            target runs nothing.
 //   native   MPI_Win_create (user memory), MPI_Win_create_dynamic, and MPI_Win_allocate across
@@ -13,7 +13,7 @@
 //            memory, packets served by the target's engine elsewhere), locks and the
 //            accumulate lock through its remote atomics.
 // One algorithm over both: passive-target locks are a 64-bit word per target (shared holders
-// counted, kExclusive added by the exclusive holder), as [Open MPI]'s osc/rdma does;
+// counted, kExclusive added by the exclusive holder), as [OpenMPI]'s osc/rdma does;
 // accumulate-type operations (Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap)
 // run under a per-target accumulate lock, so they are atomic per element with respect to
 // each other from every origin (MPI-3.1 §11.7.1) whatever the op, type or datatype layout.
