@@ -492,6 +492,8 @@ MPI_Fint MPI_Info_c2f(MPI_Info handle);
 MPI_Info MPI_Info_f2c(MPI_Fint handle);
 MPI_Fint MPI_Message_c2f(MPI_Message handle);
 MPI_Message MPI_Message_f2c(MPI_Fint handle);
+MPI_Fint MPI_Win_c2f(MPI_Win handle);
+MPI_Win MPI_Win_f2c(MPI_Fint handle);
 int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 /* Attribute caching on datatypes. */
@@ -1115,6 +1117,8 @@ MPI_Fint PMPI_Info_c2f(MPI_Info handle);
 MPI_Info PMPI_Info_f2c(MPI_Fint handle);
 MPI_Fint PMPI_Message_c2f(MPI_Message handle);
 MPI_Message PMPI_Message_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Win_c2f(MPI_Win handle);
+MPI_Win PMPI_Win_f2c(MPI_Fint handle);
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
