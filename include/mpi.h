@@ -302,6 +302,20 @@ SLUICE_PREDEFINED int sluice_mpi_weights_empty_marker;
 #define MPI_COMBINER_SUBARRAY 11
 #define MPI_COMBINER_DARRAY 12
 #define MPI_COMBINER_RESIZED 13
+#define MPI_COMBINER_F90_REAL 14
+#define MPI_COMBINER_F90_COMPLEX 15
+#define MPI_COMBINER_F90_INTEGER 16
+
+/* MPI_Type_create_darray distributions (MPI-3.1 §4.1.4) */
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+
+/* MPI_Type_match_size type classes (MPI-3.1 §17.2.5) */
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
 
 /* subarray orders */
 #define MPI_ORDER_C 56
@@ -494,6 +508,16 @@ MPI_Fint MPI_Message_c2f(MPI_Message handle);
 MPI_Message MPI_Message_f2c(MPI_Fint handle);
 int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
+/* The mpi_f08 module's TYPE(MPI_Status) as C sees it (MPI-3.1 §17.2.5): the same six
+   integers as an INTEGER status array (there is no mpi_f08 module yet). */
+typedef struct MPI_F08_status {
+  MPI_Fint MPI_SOURCE;
+  MPI_Fint MPI_TAG;
+  MPI_Fint MPI_ERROR;
+  MPI_Fint sluice_hidden[3]; /* cancellation flag, then the byte count's two halves */
+} MPI_F08_status;
+int MPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status);
+int MPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status);
 /* Attribute caching on datatypes. */
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
                                         void* attribute_val_in, void* attribute_val_out, int* flag);
@@ -619,6 +643,16 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                              const int array_of_starts[], int order, MPI_Datatype oldtype,
                              MPI_Datatype* newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype* newtype);
+/* The Fortran types of a given range or precision (SELECTED_INT_KIND / SELECTED_REAL_KIND) and
+   of a given size (MPI-3.1 §17.2.5), among the sized Fortran types Sluice has. */
+int MPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
                           int* num_datatypes, int* combiner);
@@ -1117,6 +1151,8 @@ MPI_Fint PMPI_Message_c2f(MPI_Message handle);
 MPI_Message PMPI_Message_f2c(MPI_Fint handle);
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
+int PMPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status);
+int PMPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status);
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
                             MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
                             void* extra_state);
@@ -1221,6 +1257,14 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
                               const int array_of_starts[], int order, MPI_Datatype oldtype,
                               MPI_Datatype* newtype);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype* newtype);
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
                            int* num_datatypes, int* combiner);
