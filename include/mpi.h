@@ -60,6 +60,7 @@ SLUICE_PREDEFINED struct sluice_comm_s sluice_comm_self;
 SLUICE_PREDEFINED struct sluice_group_s sluice_group_empty;
 SLUICE_PREDEFINED struct sluice_errhandler_s sluice_errh_fatal;
 SLUICE_PREDEFINED struct sluice_errhandler_s sluice_errh_return;
+SLUICE_PREDEFINED struct sluice_errhandler_s sluice_errh_abort;
 
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_char;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_signed_char;
@@ -160,6 +161,8 @@ SLUICE_PREDEFINED struct sluice_info_s sluice_info_env;
 #define MPI_GROUP_EMPTY (&sluice_group_empty)
 #define MPI_ERRORS_ARE_FATAL (&sluice_errh_fatal)
 #define MPI_ERRORS_RETURN (&sluice_errh_return)
+/* MPI-4.0: abort the processes of the communicator (Sluice's MPI_Abort ends the job). */
+#define MPI_ERRORS_ABORT (&sluice_errh_abort)
 
 #define MPI_CHAR (&sluice_dt_char)
 #define MPI_SIGNED_CHAR (&sluice_dt_signed_char)

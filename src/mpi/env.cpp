@@ -46,6 +46,7 @@ namespace {
                                                         &sluice_group_empty,
                                                         &sluice_errh_fatal,
                                                         &sluice_errh_return,
+                                                        &sluice_errh_abort,
                                                         &sluice_dt_char,
                                                         &sluice_dt_signed_char,
                                                         &sluice_dt_unsigned_char,

@@ -13,6 +13,9 @@
 
 sluice_errhandler_s sluice_errh_fatal{sluice_errhandler_s::Kind::fatal, nullptr, true, 1};
 sluice_errhandler_s sluice_errh_return{sluice_errhandler_s::Kind::ret, nullptr, true, 1};
+// MPI-4.0's MPI_ERRORS_ABORT: as MPI_Abort on the communicator, which ends the whole job in
+// Sluice, so it acts as MPI_ERRORS_ARE_FATAL and only names itself differently.
+sluice_errhandler_s sluice_errh_abort{sluice_errhandler_s::Kind::fatal, nullptr, true, 1};
 
 namespace sluice::mpi {
 namespace {
@@ -200,8 +203,9 @@ int raise(MPI_Comm comm, int errclass, const char* function, const char* what) {
       break;
   }
   const char* cls = error_string(errclass);
-  abort_job(errclass, std::string(function) + ": " + what + " [" + (cls ? cls : "?") +
-                          "] (MPI_ERRORS_ARE_FATAL on " + comm_label(comm) + ")");
+  abort_job(errclass, std::string(function) + ": " + what + " [" + (cls ? cls : "?") + "] (" +
+                          (h == &sluice_errh_abort ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL") +
+                          " on " + comm_label(comm) + ")");
 }
 
 int raisef(MPI_Comm comm, int errclass, const char* function, const char* fmt, ...) {
