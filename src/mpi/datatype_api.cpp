@@ -58,10 +58,16 @@ void record_args(MPI_Datatype t, std::vector<int> ints, std::vector<MPI_Aint> ad
 // standard makes them predefined: never freed), the layout of a sized Fortran type, its
 // envelope the F90 combiner with the arguments.
 MPI_Datatype f90_type(int combiner, std::vector<int> ints, MPI_Datatype base) {
-  static std::mutex mu;
-  static std::map<std::pair<int, std::vector<int>>, MPI_Datatype> made;
-  std::lock_guard lock(mu);
-  MPI_Datatype& t = made[{combiner, ints}];
+  struct Made {
+    std::mutex mu;
+    std::map<std::pair<int, std::vector<int>>, MPI_Datatype> types;
+    ~Made() {
+      for (auto& [args, t] : types) dt_release(t);  // at exit: no program uses them any more
+    }
+  };
+  static Made made;
+  std::lock_guard lock(made.mu);
+  MPI_Datatype& t = made.types[{combiner, ints}];
   if (!t) {
     t = dt_dup(base);
     t->combiner = combiner;
