@@ -132,6 +132,10 @@ std::string registration(const Session& s) {
   return out;
 }
 
+std::string registration_emulation(const Session& s) {
+  return engine_of(s).stats_registry().info("reg.emulate").value_or("off");
+}
+
 bool route_registers(const Session& s, int peer) {
   const drivers::Driver* d = engine_of(s).p2p().route(peer);
   return d && d->caps().needs_registration;
