@@ -132,6 +132,10 @@ std::string registration(const Session& s) {
   return out;
 }
 
+std::string attribute(const Session& s, std::string_view name) {
+  return engine_of(s).stats_registry().info(name).value_or(std::string());
+}
+
 bool route_registers(const Session& s, int peer) {
   const drivers::Driver* d = engine_of(s).p2p().route(peer);
   return d && d->caps().needs_registration;
