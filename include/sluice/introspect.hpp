@@ -94,6 +94,9 @@ Thresholds thresholds(const Session& s);
 // How large messages on registration-capable routes are registered (SLUICE_REG_STRATEGY),
 // why, and the registration caches' state: one line.
 std::string registration(const Session& s);
+// "off", or the emulated registration cost in force ("EMULATED 68 us + 200 ns/page
+// (SLUICE_REG_EMULATE)"): every figure that depends on registration must say it.
+std::string registration_emulation(const Session& s);
 // Whether the route to `peer` registers memory for large messages (its driver pins).
 bool route_registers(const Session& s, int peer);
 // A text attribute a component reports beside its counters ("ofi.provider"), or "" when

@@ -156,8 +156,35 @@ constexpr ConfigKey kP2pKeys[] = {
      "how a rendezvous buffer on a route whose driver registers memory (a zero-copy path) is "
      "registered: copy = not at all, the driver's copy path; register = pinned and unpinned "
      "for each message; cache = through the registration cache (pinned once, kept while its "
-     "pages stay, invalidated by SLUICE_REG_CACHE_MONITOR); routes that pin nothing always copy",
-     "copy|register|cache"},
+     "pages stay, invalidated by SLUICE_REG_CACHE_MONITOR); ondemand = the rendezvous request "
+     "leaves first and a pinning thread pins the buffer in growing chunks through the cache, "
+     "fragments whose chunk is not pinned yet go by copy ([Open-MX]); superpipeline = copied "
+     "through pre-registered staging buffers in chunks growing as C_0 q^i, each copy overlapping "
+     "the previous chunk's send ([NewMadeleine]); pipeline = the same with fixed chunks; routes "
+     "that pin nothing always copy",
+     "copy|register|cache|ondemand|superpipeline|pipeline"},
+    {"REG_SUPERPIPELINE_C0",
+     T::size,
+     "12K",
+     {"4K", "4M"},
+     "strategy superpipeline: the first chunk, copied during the rendezvous round trip"},
+    {"REG_SUPERPIPELINE_Q",
+     T::string,
+     "1.5",
+     {},
+     "strategy superpipeline: chunk i has C_0 q^i bytes (at most one staging buffer); a number "
+     "from 1 (a fixed pipeline of C_0) to 4"},
+    {"REG_PIPELINE_CHUNK",
+     T::size,
+     "64K",
+     {"4K", "4M"},
+     "strategy pipeline: the fixed chunk size (at most one staging buffer: the driver's packet)"},
+    {"REG_STAGING_BUFFERS",
+     T::integer,
+     "3",
+     {"2", "16"},
+     "strategies superpipeline and pipeline: pre-registered staging buffers per pinning domain "
+     "(each the driver's packet size); a chunk waits for a free one (flow control)"},
 };
 
 // The protocol-level keys' former, driver-named names (they keep working).

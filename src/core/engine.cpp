@@ -9,6 +9,7 @@
 
 #include "core/progress/progress_thread.hpp"
 #include "core/rma_glue.hpp"
+#include "mem/reg_emulation.hpp"
 #include "proto/reliable/reliable_channel.hpp"
 #include "util/log.hpp"
 
@@ -67,12 +68,32 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
                                            : proto::Thresholds::RndvMode::automatic;
   proto::RegOptions reg;
   const std::string strategy = config_.get_string("REG_STRATEGY");
-  reg.strategy = strategy == "copy"       ? proto::RegStrategy::copy
-                 : strategy == "register" ? proto::RegStrategy::per_message
-                                          : proto::RegStrategy::cache;
+  reg.strategy = strategy == "copy"            ? proto::RegStrategy::copy
+                 : strategy == "register"      ? proto::RegStrategy::per_message
+                 : strategy == "ondemand"      ? proto::RegStrategy::ondemand
+                 : strategy == "superpipeline" ? proto::RegStrategy::superpipeline
+                 : strategy == "pipeline"      ? proto::RegStrategy::pipeline
+                                               : proto::RegStrategy::cache;
+  reg.staged.c0 = config_.get_size("REG_SUPERPIPELINE_C0");
+  reg.staged.chunk = config_.get_size("REG_PIPELINE_CHUNK");
+  reg.staged.buffers = static_cast<unsigned>(config_.get_int("REG_STAGING_BUFFERS"));
+  {
+    const std::string q = config_.get_string("REG_SUPERPIPELINE_Q");
+    char* end = nullptr;
+    const double v = std::strtod(q.c_str(), &end);
+    if (end == q.c_str() || *end != '\0' || !(v >= 1.0 && v <= 4.0))
+      fail("configuration: SLUICE_REG_SUPERPIPELINE_Q=" + q + ": a number from 1 to 4");
+    reg.staged.q = v;
+  }
   reg.chosen = config_.is_set("REG_STRATEGY");
   std::vector<std::string> cache_problems;  // ranges were checked at start-up already
   reg.cache = mem::CacheOptions::from_config(config_, cache_problems);
+  // Process-wide, set before any driver registers memory.
+  mem::RegEmulation emulate;
+  std::string emulate_why;
+  if (!mem::parse_reg_emulation(config_.get_string("REG_EMULATE"), emulate, emulate_why))
+    fail("configuration: " + emulate_why);
+  mem::set_reg_emulation(emulate);
   wire_up(th, reg);
   register_stats();
 }

@@ -136,6 +136,10 @@ std::string attribute(const Session& s, std::string_view name) {
   return engine_of(s).stats_registry().info(name).value_or(std::string());
 }
 
+std::string registration_emulation(const Session& s) {
+  return engine_of(s).stats_registry().info("reg.emulate").value_or("off");
+}
+
 bool route_registers(const Session& s, int peer) {
   const drivers::Driver* d = engine_of(s).p2p().route(peer);
   return d && d->caps().needs_registration;

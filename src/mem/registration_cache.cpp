@@ -37,6 +37,14 @@ constexpr util::ConfigKey kKeys[] = {
      "registration uncached; unsafe-none = TEST ONLY: a cache never invalidated, which sends "
      "stale data (for the tests that must see it)",
      "uffd|off|unsafe-none"},
+    {"REG_EMULATE",
+     T::string,
+     "off",
+     {},
+     "emulate a slower registration: 'latency_us,ns_per_page' (e.g. 68,200, InfiniBand as "
+     "[NewMadeleine] measured it) makes every real registration last at least that long, "
+     "busy-waiting for the difference; every statistic and benchmark output made with it says "
+     "EMULATED; off = real cost"},
 };
 
 uintptr_t page_size() {
@@ -170,6 +178,10 @@ void RegistrationCache::register_stats(util::StatsRegistry& registry, std::strin
   registry.add(c, "pinned_bytes_peak", Unit::bytes, &stats_.pinned_bytes_peak,
                "most bytes the cache's entries pinned at once");
   registry.add(c, "entries", Unit::count, &stats_.entries, "entries pinned now");
+  const std::string prefix = std::string(c) + ".";
+  registry.set_kind(prefix + "pinned_bytes", util::Kind::level);
+  registry.set_kind(prefix + "pinned_bytes_peak", util::Kind::high_water);
+  registry.set_kind(prefix + "entries", util::Kind::level);
   registry.add_info(
       c, "state", [this] { return state(); }, "whether the cache runs, and how");
 }

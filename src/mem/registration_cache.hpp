@@ -53,7 +53,7 @@ class StatsRegistry;
 namespace sluice::mem {
 
 // The cache's configuration keys (group "mem"): REG_CACHE_MAX_BYTES, REG_CACHE_MAX_ENTRIES,
-// REG_CACHE_MONITOR.
+// REG_CACHE_MONITOR; and REG_EMULATE, read by the engine (mem/reg_emulation.hpp).
 std::span<const util::ConfigKey> registration_cache_config();
 
 enum class CacheMonitor {

@@ -3,7 +3,10 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+
+#include "mem/reg_emulation.hpp"
 
 namespace sluice::mem {
 
@@ -72,7 +75,9 @@ Errc UringDomain::register_memory(std::span<const std::byte> buf, Registration& 
   // The pinning syscall runs outside the lock: it is the slow part, and the kernel
   // serialises table updates itself.
   void* base = const_cast<std::byte*>(buf.data());
+  const auto start = std::chrono::steady_clock::now();
   const int rc = update_slot(ring_, slot, base, buf.size());
+  if (rc >= 0) pad_registration(start, buf.size());  // SLUICE_REG_EMULATE (reg_emulation.hpp)
   std::lock_guard lock(mutex_);
   if (rc < 0) {
     free_.push_back(slot);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "proto/reg_pipeline.hpp"
 #include "util/small_copy.hpp"
 
 namespace sluice::proto {
@@ -33,6 +34,12 @@ const char* reg_strategy_name(RegStrategy s) {
       return "register";
     case RegStrategy::cache:
       return "cache";
+    case RegStrategy::ondemand:
+      return "ondemand";
+    case RegStrategy::superpipeline:
+      return "superpipeline";
+    case RegStrategy::pipeline:
+      return "pipeline";
   }
   return "?";
 }
@@ -69,11 +76,14 @@ void PointToPoint::set_route(int peer, drivers::Driver* d) {
   routes_[static_cast<std::size_t>(peer)] = d;
   // A pinning route under strategy cache gets its domain's cache now (not on the first
   // message: its statistics exist from the start, and no message pays for making it).
-  if (d && d->caps().needs_registration && reg_opts_.strategy == RegStrategy::cache)
+  if (d && d->caps().needs_registration &&
+      (reg_opts_.strategy == RegStrategy::cache || reg_opts_.strategy == RegStrategy::ondemand))
     cache_for(d->memory_domain());
   // Pushing fills receiver-side buffers before the receiver asked (DriverCaps::takes_push).
   push_ok_[static_cast<std::size_t>(peer)] = d && d->caps().takes_push;
 }
+
+PointToPoint::PointToPoint(Upcalls& up, const Thresholds& th) : up_(up), th_(th) {}
 
 PointToPoint::~PointToPoint() {
   for (PushRx* p : pushes_) delete p;
@@ -171,6 +181,17 @@ Errc PointToPoint::register_buffer(Transfer& t) {
     t.reg = mem::Registration::host(buf);
     return Errc::ok;
   }
+  if (pipe_strategy() && t.protocol == Protocol::rndv_pipeline && !in_persistent(buf)) {
+    if (t.role == Transfer::Role::send) {
+      begin_pipe(t);  // pinned in the background (ondemand) or never (staged copies)
+    } else {
+      // The stream drivers receive by the kernel's copy: pinning the destination would buy
+      // nothing until a driver receives into registered memory.
+      ++reg_stats_.unregistered_recvs;
+      t.reg = mem::Registration::host(buf);
+    }
+    return Errc::ok;
+  }
   return register_pinned(*d, buf, t.reg);
 }
 
@@ -196,7 +217,7 @@ Errc PointToPoint::register_pinned(drivers::Driver& d, std::span<const std::byte
     }
   }
   Errc e;
-  if (reg_opts_.strategy == RegStrategy::cache) {
+  if (reg_opts_.strategy == RegStrategy::cache || pipe_strategy()) {
     ++reg_stats_.cached;
     mem::RegistrationCache* c = cache_for(domain);
     e = c ? c->register_memory(buf, out) : domain.register_memory(buf, out);
@@ -209,6 +230,13 @@ Errc PointToPoint::register_pinned(drivers::Driver& d, std::span<const std::byte
     out = mem::Registration::host(buf);  // the copy path moves it
   }
   return e;
+}
+
+bool PointToPoint::in_persistent(std::span<const std::byte> buf) const {
+  if (persistent_.empty()) return false;
+  const auto lo = reinterpret_cast<uintptr_t>(buf.data());
+  auto it = persistent_.upper_bound(lo);
+  return it != persistent_.begin() && lo + buf.size() <= std::prev(it)->second.end;
 }
 
 mem::RegistrationCache* PointToPoint::cache_for(mem::Domain& domain) {
@@ -272,6 +300,7 @@ void PointToPoint::first_packet_sent(Transfer& t) {
     if (!t.sync) up_.transfer_complete(t, Errc::ok);
     return;
   }
+  if (t.pipe) pipe_rts_sent(t);  // pin in the background / copy chunk 0 during the round trip
   if (t.protocol != Protocol::rndv_push) return;  // waits for the receiver's cts or fin
   t.offset = 0;
   t.length = t.len;
@@ -291,6 +320,7 @@ void PointToPoint::mark_active(int peer) {
 }
 
 bool PointToPoint::push_fragments(Transfer& t) {
+  if (t.pipe) return push_piped(t);
   drivers::Driver* d = route(t.peer);
   const std::size_t chunk = d->caps().max_packet;
   // A lending driver (the reliability layer) sends straight from the user's buffer and
@@ -491,6 +521,10 @@ void PointToPoint::finish_get(Transfer& r, Errc err) {
 }
 
 void PointToPoint::on_completion(drivers::CompletionToken token, Errc status) {
+  if (token.id & 1) {  // a staging buffer's chunk (reg_pipeline.cpp)
+    on_staging_completion(token.id, status);
+    return;
+  }
   Transfer& t = transfer_from_id(token.id);
   if (t.role == Transfer::Role::recv) {  // a posted get
     if (status == Errc::ok) stats_.get_bytes += t.length;

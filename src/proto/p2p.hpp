@@ -29,6 +29,12 @@ namespace sluice::proto {
 enum class Protocol : uint8_t { none, eager, rndv_get, rndv_pipeline, rndv_push };
 const char* protocol_name(Protocol p);
 
+// A send's state under strategy ondemand / superpipeline / pipeline, the pinning thread and
+// the staging buffers (reg_pipeline.hpp).
+struct RegPipe;
+struct PinningThread;
+struct StagingPool;
+
 // Protocol state of one message, embedded in the core's request.
 struct Transfer {
   enum class Role : uint8_t { send, recv };
@@ -51,6 +57,9 @@ struct Transfer {
   // The buffer's registration in the route's memory domain (rendezvous only; empty for
   // eager): its remote key travels in the rts / cts.
   mem::Registration reg;
+  // A pipelined send on a pinning route under strategy ondemand, superpipeline or pipeline:
+  // its pinning job or staging state (reg_pipeline.cpp); null otherwise.
+  RegPipe* pipe = nullptr;
 };
 
 // A match packet that arrived (eager or rts), as the core stores and matches it.
@@ -101,13 +110,30 @@ enum class RegStrategy : uint8_t {
   per_message,  // "register": pinned before, unpinned after every message ([NewMadeleine]'s T_reg
                 // each time)
   cache,  // through a RegistrationCache over the driver's domain (pin once, reuse, invalidate)
+  // [Open-MX]'s overlapped on-demand pinning: the rendezvous request leaves first, a pinning
+  // thread pins the buffer in growing chunks (through the cache), fragments whose chunk is
+  // pinned go zero-copy, the others (overlap misses) by the copy path.
+  ondemand,
+  // [NewMadeleine]'s superpipeline: copy through N pre-registered staging buffers, chunk i of
+  // C_0 q^i bytes copied while chunk i-1 is on the wire; chunk 0 during the rendezvous.
+  superpipeline,
+  pipeline,  // the same with a fixed chunk size (the plain copy pipeline)
 };
 const char* reg_strategy_name(RegStrategy s);
+
+// The staged (copy-through-registered-buffers) protocols' parameters.
+struct StagedOptions {
+  std::size_t c0 = 12 * 1024;     // superpipeline: first chunk (SLUICE_REG_SUPERPIPELINE_C0)
+  double q = 1.5;                 // ... growth ratio (SLUICE_REG_SUPERPIPELINE_Q)
+  std::size_t chunk = 64 * 1024;  // pipeline: fixed chunk (SLUICE_REG_PIPELINE_CHUNK)
+  unsigned buffers = 3;           // staging buffers per domain (SLUICE_REG_STAGING_BUFFERS)
+};
 
 struct RegOptions {
   RegStrategy strategy = RegStrategy::cache;
   bool chosen = false;  // set explicitly (SLUICE_REG_STRATEGY), not the default
   mem::CacheOptions cache;
+  StagedOptions staged;
 };
 
 // What the registration strategy did: buffers (sends and rendezvous receives) on
@@ -122,6 +148,18 @@ struct RegStats {
   uint64_t persistent_registrations = 0;  // registrations made for it (one per region and domain)
   uint64_t persistent_regions = 0;        // regions live now
   uint64_t persistent_bytes = 0;          // their bytes
+  // Strategy ondemand (sends; progress thread). The pinning thread's own counters are in
+  // PinningThread (reg_pipeline.hpp).
+  uint64_t ondemand = 0;            // sends pinned on demand
+  uint64_t ondemand_zc_frags = 0;   // fragments sent from a chunk already pinned
+  uint64_t overlap_misses = 0;      // fragments whose chunk was not pinned yet: copy path
+  uint64_t overlap_miss_bytes = 0;  // their bytes
+  // Strategies superpipeline and pipeline (sends).
+  uint64_t staged = 0;              // sends copied through the staging buffers
+  uint64_t staged_chunks = 0;       // chunks copied and sent
+  uint64_t staged_early = 0;        // first chunks copied during the rendezvous round trip
+  uint64_t staging_waits = 0;       // times a chunk waited for a free staging buffer
+  uint64_t unregistered_recvs = 0;  // rendezvous receives on those strategies (never pinned)
 };
 
 class Upcalls {
@@ -138,7 +176,7 @@ inline constexpr drivers::ProtocolId kProtocolId = drivers::ProtocolId::p2p;
 
 class PointToPoint final : public drivers::PacketSink {
  public:
-  PointToPoint(Upcalls& up, const Thresholds& th) : up_(up), th_(th) {}
+  PointToPoint(Upcalls& up, const Thresholds& th);  // out of line: members of incomplete type
 
   // The registration strategy; before the routes are set (set_route makes the caches).
   void set_registration(const RegOptions& o) { reg_opts_ = o; }
@@ -238,6 +276,7 @@ class PointToPoint final : public drivers::PacketSink {
 
   drivers::IoStatus send_first_packet(Transfer& t);
   void complete(Transfer& t, Errc err) {
+    if (t.pipe) end_pipe(t);
     t.reg.reset();  // a pinning domain unpins here, not when the request is reused
     up_.transfer_complete(t, err);
   }
@@ -258,6 +297,18 @@ class PointToPoint final : public drivers::PacketSink {
   // The pinning route's half of register_buffer: the strategy decides (large messages only).
   Errc register_pinned(drivers::Driver& d, std::span<const std::byte> buf, mem::Registration& out);
   mem::RegistrationCache* cache_for(mem::Domain& domain);
+  // Whether `buf` lies inside MPI_Alloc_mem memory (registered once: every strategy uses that).
+  bool in_persistent(std::span<const std::byte> buf) const;
+  // Strategies ondemand, superpipeline and pipeline (reg_pipeline.cpp).
+  bool pipe_strategy() const { return reg_opts_.strategy >= RegStrategy::ondemand; }
+  void begin_pipe(Transfer& t);     // register_buffer of such a send: no pinning now
+  void pipe_rts_sent(Transfer& t);  // the rts is out: start pinning / copy chunk 0
+  bool push_piped(Transfer& t);     // push_fragments for such a send
+  bool push_ondemand(Transfer& t);
+  bool push_staged(Transfer& t);
+  void on_staging_completion(uint64_t token_id, Errc status);
+  void end_pipe(Transfer& t);
+  StagingPool* staging_for(drivers::Driver& d);
   // Stash buffers are recycled: a fresh 64 KiB-1 MiB allocation per unexpected message
   // costs page faults (the heap trims, large blocks are mmapped) each time.
   void take_stash(PushRx* p);
@@ -280,7 +331,9 @@ class PointToPoint final : public drivers::PacketSink {
     uintptr_t end = 0;
     std::vector<std::pair<mem::Domain*, mem::Registration>> regs;  // one per pinning domain
   };
-  std::map<uintptr_t, Persistent> persistent_;  // by start address (MPI_Alloc_mem memory)
+  std::map<uintptr_t, Persistent> persistent_;         // by start address (MPI_Alloc_mem memory)
+  std::unique_ptr<PinningThread> pinner_;              // strategy ondemand, started at first use
+  std::vector<std::unique_ptr<StagingPool>> staging_;  // one per pinning domain
 };
 
 }  // namespace sluice::proto

@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <string>
 
+#include "mem/reg_emulation.hpp"
 #include "proto/p2p.hpp"
+#include "proto/reg_pipeline.hpp"
 
 namespace sluice::proto {
 
@@ -51,12 +53,60 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
   reg.add_info(
       "reg", "strategy", [this] { return registration_summary(); },
       "how large messages on registration-capable routes are registered (SLUICE_REG_STRATEGY)");
+  reg.add_info(
+      "reg", "emulate", [] { return mem::reg_emulation().describe(); },
+      "registration cost emulation (SLUICE_REG_EMULATE): when not off, every registration time "
+      "and every figure depending on it is EMULATED");
+  reg.add(
+      "reg", "emulated_ns", Unit::nanoseconds, [] { return mem::reg_emulation_added_ns(); },
+      "time added to real registrations by SLUICE_REG_EMULATE (busy-waiting)");
   reg.add("reg", "strategy.copy", Unit::count, &reg_stats_.copy,
           "buffers moved by the copy path because the strategy is copy");
   reg.add("reg", "strategy.register", Unit::count, &reg_stats_.registered,
           "buffers registered for their message alone (strategy register)");
   reg.add("reg", "strategy.cache", Unit::count, &reg_stats_.cached,
           "buffers registered through the registration cache (strategy cache)");
+  reg.add("reg", "strategy.ondemand", Unit::count, &reg_stats_.ondemand,
+          "sends pinned on demand in the background (strategy ondemand)");
+  reg.add("reg", "ondemand.zerocopy_fragments", Unit::count, &reg_stats_.ondemand_zc_frags,
+          "ondemand: fragments sent from a chunk already pinned");
+  reg.add("reg", "ondemand.overlap_misses", Unit::count, &reg_stats_.overlap_misses,
+          "ondemand: fragments needed before their chunk was pinned, sent by the copy path");
+  reg.add("reg", "ondemand.overlap_miss_bytes", Unit::bytes, &reg_stats_.overlap_miss_bytes,
+          "ondemand: their bytes");
+  struct PinCounter {
+    const char* name;
+    Unit unit;
+    const std::atomic<uint64_t> PinningThread::*field;
+    const char* help;
+  };
+  static constexpr PinCounter kPinCounters[] = {
+      {"ondemand.chunks_pinned", Unit::count, &PinningThread::chunks_pinned,
+       "ondemand: chunks the pinning thread registered (through the cache: hits included)"},
+      {"ondemand.chunks_failed", Unit::count, &PinningThread::chunks_failed,
+       "ondemand: chunks the domain refused (their fragments went by copy)"},
+      {"ondemand.chunks_skipped", Unit::count, &PinningThread::chunks_skipped,
+       "ondemand: chunks left unpinned because their send was over first"},
+      {"ondemand.bytes_pinned", Unit::bytes, &PinningThread::bytes_pinned,
+       "ondemand: bytes of the chunks registered"},
+  };
+  for (const PinCounter& c : kPinCounters)
+    reg.add(
+        "reg", c.name, c.unit,
+        [this, field = c.field]() -> uint64_t {
+          return pinner_ ? ((*pinner_).*field).load(std::memory_order_relaxed) : 0;
+        },
+        c.help);
+  reg.add("reg", "strategy.staged", Unit::count, &reg_stats_.staged,
+          "sends copied through the staging buffers (strategies superpipeline and pipeline)");
+  reg.add("reg", "staged.chunks", Unit::count, &reg_stats_.staged_chunks,
+          "staged: chunks copied into a staging buffer and sent");
+  reg.add("reg", "staged.early_chunks", Unit::count, &reg_stats_.staged_early,
+          "staged: first chunks copied during the rendezvous round trip");
+  reg.add("reg", "staged.buffer_waits", Unit::count, &reg_stats_.staging_waits,
+          "staged: times a chunk waited for a staging buffer to come back (flow control)");
+  reg.add("reg", "unregistered_receives", Unit::count, &reg_stats_.unregistered_recvs,
+          "rendezvous receives under ondemand/superpipeline/pipeline (received by copy)");
   reg.add("reg", "failed", Unit::count, &reg_stats_.failed,
           "registrations refused (no slot, memlock limit): those buffers were copied");
   reg.add("reg", "alloc_mem.hits", Unit::count, &reg_stats_.persistent_hits,
@@ -66,6 +116,8 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
   reg.add("reg", "alloc_mem.regions", Unit::count, &reg_stats_.persistent_regions,
           "MPI_Alloc_mem allocations registered now");
   reg.add("reg", "alloc_mem.bytes", Unit::bytes, &reg_stats_.persistent_bytes, "their bytes");
+  reg.set_kind("reg.alloc_mem.regions", util::Kind::level);
+  reg.set_kind("reg.alloc_mem.bytes", util::Kind::level);
   // The caches' counters, summed over the pinning domains (one cache each).
   struct CacheCounter {
     const char* name;
@@ -100,6 +152,9 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
           return sum;
         },
         c.help);
+  reg.set_kind("rcache.pinned_bytes", util::Kind::level);
+  reg.set_kind("rcache.pinned_bytes_peak", util::Kind::high_water);
+  reg.set_kind("rcache.entries", util::Kind::level);
   reg.add_info(
       "rcache", "state",
       [this]() -> std::string {
@@ -136,6 +191,8 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
       "p2p", "threshold.push_max", Unit::bytes,
       [this] { return static_cast<uint64_t>(th_.push_max); },
       "largest pushed rendezvous (SLUICE_RNDV_PUSH_MAX)");
+  reg.set_kind("p2p.threshold.eager_limit", util::Kind::level);
+  reg.set_kind("p2p.threshold.push_max", util::Kind::level);
 }
 
 std::string PointToPoint::registration_summary() const {

@@ -9,12 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "mem/reg_emulation.hpp"
 #include "mem/uring_domain.hpp"
 
 namespace sluice::mem {
@@ -209,6 +211,52 @@ TEST(UringDomain, CapIpcLockIsNotBoundByMemlock) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(RegEmulation, ParsesTheKnobAndRejectsNonsense) {
+  RegEmulation e;
+  std::string why;
+  ASSERT_TRUE(parse_reg_emulation("68,200", e, why)) << why;
+  EXPECT_DOUBLE_EQ(e.latency_ns, 68000);
+  EXPECT_DOUBLE_EQ(e.ns_per_page, 200);
+  EXPECT_TRUE(e.active());
+  EXPECT_DOUBLE_EQ(e.target_ns(8192), 68000 + 400);
+  EXPECT_NE(e.describe().find("EMULATED"), std::string::npos);
+  ASSERT_TRUE(parse_reg_emulation("off", e, why));
+  EXPECT_FALSE(e.active());
+  EXPECT_EQ(e.describe(), "off");
+  for (const char* bad : {"68", "x,1", "-1,5", "1,", ",2", "1,2,3"})
+    EXPECT_FALSE(parse_reg_emulation(bad, e, why)) << bad;
+}
+
+// Every real registration lasts at least the emulated time (a lower bound: the busy-wait
+// stops at the target, never before), and the time added is counted.
+TEST(RegEmulation, StretchesEveryRealRegistration) {
+  auto d = open_domain();
+  ASSERT_TRUE(d);
+  constexpr std::size_t kSize = 64 * 4096;
+  Mapping m(kSize);
+  ASSERT_TRUE(m.data);
+  std::memset(m.data, 1, kSize);
+  RegEmulation e;
+  std::string why;
+  ASSERT_TRUE(parse_reg_emulation("2000,1000", e, why));  // 2 ms + 64 us for 64 pages
+  set_reg_emulation(e);
+  const uint64_t added_before = reg_emulation_added_ns();
+  Registration reg;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Errc rc = d->register_memory(m.span(), reg);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  set_reg_emulation(RegEmulation{});
+  ASSERT_EQ(rc, Errc::ok);
+  EXPECT_TRUE(reg.pinned());
+  EXPECT_GE(took, std::chrono::microseconds(2064));
+  EXPECT_GT(reg_emulation_added_ns(), added_before);
+  // Off again: nothing more is added.
+  const uint64_t added = reg_emulation_added_ns();
+  Registration again;
+  ASSERT_EQ(d->register_memory(m.span(), again), Errc::ok);
+  EXPECT_EQ(reg_emulation_added_ns(), added);
 }
 
 }  // namespace

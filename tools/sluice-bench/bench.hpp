@@ -78,6 +78,10 @@ inline int bw_reps(std::size_t size, int window, int fixed) {
   return static_cast<int>(n);
 }
 
+// "off", or "EMULATED <λ> us + <n> ns/page (SLUICE_REG_EMULATE)": every benchmark whose
+// figures depend on registration prints it (text: a '#' line; JSON: "reg_emulate").
+std::string reg_emulation_label(const Session& session);
+
 // The benchmarks. Each runs on every rank; only rank 0 prints. Returns the exit status.
 int run_pingpong(Session& session, const Options& options);
 // Every rank sends 0 bytes to every other in ring order; time, Session() time (init_us,
@@ -97,6 +101,6 @@ std::string plot_pingpong(const std::vector<PingpongResult>& results, const std:
                           const std::string& driver, const std::string& png);
 // Draws registration, deregistration and memcpy time against size (log-log) with the fit.
 std::string plot_regcost(const std::vector<RegcostResult>& results, const RegFit& fit,
-                         const std::string& png);
+                         const std::string& emulation, const std::string& png);
 
 }  // namespace sluice::bench

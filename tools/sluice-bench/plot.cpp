@@ -137,7 +137,7 @@ std::string plot_pingpong(const std::vector<PingpongResult>& results, const std:
 namespace sluice::bench {
 
 std::string plot_regcost(const std::vector<RegcostResult>& results, const RegFit& fit,
-                         const std::string& png) {
+                         const std::string& emulation, const std::string& png) {
   if (results.empty()) return "no results to plot";
   if (!on_path("gnuplot"))
     return "gnuplot not found on PATH; install it (apt-get install -y gnuplot-nox) or drop --plot";
@@ -156,7 +156,10 @@ std::string plot_regcost(const std::vector<RegcostResult>& results, const RegFit
   {
     std::ofstream f(script);
     f << kPngTerminal << "set output " << gp_quote(png) << "\n"
-      << "set title 'sluice-bench regcost: uring domain (io_uring registered buffers)'\n"
+      << "set title "
+      << gp_quote("sluice-bench regcost: uring domain (io_uring registered buffers)" +
+                  (emulation == "off" ? std::string() : ", " + emulation))
+      << "\n"
          "set termoption noenhanced\n"
          "set logscale x 2\n"
          "set logscale y 10\n"

@@ -139,17 +139,19 @@ int run_regcost(Session& session, const Options& o) {
       std::printf(
           "{\"bench\":\"regcost\",\"domain\":\"uring\",\"size\":%zu,\"reps\":%d,"
           "\"reg_us\":%.3f,\"dereg_us\":%.3f,\"memcpy_us\":%.3f,\"reg_MBps\":%.1f,"
-          "\"memcpy_MBps\":%.1f}\n",
+          "\"memcpy_MBps\":%.1f,\"reg_emulate\":\"%s\"}\n",
           r.size, r.reps, r.reg_ns / 1000, r.dereg_ns / 1000, r.memcpy_ns / 1000,
-          mbps(r.size, r.reg_ns), mbps(r.size, r.memcpy_ns));
+          mbps(r.size, r.reg_ns), mbps(r.size, r.memcpy_ns), reg_emulation_label(session).c_str());
     std::printf(
-        "{\"bench\":\"regcost\",\"fit\":\"T_reg(L) = lambda_reg + L / B_reg\","
+        "{\"bench\":\"regcost\",\"reg_emulate\":\"%s\",\"fit\":\"T_reg(L) = lambda_reg + L / "
+        "B_reg\","
         "\"lambda_reg_us\":%.3f,\"B_reg_MBps\":%.1f,\"ns_per_page\":%.1f,"
         "\"lambda_regdereg_us\":%.3f,\"B_regdereg_MBps\":%.1f,\"regdereg_ns_per_page\":%.1f}\n",
-        reg_fit.latency_us, reg_fit.bandwidth_MBps, reg_fit.ns_per_page, full_fit.latency_us,
-        full_fit.bandwidth_MBps, full_fit.ns_per_page);
+        reg_emulation_label(session).c_str(), reg_fit.latency_us, reg_fit.bandwidth_MBps,
+        reg_fit.ns_per_page, full_fit.latency_us, full_fit.bandwidth_MBps, full_fit.ns_per_page);
   } else {
     std::printf("# regcost: uring domain (io_uring registered buffers), medians, touched memory\n");
+    std::printf("# registration cost: %s\n", reg_emulation_label(session).c_str());
     std::printf("%12s %6s %11s %11s %11s %11s %12s %12s\n", "size", "reps", "reg_us", "dereg_us",
                 "reg+dereg", "memcpy_us", "reg_MB/s", "memcpy_MB/s");
     for (const auto& r : results)
@@ -171,7 +173,7 @@ int run_regcost(Session& session, const Options& o) {
     }
   }
   if (!o.plot.empty()) {
-    std::string err = plot_regcost(results, reg_fit, o.plot);
+    std::string err = plot_regcost(results, reg_fit, reg_emulation_label(session), o.plot);
     if (!err.empty()) {
       std::fprintf(stderr, "sluice-bench regcost: --plot: %s\n", err.c_str());
       return 1;

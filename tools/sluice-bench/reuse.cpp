@@ -40,6 +40,10 @@ uint64_t value(const Session& s, const char* name) {
 
 }  // namespace
 
+std::string reg_emulation_label(const Session& s) {
+  return introspect::registration_emulation(s);
+}
+
 int run_reuse(Session& s, const Options& o) {
   if (s.size() != 2) {
     if (s.rank() == 0) std::fprintf(stderr, "sluice-bench reuse: needs 2 ranks\n");
@@ -91,13 +95,15 @@ int run_reuse(Session& s, const Options& o) {
         "{\"bench\":\"reuse\",\"pattern\":\"%s\",\"strategy\":\"%s\",\"route_registers\":%s,"
         "\"size\":%zu,\"iters\":%d,\"us_per_msg\":%.3f,\"MBps\":%.1f,\"hits\":%llu,"
         "\"misses\":%llu,\"invalidations\":%llu,\"hit_rate\":%.4f,\"copy\":%llu,"
-        "\"register\":%llu,\"cache\":%llu}\n",
+        "\"register\":%llu,\"cache\":%llu,\"reg_emulate\":\"%s\"}\n",
         pattern.c_str(), strategy.c_str(), registers ? "true" : "false", size, iters, us, mbps,
         (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2], hit_rate,
-        (unsigned long long)d[3], (unsigned long long)d[4], (unsigned long long)d[5]);
+        (unsigned long long)d[3], (unsigned long long)d[4], (unsigned long long)d[5],
+        reg_emulation_label(s).c_str());
   } else {
     std::printf("# sluice-bench reuse driver=%s route registers memory: %s (rank 0's counters)\n",
                 std::string(s.driver_name(1)).c_str(), registers ? "yes" : "no");
+    std::printf("# registration cost: %s\n", reg_emulation_label(s).c_str());
     std::printf("%-8s %-9s %10s %7s %11s %9s %8s %8s %8s %8s\n", "pattern", "strategy", "size",
                 "iters", "us_per_msg", "MBps", "hits", "misses", "invalid", "hit_rate");
     std::printf("%-8s %-9s %10zu %7d %11.2f %9.1f %8llu %8llu %8llu %8.3f\n", pattern.c_str(),
