@@ -33,7 +33,7 @@ if(TARGET sluice_archive)
 endif()
 
 # What a static link of libsluice.a / libmpi.a needs besides it.
-set(SLUICE_STATIC_LIBS "-lpthread -lrt -luring -lfabric")  # the uring domain, the ofi driver
+set(SLUICE_STATIC_LIBS "-lpthread -lrt -luring")  # liburing: the uring memory domain
 find_library(SLUICE_INSTALL_HWLOC_LIB hwloc)
 if(SLUICE_INSTALL_HWLOC_LIB)
   string(APPEND SLUICE_STATIC_LIBS " -lhwloc")

@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "drivers/ofi/ofi_loader.hpp"
 #include "util/log.hpp"
 #include "util/stats.hpp"
 
@@ -33,7 +34,7 @@ constexpr uint16_t kMagic = 0x0f1c;
 constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
 
 struct InfoDeleter {
-  void operator()(fi_info* i) const { fi_freeinfo(i); }
+  void operator()(fi_info* i) const { ofi::freeinfo(i); }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
@@ -78,7 +79,7 @@ const char* progress_text(fi_progress p) {
 }
 
 std::string fi_error(const char* what, int rc) {
-  return std::string(what) + ": " + fi_strerror(-rc);
+  return std::string(what) + ": " + ofi::strerror(-rc);
 }
 
 std::string to_hex(const std::byte* p, std::size_t n) {
@@ -113,10 +114,10 @@ bool from_hex(const std::string& s, std::vector<std::byte>& out) {
 // Every provider fi_getinfo reports here with the endpoint types it offers.
 std::map<std::string, std::set<std::string>> offered(const char* provider) {
   std::map<std::string, std::set<std::string>> m;
-  InfoPtr hints(fi_allocinfo());
+  InfoPtr hints(ofi::allocinfo());
   if (provider && hints) hints->fabric_attr->prov_name = strdup(provider);
   fi_info* list = nullptr;
-  if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, provider ? hints.get() : nullptr, &list) != 0)
+  if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, provider ? hints.get() : nullptr, &list) != 0)
     return m;
   InfoPtr owner(list);
   for (fi_info* i = list; i; i = i->next)
@@ -138,6 +139,8 @@ std::string format_offered(const std::map<std::string, std::set<std::string>>& m
 }  // namespace
 
 std::string ofi_available() {
+  std::string err;
+  if (!ofi::load(err)) return err;
   return format_offered(offered(nullptr));
 }
 
@@ -171,12 +174,14 @@ OfiDriver::OfiDriver(OfiParams params)
 OfiDriver::~OfiDriver() = default;
 
 void OfiDriver::choose_provider() {
+  std::string err;
+  if (!ofi::load(err)) throw std::runtime_error(err);
   std::vector<fi_ep_type> types;
   if (params_.endpoint != OfiEndpointType::dgram) types.push_back(FI_EP_RDM);
   if (params_.endpoint != OfiEndpointType::rdm) types.push_back(FI_EP_DGRAM);
   const bool named = !params_.provider.empty();
   for (fi_ep_type type : types) {
-    InfoPtr hints(fi_allocinfo());
+    InfoPtr hints(ofi::allocinfo());
     if (!hints) throw std::runtime_error("fi_allocinfo failed");
     hints->caps = FI_MSG;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -192,7 +197,7 @@ void OfiDriver::choose_provider() {
     if (named) hints->fabric_attr->prov_name = strdup(params_.provider.c_str());
     if (!params_.domain.empty()) hints->domain_attr->name = strdup(params_.domain.c_str());
     fi_info* list = nullptr;
-    if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) != 0 || !list) continue;
+    if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) != 0 || !list) continue;
     InfoPtr owner(list);
     for (fi_info* i = list; i; i = i->next) {
       // Chosen by default, shm would leave the other hosts' ranks unreachable.
@@ -205,9 +210,9 @@ void OfiDriver::choose_provider() {
       free(hints->fabric_attr->prov_name);
       hints->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
       fi_info* rma = nullptr;
-      if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &rma) == 0 && rma) {
+      if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &rma) == 0 && rma) {
         rma_offered_ = true;
-        fi_freeinfo(rma);
+        ofi::freeinfo(rma);
       }
       return;
     }
@@ -239,7 +244,7 @@ void OfiDriver::open_resources() {
   fi_info* info = fids_->info;
   int rc = 0;
   fid_fabric* fabric = nullptr;
-  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0)
+  if ((rc = ofi::fabric(info->fabric_attr, &fabric, nullptr)) != 0)
     throw std::runtime_error(fi_error("fi_fabric", rc));
   fids_->fabric.reset(fabric);
   fid_domain* domain = nullptr;
