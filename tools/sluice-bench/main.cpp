@@ -7,6 +7,8 @@
 //   sluice-bench regcost [--json] [--sizes 4K,1M] [--iters N] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench reuse [--pattern always|never|mixed] [--sizes 1M] [--iters N]
 //                                     [--json]
+//   sluicerun -n 2 sluice-bench rma-ws [--sizes 1M,64M] [--iters N] [--reps N] [--json]
+//                                      [--plot FILE.png]
 //
 // Only rank 0 prints. Bad usage exits with status 2, a failed run with 1.
 #include <sluice/sluice.hpp>
@@ -55,6 +57,12 @@ constexpr Benchmark benchmarks[] = {
      "              registration strategy in force (SLUICE_REG_STRATEGY): time per message,\n"
      "              bandwidth, cache hits / misses / invalidations (default 1M x 1000)",
      [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_reuse(s, o); }},
+    {"rma-ws",
+     "two ranks: 8-byte put latency and 64 KiB put bandwidth vs the remote working set\n"
+     "              (--sizes: working sets; default 1M .. 4 (M + MAXVICTIM)), with Firehose's\n"
+     "              hit rate, one-sided share, moves and pinned memory (--iters puts per\n"
+     "              latency point, default 2000; --reps puts per bandwidth point, default 512)",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_rma_ws(s, o); }},
 };
 
 std::string usage() {
