@@ -99,5 +99,8 @@ std::string registration(const Session& s);
 std::string registration_emulation(const Session& s);
 // Whether the route to `peer` registers memory for large messages (its driver pins).
 bool route_registers(const Session& s, int peer);
+// A text attribute a component reports beside its counters ("ofi.provider"), or "" when
+// this rank has none by that name.
+std::string attribute(const Session& s, std::string_view name);
 
 }  // namespace sluice::introspect
