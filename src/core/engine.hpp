@@ -202,6 +202,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   uint64_t spin_ns() const { return spin_ns_; }
   uint64_t max_sleep_ns() const { return max_sleep_ns_; }
   const proto::PointToPoint& p2p() const { return *p2p_; }
+  proto::PointToPoint& p2p() { return *p2p_; }
   // The one-sided protocol (core/rma_glue.hpp), made and attached on first use; nullptr
   // until then. Lives as long as the engine (the demux keeps pointing at it).
   RmaGlue& rma();
