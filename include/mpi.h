@@ -378,7 +378,23 @@ SLUICE_PREDEFINED int sluice_mpi_weights_empty_marker;
    has failed; any-source receives and probes fail while the communicator has a failed
    member not acknowledged with MPIX_Comm_failure_ack. Numbered after every MPI-3.1 class. */
 #define MPIX_ERR_PROC_FAILED 60
-#define MPI_ERR_LASTCODE 63
+/* The tool information interface's return codes (MPI-3.1 §14.3.10), error classes too. */
+#define MPI_T_ERR_MEMORY 61
+#define MPI_T_ERR_NOT_INITIALIZED 62
+#define MPI_T_ERR_CANNOT_INIT 63
+#define MPI_T_ERR_INVALID_INDEX 64
+#define MPI_T_ERR_INVALID_ITEM 65
+#define MPI_T_ERR_INVALID_HANDLE 66
+#define MPI_T_ERR_OUT_OF_HANDLES 67
+#define MPI_T_ERR_OUT_OF_SESSIONS 68
+#define MPI_T_ERR_INVALID_SESSION 69
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 70
+#define MPI_T_ERR_CVAR_SET_NEVER 71
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 72
+#define MPI_T_ERR_PVAR_NO_WRITE 73
+#define MPI_T_ERR_PVAR_NO_ATOMIC 74
+#define MPI_T_ERR_INVALID_NAME 75
+#define MPI_ERR_LASTCODE 100
 
 /* ---- callback types --------------------------------------------------------------- */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
@@ -835,6 +851,95 @@ int MPI_Op_commutative(MPI_Op op, int* commute);
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
 
+/* ---- tool information interface (MPI-3.1 §14.3; tool.cpp) ------------------------------
+   Control variables are Sluice's configuration keys (SLUICE_*), performance variables the
+   statistics registry's counters, categories the components both belong to (docs/MPI.md). */
+typedef struct sluice_t_enum_s* MPI_T_enum;
+typedef struct sluice_t_cvar_handle_s* MPI_T_cvar_handle;
+typedef struct sluice_t_pvar_handle_s* MPI_T_pvar_handle;
+typedef struct sluice_t_pvar_session_s* MPI_T_pvar_session;
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)-1)
+#define MPI_T_VERBOSITY_USER_BASIC 1
+#define MPI_T_VERBOSITY_USER_DETAIL 2
+#define MPI_T_VERBOSITY_USER_ALL 3
+#define MPI_T_VERBOSITY_TUNER_BASIC 4
+#define MPI_T_VERBOSITY_TUNER_DETAIL 5
+#define MPI_T_VERBOSITY_TUNER_ALL 6
+#define MPI_T_VERBOSITY_MPIDEV_BASIC 7
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL 8
+#define MPI_T_VERBOSITY_MPIDEV_ALL 9
+#define MPI_T_BIND_NO_OBJECT 0
+#define MPI_T_BIND_MPI_COMM 1
+#define MPI_T_BIND_MPI_DATATYPE 2
+#define MPI_T_BIND_MPI_ERRHANDLER 3
+#define MPI_T_BIND_MPI_FILE 4
+#define MPI_T_BIND_MPI_GROUP 5
+#define MPI_T_BIND_MPI_OP 6
+#define MPI_T_BIND_MPI_REQUEST 7
+#define MPI_T_BIND_MPI_WIN 8
+#define MPI_T_BIND_MPI_MESSAGE 9
+#define MPI_T_BIND_MPI_INFO 10
+#define MPI_T_SCOPE_CONSTANT 0
+#define MPI_T_SCOPE_READONLY 1
+#define MPI_T_SCOPE_LOCAL 2
+#define MPI_T_SCOPE_GROUP 3
+#define MPI_T_SCOPE_GROUP_EQ 4
+#define MPI_T_SCOPE_ALL 5
+#define MPI_T_SCOPE_ALL_EQ 6
+#define MPI_T_PVAR_CLASS_STATE 0
+#define MPI_T_PVAR_CLASS_LEVEL 1
+#define MPI_T_PVAR_CLASS_SIZE 2
+#define MPI_T_PVAR_CLASS_PERCENTAGE 3
+#define MPI_T_PVAR_CLASS_HIGHWATERMARK 4
+#define MPI_T_PVAR_CLASS_LOWWATERMARK 5
+#define MPI_T_PVAR_CLASS_COUNTER 6
+#define MPI_T_PVAR_CLASS_AGGREGATE 7
+#define MPI_T_PVAR_CLASS_TIMER 8
+#define MPI_T_PVAR_CLASS_GENERIC 9
+
+int MPI_T_init_thread(int required, int* provided);
+int MPI_T_finalize(void);
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int* num, char* name, int* name_len);
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int* value, char* name, int* name_len);
+int MPI_T_cvar_get_num(int* num_cvar);
+int MPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
+                        MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                        int* bind, int* scope);
+int MPI_T_cvar_get_index(const char* name, int* cvar_index);
+int MPI_T_cvar_handle_alloc(int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle,
+                            int* count);
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle* handle);
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf);
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf);
+int MPI_T_pvar_get_num(int* num_pvar);
+int MPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosity, int* var_class,
+                        MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                        int* bind, int* readonly, int* continuous, int* atomic);
+int MPI_T_pvar_get_index(const char* name, int var_class, int* pvar_index);
+int MPI_T_pvar_session_create(MPI_T_pvar_session* session);
+int MPI_T_pvar_session_free(MPI_T_pvar_session* session);
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* obj_handle,
+                            MPI_T_pvar_handle* handle, int* count);
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle* handle);
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf);
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+int MPI_T_category_get_num(int* num_cat);
+int MPI_T_category_get_info(int cat_index, char* name, int* name_len, char* desc, int* desc_len,
+                            int* num_cvars, int* num_pvars, int* num_categories);
+int MPI_T_category_get_index(const char* name, int* cat_index);
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int MPI_T_category_changed(int* stamp);
+
 /* ---- PMPI_ prototypes (MPI-3.1 §14.2): the same functions under their profiling names.
    Generated from the MPI_ prototypes above by tests/mpi/api_check.py --update-header;
    do not edit. */
@@ -1228,6 +1333,44 @@ int PMPI_Op_free(MPI_Op* op);
 int PMPI_Op_commutative(MPI_Op op, int* commute);
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op);
+int PMPI_T_init_thread(int required, int* provided);
+int PMPI_T_finalize(void);
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int* num, char* name, int* name_len);
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int* value, char* name, int* name_len);
+int PMPI_T_cvar_get_num(int* num_cvar);
+int PMPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
+                         MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                         int* bind, int* scope);
+int PMPI_T_cvar_get_index(const char* name, int* cvar_index);
+int PMPI_T_cvar_handle_alloc(int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle,
+                             int* count);
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle* handle);
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf);
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf);
+int PMPI_T_pvar_get_num(int* num_pvar);
+int PMPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosity, int* var_class,
+                         MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                         int* bind, int* readonly, int* continuous, int* atomic);
+int PMPI_T_pvar_get_index(const char* name, int var_class, int* pvar_index);
+int PMPI_T_pvar_session_create(MPI_T_pvar_session* session);
+int PMPI_T_pvar_session_free(MPI_T_pvar_session* session);
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* obj_handle,
+                             MPI_T_pvar_handle* handle, int* count);
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle* handle);
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf);
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+int PMPI_T_category_get_num(int* num_cat);
+int PMPI_T_category_get_info(int cat_index, char* name, int* name_len, char* desc, int* desc_len,
+                             int* num_cvars, int* num_pvars, int* num_categories);
+int PMPI_T_category_get_index(const char* name, int* cat_index);
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int PMPI_T_category_changed(int* stamp);
 /* ---- end of the PMPI_ prototypes */
 
 #ifdef __cplusplus

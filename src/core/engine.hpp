@@ -201,6 +201,11 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // (SPIN_TIME / BACKOFF_MAX as adjusted at start-up, e.g. for oversubscription).
   uint64_t spin_ns() const { return spin_ns_; }
   uint64_t max_sleep_ns() const { return max_sleep_ns_; }
+  // Changes both at run time (MPI_T control variables); waits started later use them.
+  void set_wait_times(uint64_t spin_ns, uint64_t max_sleep_ns) {
+    spin_ns_ = spin_ns;
+    max_sleep_ns_ = max_sleep_ns < 1000 ? 1000 : max_sleep_ns;
+  }
   const proto::PointToPoint& p2p() const { return *p2p_; }
   proto::PointToPoint& p2p() { return *p2p_; }
   // The one-sided protocol (core/rma_glue.hpp), made and attached on first use; nullptr

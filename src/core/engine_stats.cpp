@@ -24,6 +24,7 @@ void Engine::register_stats() {
           "arrivals that found none (stored)");
   reg.add("match", "unexpected_max", Unit::count, &stats_.max_unexpected,
           "high-water mark of the unexpected queue");
+  reg.set_kind("match.unexpected_max", util::Kind::high_water);
   if (progress_thread_) {
     progress_cpus_ = progress_thread_->cpus_text();
     reg.add_info(

@@ -178,6 +178,10 @@ void RegistrationCache::register_stats(util::StatsRegistry& registry, std::strin
   registry.add(c, "pinned_bytes_peak", Unit::bytes, &stats_.pinned_bytes_peak,
                "most bytes the cache's entries pinned at once");
   registry.add(c, "entries", Unit::count, &stats_.entries, "entries pinned now");
+  const std::string prefix = std::string(c) + ".";
+  registry.set_kind(prefix + "pinned_bytes", util::Kind::level);
+  registry.set_kind(prefix + "pinned_bytes_peak", util::Kind::high_water);
+  registry.set_kind(prefix + "entries", util::Kind::level);
   registry.add_info(
       c, "state", [this] { return state(); }, "whether the cache runs, and how");
 }

@@ -152,6 +152,7 @@ int init_common(int* argc, char*** argv, const char* function) {
   g_main_thread = std::this_thread::get_id();
   init_predefined_comms();
   g_attr_universe = engine().size();
+  tool_engine_started();
   sluice_info_env.entries.clear();
   if (argc && argv && *argc > 0 && *argv && (*argv)[0]) {
     sluice_info_env.entries.emplace_back("command", (*argv)[0]);
@@ -242,6 +243,7 @@ int PMPI_Finalize(void) {
   // the process exits (a program that calls MPI_Finalize from an atexit handler) would leave
   // the job instead.
   engine().finalize();
+  tool_engine_ending();
   g_session.reset();
   g_initialized = false;
   g_finalized = true;

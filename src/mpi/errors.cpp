@@ -79,6 +79,29 @@ const char* const kClassStrings[] = {
     "MPI_T_ERR_INVALID: invalid use of the MPI tool interface",
 };
 constexpr int kNumClasses = sizeof kClassStrings / sizeof kClassStrings[0];
+// The tool interface's return codes, from MPI_T_ERR_MEMORY on (after MPIX_ERR_PROC_FAILED).
+const char* const kToolClassStrings[] = {
+    "MPI_T_ERR_MEMORY: out of memory",
+    "MPI_T_ERR_NOT_INITIALIZED: the tool interface is not initialized (MPI_T_init_thread)",
+    "MPI_T_ERR_CANNOT_INIT: the tool interface cannot be initialized",
+    "MPI_T_ERR_INVALID_INDEX: index invalid or out of range",
+    "MPI_T_ERR_INVALID_ITEM: item index out of range",
+    "MPI_T_ERR_INVALID_HANDLE: invalid handle",
+    "MPI_T_ERR_OUT_OF_HANDLES: no more handles available",
+    "MPI_T_ERR_OUT_OF_SESSIONS: no more sessions available",
+    "MPI_T_ERR_INVALID_SESSION: invalid session",
+    "MPI_T_ERR_CVAR_SET_NOT_NOW: the control variable cannot be set at this moment",
+    "MPI_T_ERR_CVAR_SET_NEVER: the control variable cannot be set until the end of execution",
+    "MPI_T_ERR_PVAR_NO_STARTSTOP: the performance variable cannot be started or stopped",
+    "MPI_T_ERR_PVAR_NO_WRITE: the performance variable cannot be written or reset",
+    "MPI_T_ERR_PVAR_NO_ATOMIC: the performance variable cannot be read and reset atomically",
+    "MPI_T_ERR_INVALID_NAME: no variable or category of that name",
+};
+constexpr int kNumToolClasses = sizeof kToolClassStrings / sizeof kToolClassStrings[0];
+static_assert(MPI_T_ERR_MEMORY + kNumToolClasses - 1 == MPI_T_ERR_INVALID_NAME);
+bool is_tool_class(int code) {
+  return code >= MPI_T_ERR_MEMORY && code < MPI_T_ERR_MEMORY + kNumToolClasses;
+}
 
 // Classes and codes the program added (MPI_Add_error_class/code), numbered from
 // MPI_ERR_LASTCODE + 1 up; a class is its own class.
@@ -90,7 +113,8 @@ std::map<int, UserError> g_user_errors;
 int g_last_number = MPI_ERR_LASTCODE;  // classes and codes share the numbers
 
 bool is_class(int code) {
-  if ((code >= 0 && code < kNumClasses) || code == MPIX_ERR_PROC_FAILED) return true;
+  if ((code >= 0 && code < kNumClasses) || code == MPIX_ERR_PROC_FAILED || is_tool_class(code))
+    return true;
   auto it = g_user_errors.find(code);
   return it != g_user_errors.end() && it->second.errclass == code;
 }
@@ -101,6 +125,7 @@ int g_last_used_class = MPI_ERR_LASTCODE;
 
 const char* error_string(int code) {
   if (code >= 0 && code < kNumClasses) return kClassStrings[code];
+  if (is_tool_class(code)) return kToolClassStrings[code - MPI_T_ERR_MEMORY];
   if (code == MPIX_ERR_PROC_FAILED)
     return "MPIX_ERR_PROC_FAILED: a process the operation involves has failed";
   if (auto it = g_user_errors.find(code); it != g_user_errors.end()) return it->second.text.c_str();

@@ -154,6 +154,12 @@ inline const char* not_initialized_text() {
 // Aborts a call made outside MPI_Init..MPI_Finalize, saying which side it is on.
 [[noreturn]] void abort_not_initialized(const char* function);
 
+// The tool information interface (tool.cpp): MPI_Init calls the first once the engine runs
+// (the configuration in force, values written before, the counters), MPI_Finalize the second
+// before the engine goes (the counters' final values stay readable).
+void tool_engine_started();
+void tool_engine_ending();
+
 // ---- errors -------------------------------------------------------------------------
 // Applies `comm`'s error handler (MPI_COMM_WORLD's when comm is null or invalid) to an
 // error of class `errclass` raised by `function` ("MPI_Send"); `what` names the argument

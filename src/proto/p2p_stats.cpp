@@ -116,6 +116,8 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
   reg.add("reg", "alloc_mem.regions", Unit::count, &reg_stats_.persistent_regions,
           "MPI_Alloc_mem allocations registered now");
   reg.add("reg", "alloc_mem.bytes", Unit::bytes, &reg_stats_.persistent_bytes, "their bytes");
+  reg.set_kind("reg.alloc_mem.regions", util::Kind::level);
+  reg.set_kind("reg.alloc_mem.bytes", util::Kind::level);
   // The caches' counters, summed over the pinning domains (one cache each).
   struct CacheCounter {
     const char* name;
@@ -150,6 +152,9 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
           return sum;
         },
         c.help);
+  reg.set_kind("rcache.pinned_bytes", util::Kind::level);
+  reg.set_kind("rcache.pinned_bytes_peak", util::Kind::high_water);
+  reg.set_kind("rcache.entries", util::Kind::level);
   reg.add_info(
       "rcache", "state",
       [this]() -> std::string {
@@ -186,6 +191,8 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
       "p2p", "threshold.push_max", Unit::bytes,
       [this] { return static_cast<uint64_t>(th_.push_max); },
       "largest pushed rendezvous (SLUICE_RNDV_PUSH_MAX)");
+  reg.set_kind("p2p.threshold.eager_limit", util::Kind::level);
+  reg.set_kind("p2p.threshold.push_max", util::Kind::level);
 }
 
 std::string PointToPoint::registration_summary() const {

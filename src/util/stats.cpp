@@ -56,6 +56,18 @@ void StatsRegistry::add_info(std::string_view component, std::string_view name,
   push(component, name, Unit::count, help).text = std::move(read);
 }
 
+void StatsRegistry::set_kind(std::string_view full_name, Kind kind) {
+  for (Entry& e : entries_)
+    if (e.name == full_name && !e.is_info()) e.kind = kind;
+}
+
+std::vector<StatsRegistry::Description> StatsRegistry::describe() const {
+  std::vector<Description> out;
+  for (const Entry& e : entries_)
+    if (!e.is_info()) out.push_back({e.name, e.component, e.unit, e.kind, e.help});
+  return out;
+}
+
 void StatsRegistry::remove_component(std::string_view component) {
   std::erase_if(entries_, [&](const Entry& e) { return e.component == component; });
 }

@@ -28,6 +28,14 @@ enum class Unit : std::uint8_t {
 };
 std::string_view unit_symbol(Unit u);  // "", "B", "ns"
 
+// What a counter's value means to a tool that reads it over time (MPI_T performance variables
+// report it as their class): most only grow; a component marks the others after adding them.
+enum class Kind : std::uint8_t {
+  counter,     // only grows: events, bytes moved (the default)
+  level,       // an amount in use now or a setting in force: goes up and down
+  high_water,  // the largest a level has been
+};
+
 class StatsRegistry {
  public:
   StatsRegistry() = default;
@@ -46,6 +54,8 @@ class StatsRegistry {
   // A text attribute reported beside the counters (a mode, an availability, CPU list).
   void add_info(std::string_view component, std::string_view name,
                 std::function<std::string()> read, std::string_view help = {});
+  // Marks the counter "<component>.<name>" (added before) as a level or high-water mark.
+  void set_kind(std::string_view full_name, Kind kind);
   // Forgets every counter and attribute of `component`.
   void remove_component(std::string_view component);
 
@@ -55,6 +65,15 @@ class StatsRegistry {
   std::optional<std::string> info(std::string_view full_name) const;
   // Every counter's full name, in registration order.
   std::vector<std::string> names() const;
+  // Every counter (not the attributes) as a tool lists it, in registration order.
+  struct Description {
+    std::string name;  // full name
+    std::string component;
+    Unit unit = Unit::count;
+    Kind kind = Kind::counter;
+    std::string help;
+  };
+  std::vector<Description> describe() const;
 
   // The human report: a title line, then one line per group (a full name less its last
   // part), "  p2p.eager: messages_sent=3 bytes_sent=24 B messages_received=3".
@@ -70,6 +89,7 @@ class StatsRegistry {
     std::string component;
     std::string name;  // full name: component + "." + name
     Unit unit = Unit::count;
+    Kind kind = Kind::counter;
     std::string help;
     const std::uint64_t* plain = nullptr;
     const std::atomic<std::uint64_t>* atomic = nullptr;

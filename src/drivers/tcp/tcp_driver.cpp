@@ -980,6 +980,7 @@ void TcpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
           "connections closed for not proving the job key within TCP_HANDSHAKE_TIMEOUT");
   reg.add(c, "unproven.peak", Unit::count, &stats_.unproven_peak,
           "most accepted connections waiting for their hello at once");
+  reg.set_kind(std::string(c) + ".unproven.peak", util::Kind::high_water);
   reg.add(c, "peers_dead", Unit::count, &stats_.peers_dead, "peers declared dead");
   reg.add(c, "closed", Unit::count, &stats_.closed, "orderly closes by peers");
   reg.add(c, "zerocopy.sends", Unit::count, &stats_.zc_sends,
