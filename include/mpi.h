@@ -31,6 +31,7 @@ typedef struct sluice_request_s* MPI_Request;
 typedef struct sluice_errhandler_s* MPI_Errhandler;
 typedef struct sluice_info_s* MPI_Info;
 typedef struct sluice_message_s* MPI_Message;
+typedef struct sluice_win_s* MPI_Win;
 
 typedef struct MPI_Status {
   int MPI_SOURCE;
@@ -146,6 +147,7 @@ SLUICE_PREDEFINED struct sluice_op_s sluice_op_no_op;
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_INFO_NULL ((MPI_Info)0)
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
+#define MPI_WIN_NULL ((MPI_Win)0)
 /* Returned by Mprobe/Improbe for a message from MPI_PROC_NULL. */
 SLUICE_PREDEFINED struct sluice_message_s sluice_message_no_proc;
 #define MPI_MESSAGE_NO_PROC (&sluice_message_no_proc)
@@ -300,6 +302,20 @@ SLUICE_PREDEFINED int sluice_mpi_weights_empty_marker;
 #define MPI_COMBINER_SUBARRAY 11
 #define MPI_COMBINER_DARRAY 12
 #define MPI_COMBINER_RESIZED 13
+#define MPI_COMBINER_F90_REAL 14
+#define MPI_COMBINER_F90_COMPLEX 15
+#define MPI_COMBINER_F90_INTEGER 16
+
+/* MPI_Type_create_darray distributions (MPI-3.1 §4.1.4) */
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+
+/* MPI_Type_match_size type classes (MPI-3.1 §17.2.5) */
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
 
 /* subarray orders */
 #define MPI_ORDER_C 56
@@ -492,6 +508,16 @@ MPI_Fint MPI_Message_c2f(MPI_Message handle);
 MPI_Message MPI_Message_f2c(MPI_Fint handle);
 int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
+/* The mpi_f08 module's TYPE(MPI_Status) as C sees it (MPI-3.1 §17.2.5): the same six
+   integers as an INTEGER status array (there is no mpi_f08 module yet). */
+typedef struct MPI_F08_status {
+  MPI_Fint MPI_SOURCE;
+  MPI_Fint MPI_TAG;
+  MPI_Fint MPI_ERROR;
+  MPI_Fint sluice_hidden[3]; /* cancellation flag, then the byte count's two halves */
+} MPI_F08_status;
+int MPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status);
+int MPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status);
 /* Attribute caching on datatypes. */
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
                                         void* attribute_val_in, void* attribute_val_out, int* flag);
@@ -617,6 +643,16 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                              const int array_of_starts[], int order, MPI_Datatype oldtype,
                              MPI_Datatype* newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype* newtype);
+/* The Fortran types of a given range or precision (SELECTED_INT_KIND / SELECTED_REAL_KIND) and
+   of a given size (MPI-3.1 §17.2.5), among the sized Fortran types Sluice has. */
+int MPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
                           int* num_datatypes, int* combiner);
@@ -851,6 +887,112 @@ int MPI_Op_commutative(MPI_Op op, int* commute);
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
 
+/* ---- one-sided communication (MPI-3.1 chapter 11) ------------------------------------ */
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+/* Predefined window attributes (MPI_Win_get_attr gives a pointer to the value; MPI_WIN_BASE
+   gives the base address itself). */
+#define MPI_WIN_BASE 101
+#define MPI_WIN_SIZE 102
+#define MPI_WIN_DISP_UNIT 103
+#define MPI_WIN_CREATE_FLAVOR 104
+#define MPI_WIN_MODEL 105
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void* extra_state,
+                                       void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void* attribute_val,
+                                         void* extra_state);
+int sluice_win_null_copy_fn(MPI_Win, int, void*, void*, void*, int*);
+int sluice_win_dup_fn(MPI_Win, int, void*, void*, void*, int*);
+int sluice_win_null_delete_fn(MPI_Win, int, void*, void*);
+#define MPI_WIN_NULL_COPY_FN (&sluice_win_null_copy_fn)
+#define MPI_WIN_DUP_FN (&sluice_win_dup_fn)
+#define MPI_WIN_NULL_DELETE_FN (&sluice_win_null_delete_fn)
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win* win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                     MPI_Win* win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void* base);
+int MPI_Win_free(MPI_Win* win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group* group);
+int MPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win);
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void* result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win, MPI_Request* request);
+int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+             MPI_Request* request);
+int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request);
+int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void* result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request);
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int* flag);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
+                          MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,
+                          void* extra_state);
+int MPI_Win_free_keyval(int* win_keyval);
+int MPI_Win_set_name(MPI_Win win, const char* win_name);
+int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                              MPI_Errhandler* errhandler);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+
 /* ---- tool information interface (MPI-3.1 §14.3; tool.cpp) ------------------------------
    Control variables are Sluice's configuration keys (SLUICE_*), performance variables the
    statistics registry's counters, categories the components both belong to (docs/MPI.md). */
@@ -1009,6 +1151,8 @@ MPI_Fint PMPI_Message_c2f(MPI_Message handle);
 MPI_Message PMPI_Message_f2c(MPI_Fint handle);
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
+int PMPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status);
+int PMPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status);
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
                             MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
                             void* extra_state);
@@ -1113,6 +1257,14 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
                               const int array_of_starts[], int order, MPI_Datatype oldtype,
                               MPI_Datatype* newtype);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype* newtype);
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
                            int* num_datatypes, int* combiner);
@@ -1333,6 +1485,80 @@ int PMPI_Op_free(MPI_Op* op);
 int PMPI_Op_commutative(MPI_Op op, int* commute);
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op);
+int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                    MPI_Win* win);
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                      MPI_Win* win);
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void* baseptr, MPI_Win* win);
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr);
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
+int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int PMPI_Win_detach(MPI_Win win, const void* base);
+int PMPI_Win_free(MPI_Win* win);
+int PMPI_Win_get_group(MPI_Win win, MPI_Group* group);
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
+int PMPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win);
+int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int PMPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int PMPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void* result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Win win);
+int PMPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+              MPI_Win win, MPI_Request* request);
+int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request);
+int PMPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request);
+int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         void* result_addr, int result_count, MPI_Datatype result_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                         MPI_Request* request);
+int PMPI_Win_fence(int assert, MPI_Win win);
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int PMPI_Win_unlock(int rank, MPI_Win win);
+int PMPI_Win_lock_all(int assert, MPI_Win win);
+int PMPI_Win_unlock_all(MPI_Win win);
+int PMPI_Win_flush(int rank, MPI_Win win);
+int PMPI_Win_flush_all(MPI_Win win);
+int PMPI_Win_flush_local(int rank, MPI_Win win);
+int PMPI_Win_flush_local_all(MPI_Win win);
+int PMPI_Win_sync(MPI_Win win);
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_complete(MPI_Win win);
+int PMPI_Win_wait(MPI_Win win);
+int PMPI_Win_test(MPI_Win win, int* flag);
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
+                           MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,
+                           void* extra_state);
+int PMPI_Win_free_keyval(int* win_keyval);
+int PMPI_Win_set_name(MPI_Win win, const char* win_name);
+int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen);
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                               MPI_Errhandler* errhandler);
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode);
 int PMPI_T_init_thread(int required, int* provided);
 int PMPI_T_finalize(void);
 int PMPI_T_enum_get_info(MPI_T_enum enumtype, int* num, char* name, int* name_len);

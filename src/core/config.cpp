@@ -103,6 +103,39 @@ std::span<const ConfigKey> core_keys() {
        "target's "
        "engine carries out; packets = always the latter (docs/RMA.md)",
        "auto|packets"},
+      {"RMA_FIREHOSE",
+       T::choice,
+       "off",
+       {},
+       "Firehose remote pinning for one-sided puts and gets that travel as packets (no CMA): "
+       "on = the target keeps buckets of registered memory pinned under a per-peer budget, a "
+       "put or get to a mapped bucket needs no handshake, a miss moves firehoses first "
+       "(docs/RMA.md)",
+       "on|off"},
+      {"FIREHOSE_M",
+       T::size,
+       "32M",
+       {"1M", "RAM/4"},
+       "Firehose: bytes each rank pins for its peers' firehoses (M), shared evenly: F = M / "
+       "(FIREHOSE_BUCKET * (ranks - 1)) firehoses per peer"},
+      {"FIREHOSE_MAXVICTIM",
+       T::size,
+       "8M",
+       {"0", "RAM/4"},
+       "Firehose: bytes of buckets no firehose maps any more that stay pinned (the victim "
+       "FIFO, lazy unpinning); pinned memory never exceeds FIREHOSE_M + FIREHOSE_MAXVICTIM"},
+      {"FIREHOSE_BUCKET",
+       T::size,
+       "64K",
+       {"4K", "64M"},
+       "Firehose: bucket size, the unit pinned and mapped (rounded up to a multiple of the "
+       "page size)"},
+      {"FIREHOSE_THRESHOLD",
+       T::size,
+       "0",
+       {"0", "1G"},
+       "Firehose: smallest put or get that goes through a firehose; smaller ones travel as "
+       "plain packets"},
   };
   return keys;
 }

@@ -10,9 +10,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "core/engine.hpp"
 #include "proto/rma/rma.hpp"
+
+namespace sluice::mem {
+class UringDomain;
+}
 
 namespace sluice::detail {
 
@@ -56,7 +61,13 @@ class RmaGlue final : public proto::rma::RmaUpcalls, public ProgressHook {
   bool linger() const override { return serving_; }
 
  private:
+  // Firehose: sets the protocol's tables up from SLUICE_RMA_FIREHOSE and SLUICE_FIREHOSE_*.
+  void setup_firehose();
+
   Engine& engine_;
+  // Pins the buckets Firehose keeps for peers; declared before the protocol, which holds
+  // registrations of it until it is destroyed.
+  std::unique_ptr<mem::UringDomain> fh_domain_;
   proto::rma::RmaProtocol proto_;
   std::function<void(const proto::rma::AmArrival&)> dispatch_;
   bool serving_ = false;

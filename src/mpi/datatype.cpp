@@ -966,6 +966,66 @@ MPI_Datatype dt_subarray(int ndims, const int* sizes, const int* subsizes, const
   return t;
 }
 
+MPI_Datatype dt_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
+                       const int* dargs, const int* psizes, int order, MPI_Datatype old) {
+  // The process grid is row-major whatever the array's order (as MPI_Cart_create's).
+  std::vector<int> coord(ndims);
+  for (int d = ndims - 1, r = rank; d >= 0; --d) coord[d] = r % psizes[d], r /= psizes[d];
+  (void)size;
+  // Per dimension, in C order (last fastest): the runs of global indices this process holds,
+  // increasing (block: one run; cyclic(k): every p-th run of k; none: the whole dimension).
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> held(ndims);  // (start, length)
+  std::vector<MPI_Aint> stride(ndims);
+  MPI_Aint s = old->extent();
+  for (int d = ndims - 1; d >= 0; --d) {
+    const int src = order == MPI_ORDER_C ? d : ndims - 1 - d;
+    const auto g = static_cast<std::size_t>(gsizes[src]);
+    const auto p = static_cast<std::size_t>(psizes[src]);
+    const auto r = static_cast<std::size_t>(coord[src]);
+    const auto k = static_cast<std::size_t>(dargs[src]);
+    auto& runs = held[d];
+    if (distribs[src] == MPI_DISTRIBUTE_NONE) {
+      runs.emplace_back(0, g);
+    } else if (distribs[src] == MPI_DISTRIBUTE_BLOCK) {
+      if (r * k < g) runs.emplace_back(r * k, std::min(k, g - r * k));
+    } else {
+      for (std::size_t start = r * k; start < g; start += p * k)
+        runs.emplace_back(start, std::min(k, g - start));
+    }
+    stride[d] = s;
+    s *= static_cast<MPI_Aint>(g);
+  }
+  const MPI_Aint full_extent = s;
+  // One placement per innermost run, the outer dimensions' held indices in increasing order:
+  // the type map runs through the local block in array order.
+  std::vector<std::vector<std::size_t>> outer(ndims);
+  bool empty = false;
+  for (int d = 0; d < ndims; ++d) {
+    for (const auto& [start, len] : held[d])
+      for (std::size_t i = 0; i < len; ++i) outer[d].push_back(start + i);
+    empty = empty || outer[d].empty();
+  }
+  std::vector<Placement> ps;
+  std::vector<std::size_t> idx(ndims, 0);
+  while (!empty) {
+    MPI_Aint base = 0;
+    for (int d = 0; d + 1 < ndims; ++d) base += static_cast<MPI_Aint>(outer[d][idx[d]]) * stride[d];
+    for (const auto& [start, len] : held[ndims - 1])
+      ps.push_back({base + static_cast<MPI_Aint>(start) * stride[ndims - 1], len, old});
+    int d = ndims - 2;
+    for (; d >= 0; --d) {
+      if (++idx[d] < outer[d].size()) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  Type* inner = build(MPI_COMBINER_DARRAY, ps);
+  Type* t = dt_resized(inner, 0, full_extent);
+  dt_release(inner);
+  t->combiner = MPI_COMBINER_DARRAY;
+  return t;
+}
+
 MPI_Datatype dt_dup(MPI_Datatype old) {
   auto* t = new Type;
   t->combiner = MPI_COMBINER_DUP;

@@ -187,6 +187,10 @@ MPI_Datatype dt_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent);
 // `order` is MPI_ORDER_C or MPI_ORDER_FORTRAN; arguments already validated.
 MPI_Datatype dt_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
                          int order, MPI_Datatype old);
+// The block of a distributed array one process holds (MPI-3.1 §4.1.4); arguments already
+// validated, `dargs` resolved (no MPI_DISTRIBUTE_DFLT_DARG).
+MPI_Datatype dt_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
+                       const int* dargs, const int* psizes, int order, MPI_Datatype old);
 MPI_Datatype dt_dup(MPI_Datatype old);
 
 }  // namespace sluice::mpi

@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "mpi/datatype.hpp"
@@ -49,6 +51,36 @@ int check_committed(const char* func, MPI_Datatype t, MPI_Comm comm = MPI_COMM_N
 }
 
 // Keeps a new type's constructor arguments for MPI_Type_get_contents.
+void record_args(MPI_Datatype t, std::vector<int> ints, std::vector<MPI_Aint> addrs,
+                 std::vector<MPI_Datatype> types);
+
+// MPI_Type_create_f90_*: one type per distinct argument list, kept for the whole run (the
+// standard makes them predefined: never freed), the layout of a sized Fortran type, its
+// envelope the F90 combiner with the arguments.
+MPI_Datatype f90_type(int combiner, std::vector<int> ints, MPI_Datatype base) {
+  static std::mutex mu;
+  static std::map<std::pair<int, std::vector<int>>, MPI_Datatype> made;
+  std::lock_guard lock(mu);
+  MPI_Datatype& t = made[{combiner, ints}];
+  if (!t) {
+    t = dt_dup(base);
+    t->combiner = combiner;
+    t->committed = true;
+    t->args_int = std::move(ints);
+  }
+  return t;
+}
+
+// SELECTED_REAL_KIND(p, r) among the 4- and 8-byte kinds (precision 6 and 15 digits, range
+// 37 and 307); MPI_UNDEFINED leaves p or r free. Null when neither suffices.
+MPI_Datatype f90_real_base(int p, int r, MPI_Datatype four, MPI_Datatype eight) {
+  if (p == MPI_UNDEFINED) p = 0;
+  if (r == MPI_UNDEFINED) r = 0;
+  if (p <= 6 && r <= 37) return four;
+  if (p <= 15 && r <= 307) return eight;
+  return MPI_DATATYPE_NULL;
+}
+
 void record_args(MPI_Datatype t, std::vector<int> ints, std::vector<MPI_Aint> addrs,
                  std::vector<MPI_Datatype> types) {
   for (MPI_Datatype d : types) dt_retain(d);
@@ -231,6 +263,135 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     ints.insert(ints.end(), a, a + ndims);
   ints.push_back(order);
   record_args(*newtype, std::move(ints), {}, {oldtype});
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype* newtype) {
+  constexpr const char* f = "MPI_Type_create_darray";
+  if (size <= 0) return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "size %d must be positive", size);
+  if (rank < 0 || rank >= size)
+    return raisef(MPI_COMM_NULL, MPI_ERR_RANK, f, "rank %d outside [0, %d)", rank, size);
+  if (ndims <= 0) return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "ndims %d must be positive", ndims);
+  if (int rc = check_newtype(f, oldtype, newtype)) return rc;
+  if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
+    return fail(f, MPI_ERR_ARG, "an argument array is NULL");
+  if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+    return fail(f, MPI_ERR_ARG, "order is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN");
+  std::vector<int> dargs(ndims);
+  long long procs = 1;
+  for (int d = 0; d < ndims; ++d) {
+    const int g = array_of_gsizes[d], p = array_of_psizes[d], dist = array_of_distribs[d];
+    const int darg = array_of_dargs[d];
+    if (g <= 0 || p <= 0)
+      return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
+                    "array_of_gsizes[%d] = %d and array_of_psizes[%d] = %d must be positive", d, g,
+                    d, p);
+    procs *= p;
+    if (dist == MPI_DISTRIBUTE_NONE) {
+      if (p != 1)
+        return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
+                      "dimension %d is not distributed (MPI_DISTRIBUTE_NONE) over %d processes", d,
+                      p);
+      dargs[d] = g;
+    } else if (dist == MPI_DISTRIBUTE_BLOCK || dist == MPI_DISTRIBUTE_CYCLIC) {
+      if (darg != MPI_DISTRIBUTE_DFLT_DARG && darg <= 0)
+        return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "array_of_dargs[%d] = %d must be positive", d,
+                      darg);
+      if (dist == MPI_DISTRIBUTE_BLOCK) {
+        // Default: ceil(g / p); a given block size must cover the dimension.
+        dargs[d] = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg;
+        if (static_cast<long long>(dargs[d]) * p < g)
+          return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
+                        "dimension %d: %d blocks of %d do not cover its %d elements", d, p,
+                        dargs[d], g);
+      } else {
+        dargs[d] = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+      }
+    } else {
+      return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "array_of_distribs[%d] = %d is no distribution",
+                    d, dist);
+    }
+  }
+  if (procs != size)
+    return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "the process grid has %lld processes, size is %d",
+                  procs, size);
+  *newtype = dt_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, dargs.data(),
+                       array_of_psizes, order, oldtype);
+  std::vector<int> ints{size, rank, ndims};
+  for (const int* a : {array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes})
+    ints.insert(ints.end(), a, a + ndims);
+  ints.push_back(order);
+  record_args(*newtype, std::move(ints), {}, {oldtype});
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
+  constexpr const char* f = "MPI_Type_create_f90_integer";
+  if (!newtype) return fail(f, MPI_ERR_ARG, "newtype is NULL");
+  // SELECTED_INT_KIND(r): the smallest integer with at least r decimal digits.
+  const MPI_Datatype base = r <= 2    ? MPI_INTEGER1
+                            : r <= 4  ? MPI_INTEGER2
+                            : r <= 9  ? MPI_INTEGER4
+                            : r <= 18 ? MPI_INTEGER8
+                                      : MPI_DATATYPE_NULL;
+  if (!base)
+    return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
+                  "no integer of %d decimal digits (at most 18: MPI_INTEGER8)", r);
+  *newtype = f90_type(MPI_COMBINER_F90_INTEGER, {r}, base);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
+  constexpr const char* f = "MPI_Type_create_f90_real";
+  if (!newtype) return fail(f, MPI_ERR_ARG, "newtype is NULL");
+  const MPI_Datatype base = f90_real_base(p, r, MPI_REAL4, MPI_REAL8);
+  if (!base)
+    return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
+                  "no real of precision %d and range %d (at most 15 and 307: MPI_REAL8)", p, r);
+  *newtype = f90_type(MPI_COMBINER_F90_REAL, {p, r}, base);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
+  constexpr const char* f = "MPI_Type_create_f90_complex";
+  if (!newtype) return fail(f, MPI_ERR_ARG, "newtype is NULL");
+  const MPI_Datatype base = f90_real_base(p, r, MPI_COMPLEX8, MPI_COMPLEX16);
+  if (!base)
+    return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
+                  "no complex of precision %d and range %d (at most 15 and 307: MPI_COMPLEX16)", p,
+                  r);
+  *newtype = f90_type(MPI_COMBINER_F90_COMPLEX, {p, r}, base);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
+  constexpr const char* f = "MPI_Type_match_size";
+  if (!datatype) return fail(f, MPI_ERR_ARG, "datatype is NULL");
+  MPI_Datatype found = MPI_DATATYPE_NULL;
+  switch (typeclass) {
+    case MPI_TYPECLASS_INTEGER:
+      found = size == 1   ? MPI_INTEGER1
+              : size == 2 ? MPI_INTEGER2
+              : size == 4 ? MPI_INTEGER4
+              : size == 8 ? MPI_INTEGER8
+                          : MPI_DATATYPE_NULL;
+      break;
+    case MPI_TYPECLASS_REAL:
+      found = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : MPI_DATATYPE_NULL;
+      break;
+    case MPI_TYPECLASS_COMPLEX:
+      found = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : MPI_DATATYPE_NULL;
+      break;
+    default:
+      return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "typeclass %d is no MPI_TYPECLASS_", typeclass);
+  }
+  if (!found)
+    return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "no type of class %d with %d bytes", typeclass,
+                  size);
+  *datatype = found;
   return MPI_SUCCESS;
 }
 
@@ -554,6 +715,11 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
 #pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
 #pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
 #pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
+#pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
+#pragma weak MPI_Type_create_f90_integer = PMPI_Type_create_f90_integer
+#pragma weak MPI_Type_create_f90_real = PMPI_Type_create_f90_real
+#pragma weak MPI_Type_create_f90_complex = PMPI_Type_create_f90_complex
+#pragma weak MPI_Type_match_size = PMPI_Type_match_size
 #pragma weak MPI_Type_dup = PMPI_Type_dup
 #pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
 #pragma weak MPI_Type_get_contents = PMPI_Type_get_contents

@@ -2,6 +2,7 @@
 // handle and back, through the tables the Fortran binding uses (fortran/handles.hpp), so
 // C and Fortran code in one program see the same integers. A status converts as its
 // bytes: Fortran's MPI_STATUS_SIZE integers are C's MPI_Status.
+#include <cstddef>
 #include <cstring>
 
 #include "mpi/big_lock.hpp"
@@ -9,6 +10,12 @@
 #include "mpi/mpi_internal.hpp"
 
 static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "a status is whole Fortran integers");
+// The mpi_f08 status is the same integers (mpi.h): converting is a copy, like Status_c2f.
+static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status) &&
+                  offsetof(MPI_F08_status, MPI_SOURCE) == offsetof(MPI_Status, MPI_SOURCE) &&
+                  offsetof(MPI_F08_status, MPI_TAG) == offsetof(MPI_Status, MPI_TAG) &&
+                  offsetof(MPI_F08_status, MPI_ERROR) == offsetof(MPI_Status, MPI_ERROR),
+              "MPI_F08_status mirrors MPI_Status");
 
 using namespace sluice::mpi;
 
@@ -110,6 +117,22 @@ int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
   return MPI_SUCCESS;
 }
 
+int PMPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status) {
+  SLUICE_MPI_CALL;
+  if (!c_status || !f08_status)
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Status_c2f08", "a status is NULL (or an IGNORE)");
+  std::memcpy(f08_status, c_status, sizeof(MPI_Status));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status) {
+  SLUICE_MPI_CALL;
+  if (!f08_status || !c_status)
+    return raise(nullptr, MPI_ERR_ARG, "MPI_Status_f082c", "a status is NULL (or an IGNORE)");
+  std::memcpy(c_status, f08_status, sizeof(MPI_Status));
+  return MPI_SUCCESS;
+}
+
 }  // extern "C"
 
 // The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
@@ -131,4 +154,6 @@ int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
 #pragma weak MPI_Message_c2f = PMPI_Message_c2f
 #pragma weak MPI_Message_f2c = PMPI_Message_f2c
 #pragma weak MPI_Status_c2f = PMPI_Status_c2f
+#pragma weak MPI_Status_c2f08 = PMPI_Status_c2f08
+#pragma weak MPI_Status_f082c = PMPI_Status_f082c
 #pragma weak MPI_Status_f2c = PMPI_Status_f2c

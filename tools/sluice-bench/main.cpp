@@ -10,6 +10,8 @@
 //   sluicerun -n 2 sluice-bench firsttouch [--strategies copy,cache,...] [--sizes ...] [--iters N]
 //                                          [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench pipeline [--sizes ...] [--iters N] [--json] [--plot FILE.png]
+//   sluicerun -n 2 sluice-bench rma-ws [--sizes 1M,64M] [--iters N] [--reps N] [--json]
+//                                      [--plot FILE.png]
 //
 // Only rank 0 prints. Bad usage exits with status 2, a failed run with 1.
 #include <sluice/sluice.hpp>
@@ -70,6 +72,12 @@ constexpr Benchmark benchmarks[] = {
      [](sluice::Session& s, const Options& o, double) {
        return sluice::bench::run_pipeline(s, o);
      }},
+    {"rma-ws",
+     "two ranks: 8-byte put latency and 64 KiB put bandwidth vs the remote working set\n"
+     "              (--sizes: working sets; default 1M .. 4 (M + MAXVICTIM)), with Firehose's\n"
+     "              hit rate, one-sided share, moves and pinned memory (--iters puts per\n"
+     "              latency point, default 2000; --reps puts per bandwidth point, default 512)",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_rma_ws(s, o); }},
 };
 
 std::string usage() {

@@ -3,6 +3,7 @@
 #include "proto/rma/rma.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "util/log.hpp"
@@ -21,6 +22,17 @@ bool read_header(std::span<const std::byte> header, H& h) {
 mem::Registration host_reg(std::span<const std::byte> buf) {
   return mem::Registration::host(buf);
 }
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Firehose attempts of one op: a stale answer (memory changed at the target) moves again;
+// a third one fails it.
+constexpr uint8_t kMaxFirehoseAttempts = 3;
+constexpr uint8_t kPlainPackets = 0xff;  // Op::attempts: the target could not pin, go plain
 
 }  // namespace
 
@@ -82,6 +94,10 @@ RmaProtocol::Op* RmaProtocol::op_of(uint64_t id) const {
 }
 
 void RmaProtocol::finish(Op* op, Errc err) {
+  if (op->fh) {
+    hoses_->release(op->peer, op->key.addr + op->offset, op->len);
+    op->fh = false;
+  }
   const auto peer = static_cast<std::size_t>(op->peer);
   --outstanding_[peer];
   --live_ops_;
@@ -212,6 +228,8 @@ void RmaProtocol::fail_peer(int peer) {
   for (auto& chunk : chunks_)
     for (std::size_t i = 0; i < 128; ++i)
       if (chunk[i].live && chunk[i].peer == peer) finish(&chunk[i], Errc::peer_dead);
+  if (hoses_) hoses_->drop_node(peer);
+  if (buckets_) buckets_->drop_node(peer);
 }
 
 Errc RmaProtocol::io_error(int peer) const {
@@ -227,6 +245,10 @@ Errc RmaProtocol::put(int peer, std::span<const std::byte> src, const mem::Remot
                       uint64_t offset, uint64_t user) {
   if (!key.covers(offset, src.size())) return Errc::remote_access;
   Op* op = new_op(Op::Kind::put, peer, user);
+  op->src = src.data();
+  op->len = src.size();
+  op->key = key;
+  op->offset = offset;
   ++stats_.puts;
   stats_.put_bytes += src.size();
   drivers::Driver* d = route(peer);
@@ -252,14 +274,19 @@ Errc RmaProtocol::put(int peer, std::span<const std::byte> src, const mem::Remot
     }
     // again: no room for a one-sided write now; the packets below need none.
   }
+  issue_put(op);
+  return Errc::ok;
+}
+
+void RmaProtocol::issue_put(Op* op) {
   DataHeader h{};
   h.type = RmaType::put;
   h.flags = kFlagAck;
   h.op = id_of(op);
-  h.region = key.key;
-  h.offset = offset;
-  if (!send_stream(peer, h, src, kFlagLast, false)) finish(op, Errc::peer_dead);
-  return Errc::ok;
+  h.region = op->key.key;
+  h.offset = op->offset;
+  if (firehose_wanted(op) && firehose_acquire(op)) h.flags |= kFlagFirehose;
+  if (!send_stream(op->peer, h, {op->src, op->len}, kFlagLast, false)) finish(op, Errc::peer_dead);
 }
 
 Errc RmaProtocol::get(int peer, std::span<std::byte> dst, const mem::RemoteKey& key,
@@ -268,6 +295,8 @@ Errc RmaProtocol::get(int peer, std::span<std::byte> dst, const mem::RemoteKey& 
   Op* op = new_op(Op::Kind::get, peer, user);
   op->buf = dst.data();
   op->len = dst.size();
+  op->key = key;
+  op->offset = offset;
   ++stats_.gets;
   stats_.get_bytes += dst.size();
   drivers::Driver* d = route(peer);
@@ -295,14 +324,167 @@ Errc RmaProtocol::get(int peer, std::span<std::byte> dst, const mem::RemoteKey& 
       return Errc::ok;
     }
   }
+  issue_get(op);
+  return Errc::ok;
+}
+
+void RmaProtocol::issue_get(Op* op) {
   GetHeader h{};
   h.type = RmaType::get_req;
   h.op = id_of(op);
-  h.region = key.key;
-  h.offset = offset;
-  h.length = dst.size();
-  if (!send(peer, &h, sizeof h, {})) finish(op, Errc::peer_dead);
+  h.region = op->key.key;
+  h.offset = op->offset;
+  h.length = op->len;
+  op->received = 0;
+  if (firehose_wanted(op) && firehose_acquire(op)) h.flags |= kFlagFirehose;
+  if (!send(op->peer, &h, sizeof h, {})) finish(op, Errc::peer_dead);
+}
+
+// ---- Firehose -----------------------------------------------------------------------------
+
+Errc RmaProtocol::enable_firehose(const mem::FirehoseParams& params, std::size_t threshold,
+                                  mem::Domain& domain, mem::InvalidationMonitor* monitor) {
+  if (params.validate() != Errc::ok) return Errc::invalid_argument;
+  hoses_ = std::make_unique<mem::FirehoseTable>(params);
+  buckets_ = std::make_unique<mem::BucketTable>(domain, params, monitor);
+  fh_threshold_ = threshold;
   return Errc::ok;
+}
+
+bool RmaProtocol::firehose_wanted(const Op* op) const {
+  return hoses_ && op->peer != rank_ && op->len > 0 && op->len >= fh_threshold_ &&
+         op->attempts != kPlainPackets;
+}
+
+bool RmaProtocol::firehose_acquire(Op* op) {
+  const mem::FirehoseParams& p = hoses_->params();
+  const uint64_t addr = op->key.addr + op->offset;
+  const uint64_t buckets =
+      (p.bucket_of(addr + op->len - 1) - p.bucket_of(addr)) / p.bucket_bytes + 1;
+  // The move must fit in one packet (a release and a pin per bucket at most), and the op in
+  // the node's firehoses.
+  if (buckets > p.firehoses_per_node() ||
+      sizeof(MoveHeader) + 16 * buckets > route(op->peer)->caps().max_packet) {
+    ++fh_stats_.fallbacks;
+    return false;
+  }
+  const auto r = hoses_->acquire(op->peer, addr, op->len, fh_release_, fh_pin_);
+  if (r == mem::FirehoseTable::Acquire::no_room) {
+    ++fh_stats_.fallbacks;
+    return false;
+  }
+  op->fh = true;
+  ++fh_stats_.ops;
+  if (r == mem::FirehoseTable::Acquire::hit) return true;
+  MoveHeader m{};
+  m.type = RmaType::fh_move;
+  m.nrelease = static_cast<uint32_t>(fh_release_.size());
+  m.npin = static_cast<uint32_t>(fh_pin_.size());
+  m.op = id_of(op);
+  m.region = op->key.key;
+  m.sent = now_ns();
+  fh_payload_.assign(fh_release_.begin(), fh_release_.end());
+  fh_payload_.insert(fh_payload_.end(), fh_pin_.begin(), fh_pin_.end());
+  // Ahead of the op on the same ordered route: the target pins before the op arrives. A
+  // failed send (the peer is gone) fails the op's own packets too.
+  (void)send(op->peer, &m, sizeof m, std::as_bytes(std::span(fh_payload_)));
+  return true;
+}
+
+void RmaProtocol::firehose_retry(Op* op) {
+  ++fh_stats_.stale_retries;
+  const uint64_t addr = op->key.addr + op->offset;
+  if (op->fh) {
+    hoses_->release(op->peer, addr, op->len);
+    op->fh = false;
+  }
+  hoses_->forget(op->peer, addr, op->len);
+  op->err = Errc::ok;
+  const Errc moved = op->move_err;
+  op->move_err = Errc::ok;
+  if (op->attempts != kPlainPackets) ++op->attempts;
+  // Memory the target does not have (freed): the op fails; never written blindly.
+  if (moved == Errc::remote_access ||
+      (moved == Errc::ok && op->attempts >= kMaxFirehoseAttempts && op->attempts != kPlainPackets))
+    return finish(op, Errc::remote_access);
+  if (moved != Errc::ok) {
+    // The target could not pin (its domain's limit, or it runs without Firehose): the op
+    // goes as plain packets, carried out without a pinned bucket.
+    op->attempts = kPlainPackets;
+    ++fh_stats_.fallbacks;
+  }
+  if (op->kind == Op::Kind::put)
+    issue_put(op);
+  else
+    issue_get(op);
+}
+
+bool RmaProtocol::firehose_mapped(int src, const std::byte* addr, std::size_t n) {
+  if (!buckets_) return false;
+  buckets_->process_invalidations();
+  return buckets_->mapped(src, reinterpret_cast<uint64_t>(addr), n);
+}
+
+void RmaProtocol::on_move(int src, const MoveHeader& h, std::span<const std::byte> payload) {
+  const std::size_t n = std::size_t{h.nrelease} + h.npin;
+  if (h.nrelease > payload.size() || h.npin > payload.size() || payload.size() != n * 8) {
+    ++stats_.unknown_packets;
+    return;
+  }
+  fh_payload_.resize(n);
+  if (n) std::memcpy(fh_payload_.data(), payload.data(), n * 8);
+  const std::span<const uint64_t> release(fh_payload_.data(), h.nrelease);
+  const std::span<const uint64_t> pins(fh_payload_.data() + h.nrelease, h.npin);
+  Errc e = Errc::ok;
+  if (!buckets_) {
+    e = Errc::invalid_argument;  // this rank runs without Firehose
+  } else {
+    // Each bucket is pinned over the pages of the registered memory it belongs to only.
+    fh_pins_.clear();
+    auto it = regions_.find(h.region);
+    if (it == regions_.end()) {
+      e = Errc::remote_access;
+    } else {
+      const uint64_t B = buckets_->params().bucket_bytes;
+      const uint64_t page = mem::page_size();
+      const auto base = reinterpret_cast<uint64_t>(it->second.base);
+      const uint64_t plo = base - base % page;
+      const uint64_t phi = (base + it->second.length + page - 1) / page * page;
+      for (const uint64_t b : pins) {
+        const uint64_t lo = std::max(b, plo), hi = std::min(b + B, phi);
+        if (b % B != 0 || lo >= hi) {
+          e = Errc::remote_access;
+          break;
+        }
+        fh_pins_.push_back({b, lo, hi});
+      }
+    }
+    if (e != Errc::ok) fh_pins_.clear();  // the releases stand
+    const Errc m = buckets_->move(src, release, fh_pins_);
+    if (e == Errc::ok) e = m;
+  }
+  MoveHeader r{};
+  r.type = RmaType::fh_move_reply;
+  r.status = static_cast<uint8_t>(e);
+  r.npin = h.npin;
+  r.op = h.op;
+  r.region = h.region;
+  r.sent = h.sent;
+  send(src, &r, sizeof r, std::as_bytes(pins));
+}
+
+void RmaProtocol::on_move_reply(int src, const MoveHeader& h, std::span<const std::byte> payload) {
+  if (!hoses_ || payload.size() != std::size_t{h.npin} * 8) {
+    ++stats_.unknown_packets;
+    return;
+  }
+  fh_payload_.resize(h.npin);
+  if (h.npin) std::memcpy(fh_payload_.data(), payload.data(), payload.size());
+  hoses_->confirm(src, fh_payload_, h.status == 0);
+  ++fh_stats_.move_replies;
+  fh_stats_.move_ns += now_ns() - h.sent;
+  if (h.status != 0)
+    if (Op* op = op_of(h.op)) op->move_err = static_cast<Errc>(h.status);
 }
 
 Errc RmaProtocol::atomic(int peer, AtomicOp aop, unsigned width, const mem::RemoteKey& key,
@@ -369,13 +551,16 @@ Errc RmaProtocol::am(int peer, bool reply, AmKind kind, uint8_t handler,
 
 std::span<std::byte> RmaProtocol::placement(int src, std::span<const std::byte> header,
                                             std::size_t payload_size) {
-  (void)src;
   DataHeader h;
   if (!read_header(header, h) || h.status != 0) return {};
   if (h.type == RmaType::put) {
     // Straight into the target region (a byte-stream driver then copies only once).
     const Region* r = region(h.region, h.offset, payload_size);
-    return r ? std::span<std::byte>(r->base + h.offset, payload_size) : std::span<std::byte>{};
+    if (!r) return {};
+    std::byte* dst = r->base + h.offset;
+    // Through a firehose: only into buckets pinned for the sender (else on_put refuses).
+    if ((h.flags & kFlagFirehose) && !firehose_mapped(src, dst, payload_size)) return {};
+    return {dst, payload_size};
   }
   if (h.type == RmaType::get_reply) {
     const Op* op = op_of(h.op);
@@ -400,7 +585,12 @@ void RmaProtocol::on_packet(int src, std::span<const std::byte> header,
       if (!read_header(header, h)) break;
       if (Op* op = op_of(h.op)) {
         if (h.status != 0 && op->err == Errc::ok) op->err = static_cast<Errc>(h.status);
-        if (h.flags & kFlagLast) finish(op, op->err);
+        if (h.flags & kFlagLast) {
+          if (static_cast<uint8_t>(op->err) == kStatusStale)
+            firehose_retry(op);
+          else
+            finish(op, op->err);
+        }
       }
       return;
     }
@@ -440,6 +630,16 @@ void RmaProtocol::on_packet(int src, std::span<const std::byte> header,
       if (read_header(header, h)) return on_am(src, h, payload);
       break;
     }
+    case RmaType::fh_move: {
+      MoveHeader h;
+      if (read_header(header, h)) return on_move(src, h, payload);
+      break;
+    }
+    case RmaType::fh_move_reply: {
+      MoveHeader h;
+      if (read_header(header, h)) return on_move_reply(src, h, payload);
+      break;
+    }
   }
   ++stats_.unknown_packets;
 }
@@ -447,7 +647,12 @@ void RmaProtocol::on_packet(int src, std::span<const std::byte> header,
 void RmaProtocol::on_put(int src, const DataHeader& h, std::span<const std::byte> payload) {
   const Region* r = region(h.region, h.offset, payload.size());
   Errc err = Errc::ok;
-  if (r) {
+  if (r && (h.flags & kFlagFirehose) && r->base + h.offset != payload.data() &&
+      !firehose_mapped(src, r->base + h.offset, payload.size())) {
+    // Not (or no longer) pinned for the sender: nothing written, the origin moves again.
+    ++fh_stats_.refused_stale;
+    err = static_cast<Errc>(kStatusStale);
+  } else if (r) {
     std::byte* dst = r->base + h.offset;
     if (dst != payload.data() && !payload.empty()) std::memcpy(dst, payload.data(), payload.size());
     if (h.flags & kFlagLast) ++stats_.served_puts;
@@ -483,6 +688,13 @@ void RmaProtocol::on_get_req(int src, const GetHeader& h) {
     send(src, &d, sizeof d, {});
     return;
   }
+  if ((h.flags & kFlagFirehose) && !firehose_mapped(src, r->base + h.offset, h.length)) {
+    ++fh_stats_.refused_stale;
+    d.flags = kFlagLast;
+    d.status = kStatusStale;
+    send(src, &d, sizeof d, {});
+    return;
+  }
   ++stats_.served_gets;
   send_stream(src, d, {r->base + h.offset, h.length}, kFlagLast, false);
 }
@@ -490,6 +702,7 @@ void RmaProtocol::on_get_req(int src, const GetHeader& h) {
 void RmaProtocol::on_get_reply(const DataHeader& h, std::span<const std::byte> payload) {
   Op* op = op_of(h.op);
   if (!op || op->kind != Op::Kind::get) return;
+  if (h.status == kStatusStale) return firehose_retry(op);
   if (h.status != 0) return finish(op, static_cast<Errc>(h.status));
   if (h.offset > op->len || payload.size() > op->len - h.offset) return finish(op, Errc::internal);
   std::byte* dst = op->buf + h.offset;
@@ -603,6 +816,54 @@ void RmaProtocol::register_stats(util::StatsRegistry& reg) const {
           "packets (or runs of fragments) that found the driver full and waited");
   reg.add("rma", "unknown_packets", Unit::count, &stats_.unknown_packets,
           "malformed one-sided packets dropped");
+  if (!hoses_) return;
+  const mem::FirehoseStats& o = hoses_->stats();
+  const mem::BucketStats& t = buckets_->stats();
+  reg.add("firehose", "hits", Unit::count, &o.hits,
+          "puts and gets whose target range was mapped by firehoses (no handshake)");
+  reg.add("firehose", "misses", Unit::count, &o.misses, "puts and gets that needed a move");
+  reg.add("firehose", "moves", Unit::count, &o.moves, "move requests sent");
+  reg.add("firehose", "moved_buckets", Unit::count, &o.moved_buckets,
+          "buckets those moves asked to map");
+  reg.add("firehose", "recycled", Unit::count, &o.recycled,
+          "firehoses unmapped by a move to make room (the oldest unreferenced)");
+  reg.add(
+      "firehose", "one_sided_permille", Unit::count,
+      [&o] { return o.hits + o.misses ? o.hits * 1000 / (o.hits + o.misses) : 0; },
+      "share of firehose puts and gets that were hits, per mille");
+  reg.add("firehose", "fallbacks", Unit::count, &fh_stats_.fallbacks,
+          "eligible puts and gets sent as plain packets (no free firehose, too many buckets, "
+          "the target could not pin)");
+  reg.add("firehose", "stale_retries", Unit::count, &fh_stats_.stale_retries,
+          "ops the target refused through a firehose it no longer maps (memory freed), moved "
+          "again");
+  reg.add(
+      "firehose", "move_avg", Unit::nanoseconds,
+      [this] { return fh_stats_.move_replies ? fh_stats_.move_ns / fh_stats_.move_replies : 0; },
+      "mean move round trip (request sent to reply handled)");
+  reg.add("firehose", "move_time", Unit::nanoseconds, &fh_stats_.move_ns,
+          "sum of the move round trips");
+  reg.add("firehose", "served_moves", Unit::count, &t.moves, "move requests served as the target");
+  reg.add("firehose", "pins", Unit::count, &t.pins, "buckets pinned (registrations made)");
+  reg.add("firehose", "victims_reused", Unit::count, &t.victims_reused,
+          "firehoses mapped on a bucket taken back from the victim FIFO (no pinning)");
+  reg.add("firehose", "shared", Unit::count, &t.shared,
+          "firehoses mapped on a bucket another peer's firehose already held");
+  reg.add("firehose", "unpins", Unit::count, &t.unpins, "buckets unpinned");
+  reg.add("firehose", "invalidations", Unit::count, &t.invalidations,
+          "buckets dropped because their memory was freed or replaced");
+  reg.add("firehose", "refused_moves", Unit::count, &t.refused,
+          "moves refused (unmapped memory, over F, the domain could not pin)");
+  reg.add("firehose", "refused_stale", Unit::count, &fh_stats_.refused_stale,
+          "accesses refused because the sender maps no firehose there (any more)");
+  reg.add("firehose", "pinned_bytes", Unit::bytes, &t.pinned_bytes,
+          "bytes pinned now for peers' firehoses (mapped or victims)");
+  reg.add("firehose", "pinned_peak", Unit::bytes, &t.pinned_peak,
+          "most bytes pinned at once (never above FIREHOSE_M + FIREHOSE_MAXVICTIM)");
+  reg.add(
+      "firehose", "victims", Unit::count,
+      [this] { return static_cast<uint64_t>(buckets_->victims()); },
+      "buckets in the victim FIFO now");
 }
 
 }  // namespace sluice::proto::rma

@@ -14,6 +14,16 @@
 //              atomics from every rank atomic with respect to each other.
 //   active messages  always packets; the handler runs in the target's progress pass.
 //
+//   firehose   (when enabled) a put or get on the packet path whose size reaches the
+//              threshold goes through Firehose ([GASNet-Firehose], mem/firehose.hpp): the
+//              target pins buckets of its memory for the origin under a bounded budget. A
+//              hit (every bucket already mapped) goes out as is, with no handshake and no
+//              registration at the target, which checks the mapping and writes (the
+//              one-sided case of a pinning network); a miss sends a move request just
+//              ahead of the op on the same ordered route (the op does not wait for the
+//              reply). An op refused as stale (memory freed at the target) moves again, at
+//              most twice; one that cannot get firehoses travels as plain packets.
+//
 // Target memory is named by a region id (handed out by add_region, carried in remote keys):
 // the target checks every emulated access against its own table, so an unknown key or a
 // range outside the region is answered with Errc::remote_access, never touched.
@@ -27,6 +37,7 @@
 #include <vector>
 
 #include "drivers/driver.hpp"
+#include "mem/firehose.hpp"
 #include "proto/rma/wire.hpp"
 #include "util/stats.hpp"
 
@@ -69,6 +80,17 @@ struct RmaStats {
   uint64_t unknown_packets = 0;
 };
 
+// Firehose figures of the protocol (the tables keep their own: mem::FirehoseStats and
+// mem::BucketStats).
+struct FirehoseProtoStats {
+  uint64_t ops = 0;            // puts and gets that went through firehoses
+  uint64_t fallbacks = 0;      // eligible ops sent as plain packets (no room, too many buckets)
+  uint64_t stale_retries = 0;  // ops the target refused as stale, moved again
+  uint64_t move_replies = 0;
+  uint64_t move_ns = 0;        // sum of move round trips (request sent to reply handled)
+  uint64_t refused_stale = 0;  // as the target: accesses through a firehose it does not map
+};
+
 class RmaProtocol final : public drivers::PacketSink {
  public:
   RmaProtocol(RmaUpcalls& up, int my_rank) : up_(up), rank_(my_rank) {}
@@ -81,6 +103,15 @@ class RmaProtocol final : public drivers::PacketSink {
   // target's memory itself (SLUICE_RMA_PATH=packets).
   void set_one_sided(bool on) { one_sided_ = on; }
   drivers::Driver* route(int peer) const { return routes_[static_cast<std::size_t>(peer)]; }
+
+  // Turns Firehose on for puts and gets of at least `threshold` bytes on the packet path.
+  // `domain` pins this rank's buckets (it must outlive the protocol); `monitor` (may be
+  // null) invalidates buckets whose memory is freed. invalid_argument: bad parameters.
+  Errc enable_firehose(const mem::FirehoseParams& params, std::size_t threshold,
+                       mem::Domain& domain, mem::InvalidationMonitor* monitor);
+  bool firehose_enabled() const { return hoses_ != nullptr; }
+  const mem::FirehoseTable* firehose_table() const { return hoses_.get(); }
+  const mem::BucketTable* bucket_table() const { return buckets_.get(); }
 
   // Target memory. Ids start at 1 and are never reused.
   uint64_t add_region(std::byte* base, std::size_t length);
@@ -135,6 +166,13 @@ class RmaProtocol final : public drivers::PacketSink {
     void* result = nullptr;    // atomic
     Op* next_free = nullptr;
     bool live = false;
+    // For a reissue (a stale firehose): the source, the target's key and offset.
+    const std::byte* src = nullptr;
+    mem::RemoteKey key;
+    uint64_t offset = 0;
+    bool fh = false;           // holds firehose references on its range
+    uint8_t attempts = 0;      // firehose attempts so far
+    Errc move_err = Errc::ok;  // the target refused the move this op sent
   };
   struct Region {
     std::byte* base;
@@ -176,6 +214,18 @@ class RmaProtocol final : public drivers::PacketSink {
   void on_get_reply(const DataHeader& h, std::span<const std::byte> payload);
   void on_atomic(int src, const AtomicHeader& h);
   void on_am(int src, const AmHeader& h, std::span<const std::byte> payload);
+  void on_move(int src, const MoveHeader& h, std::span<const std::byte> payload);
+  void on_move_reply(int src, const MoveHeader& h, std::span<const std::byte> payload);
+
+  void issue_put(Op* op);
+  void issue_get(Op* op);
+  // Takes firehoses for `op` (sending the move a miss needs); false: plain packets.
+  bool firehose_acquire(Op* op);
+  // The target refused `op` as stale: moves again, falls back or fails it.
+  void firehose_retry(Op* op);
+  bool firehose_wanted(const Op* op) const;
+  // Whether the target side lets `src` touch [addr, addr + n) through its firehoses.
+  bool firehose_mapped(int src, const std::byte* addr, std::size_t n);
 
   RmaUpcalls& up_;
   int rank_;
@@ -192,6 +242,14 @@ class RmaProtocol final : public drivers::PacketSink {
   std::vector<std::byte> am_buf_;      // medium payloads copied for the handler
   std::vector<std::byte> am_scratch_;  // an outgoing am's arguments and data, contiguous
   RmaStats stats_;
+
+  std::unique_ptr<mem::FirehoseTable> hoses_;  // origin side
+  std::unique_ptr<mem::BucketTable> buckets_;  // target side
+  std::size_t fh_threshold_ = 0;
+  std::vector<uint64_t> fh_release_, fh_pin_;
+  std::vector<mem::BucketTable::Pin> fh_pins_;
+  std::vector<uint64_t> fh_payload_;
+  FirehoseProtoStats fh_stats_;
 };
 
 }  // namespace sluice::proto::rma

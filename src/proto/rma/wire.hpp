@@ -15,16 +15,26 @@
 //   atomic_reply AtomicReply: the old value
 //   am           AmHeader + payload: nargs 64-bit arguments, then (medium) the data; a
 //                long one names the region and range its data was deposited at
+//   fh_move      MoveHeader + nrelease then npin bucket addresses: a Firehose move (the
+//                firehoses the origin stops mapping, the buckets of `region` it wants
+//                pinned); sent just before the put / get_req that needed it
+//   fh_move_reply MoveHeader + the npin bucket addresses: pinned (status ok) or not
+//
+// A put fragment or get_req with kFlagFirehose goes through firehoses: the target checks
+// that the origin maps every bucket it touches and answers kStatusStale if not (a bucket
+// whose memory changed since), so that the origin moves again.
 //
 // Byte layouts:
 //   DataHeader   0 type | 1 flags | 2 status | 3 pad(5) | 8 op | 16 region | 24 offset   = 32
 //   AckHeader    0 type | 1 flags | 2 status | 3 pad(5) | 8 op                          = 16
-//   GetHeader    0 type | 1 pad(7) | 8 op | 16 region | 24 offset | 32 length          = 40
-//   AtomicHeader 0 type | 1 op | 2 width | 3 pad(5) | 8 op id | 16 region | 24 offset |
+//   GetHeader    0 type | 1 flags | 2 pad(6) | 8 op | 16 region | 24 offset | 32 length          =
+//   40 AtomicHeader 0 type | 1 op | 2 width | 3 pad(5) | 8 op id | 16 region | 24 offset |
 //                32 operand | 40 compare                                              = 48
 //   AtomicReply  0 type | 1 flags | 2 status | 3 pad(5) | 8 op | 16 result             = 24
 //   AmHeader     0 type | 1 kind | 2 handler | 3 nargs | 4 flags | 5 pad(3) | 8 region |
 //                16 offset | 24 length                                                = 32
+//   MoveHeader   0 type | 1 status | 2 pad(2) | 4 nrelease | 8 npin | 12 pad(4) | 16 op |
+//                24 region | 32 sent (origin's clock, echoed)                         = 40
 // All fit in the 56 header bytes the tightest driver (a datagram driver under the reliability
 // layer) leaves a protocol. Op ids are the origin's op addresses, echoed back verbatim; region ids
 // are the target's, handed out in remote keys (RemoteKey::key), never reused.
@@ -42,11 +52,17 @@ enum class RmaType : uint8_t {
   atomic_req,
   atomic_reply,
   am,
+  fh_move,
+  fh_move_reply,
 };
 
-inline constexpr uint8_t kFlagLast = 1;   // put: the op's final fragment
-inline constexpr uint8_t kFlagAck = 2;    // put: answer with put_ack
-inline constexpr uint8_t kFlagReply = 1;  // am: a reply (from inside a handler)
+inline constexpr uint8_t kFlagLast = 1;      // put: the op's final fragment
+inline constexpr uint8_t kFlagAck = 2;       // put: answer with put_ack
+inline constexpr uint8_t kFlagReply = 1;     // am: a reply (from inside a handler)
+inline constexpr uint8_t kFlagFirehose = 4;  // put, get_req: through firehoses
+// A status (beside the Errc values) answering a firehose access to a bucket the origin does
+// not map (any more): move again.
+inline constexpr uint8_t kStatusStale = 0xf0;
 
 struct DataHeader {
   RmaType type;
@@ -70,7 +86,8 @@ static_assert(sizeof(AckHeader) == 16);
 
 struct GetHeader {
   RmaType type;
-  uint8_t pad[7];
+  uint8_t flags;
+  uint8_t pad[6];
   uint64_t op;
   uint64_t region;
   uint64_t offset;
@@ -117,6 +134,19 @@ struct AmHeader {
   uint64_t length;  // long: data bytes; medium: data bytes after the arguments
 };
 static_assert(sizeof(AmHeader) == 32);
+
+struct MoveHeader {
+  RmaType type;
+  uint8_t status;
+  uint8_t pad[2];
+  uint32_t nrelease;
+  uint32_t npin;
+  uint32_t pad2;
+  uint64_t op;
+  uint64_t region;
+  uint64_t sent;
+};
+static_assert(sizeof(MoveHeader) == 40);
 
 inline constexpr std::size_t kMaxHeader = sizeof(AtomicHeader);
 
