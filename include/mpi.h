@@ -506,6 +506,8 @@ MPI_Fint MPI_Info_c2f(MPI_Info handle);
 MPI_Info MPI_Info_f2c(MPI_Fint handle);
 MPI_Fint MPI_Message_c2f(MPI_Message handle);
 MPI_Message MPI_Message_f2c(MPI_Fint handle);
+MPI_Fint MPI_Win_c2f(MPI_Win handle);
+MPI_Win MPI_Win_f2c(MPI_Fint handle);
 int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 /* The mpi_f08 module's TYPE(MPI_Status) as C sees it (MPI-3.1 §17.2.5): the same six
@@ -1149,6 +1151,8 @@ MPI_Fint PMPI_Info_c2f(MPI_Info handle);
 MPI_Info PMPI_Info_f2c(MPI_Fint handle);
 MPI_Fint PMPI_Message_c2f(MPI_Message handle);
 MPI_Message PMPI_Message_f2c(MPI_Fint handle);
+MPI_Fint PMPI_Win_c2f(MPI_Win handle);
+MPI_Win PMPI_Win_f2c(MPI_Fint handle);
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 int PMPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status);

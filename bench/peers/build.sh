@@ -4,6 +4,7 @@
 #   build-peers/mpi_pingpong.mpich     (mpicc.mpich)
 #   build-peers/mpi_nbc_overlap.{openmpi,mpich}, mpi_coll.*, mpi_mrate.* (multi-pair rate)
 #   build-peers/mpi_msgrate.{openmpi,mpich}   (one pair's windowed rate; --count-mode)
+#   build-peers/mpi_rma.{openmpi,mpich,sluice} (one-sided: put latency, get bandwidth, ...)
 #   build-peers/copy_ceiling, raw_pingpong   (plain cc: the memcpy and kernel socket floors)
 #   build-peers/mpi_pingpong.sluice, mpi_coll.sluice, mpi_nbc_overlap.sluice,
 #   mpi_msgrate.sluice
@@ -38,6 +39,7 @@ for impl in openmpi mpich; do
     "$here/mpi_nbc_overlap.c" -lm
   "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_msgrate.$impl" \
     "$here/mpi_msgrate.c"
+  "mpicc.$impl" -O2 -std=c11 -Wall -Wextra "${extra[@]}" -o "$out/mpi_rma.$impl" "$here/mpi_rma.c"
   echo "built $out/mpi_pingpong.$impl $out/mpi_coll.$impl $out/mpi_nbc_overlap.$impl" \
     "$out/mpi_msgrate.$impl"
 done
@@ -53,6 +55,7 @@ if [ -x "$sluice_build/bin/mpicc" ]; then
     "$here/mpi_nbc_overlap.c" -lm
   "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_msgrate.sluice" \
     "$here/mpi_msgrate.c"
+  "$sluice_build/bin/mpicc" -O2 -std=c11 -Wall -Wextra -o "$out/mpi_rma.sluice" "$here/mpi_rma.c"
   echo "built $out/mpi_pingpong.sluice $out/mpi_coll.sluice $out/mpi_nbc_overlap.sluice" \
     "$out/mpi_msgrate.sluice"
 fi

@@ -101,6 +101,16 @@ MPI_Message PMPI_Message_f2c(MPI_Fint handle) {
   return static_cast<MPI_Message>(sluice_fortran_f2c(SLUICE_FH_MESSAGE, handle));
 }
 
+MPI_Fint PMPI_Win_c2f(MPI_Win handle) {
+  SLUICE_MPI_CALL;
+  return sluice_fortran_c2f(SLUICE_FH_WIN, handle);
+}
+
+MPI_Win PMPI_Win_f2c(MPI_Fint handle) {
+  SLUICE_MPI_CALL;
+  return static_cast<MPI_Win>(sluice_fortran_f2c(SLUICE_FH_WIN, handle));
+}
+
 int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
   SLUICE_MPI_CALL;
   if (!c_status || !f_status)
@@ -152,6 +162,8 @@ int PMPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status) {
 #pragma weak MPI_Info_c2f = PMPI_Info_c2f
 #pragma weak MPI_Info_f2c = PMPI_Info_f2c
 #pragma weak MPI_Message_c2f = PMPI_Message_c2f
+#pragma weak MPI_Win_c2f = PMPI_Win_c2f
+#pragma weak MPI_Win_f2c = PMPI_Win_f2c
 #pragma weak MPI_Message_f2c = PMPI_Message_f2c
 #pragma weak MPI_Status_c2f = PMPI_Status_c2f
 #pragma weak MPI_Status_c2f08 = PMPI_Status_c2f08

@@ -37,6 +37,7 @@ HANDLE_TYPES = {
     "MPI_Errhandler": "SLUICE_FH_ERRHANDLER",
     "MPI_Info": "SLUICE_FH_INFO",
     "MPI_Message": "SLUICE_FH_MESSAGE",
+    "MPI_Win": "SLUICE_FH_WIN",
 }
 STRUCT_KIND = {
     "sluice_comm_s": "MPI_Comm",
@@ -47,6 +48,7 @@ STRUCT_KIND = {
     "sluice_errhandler_s": "MPI_Errhandler",
     "sluice_info_s": "MPI_Info",
     "sluice_message_s": "MPI_Message",
+    "sluice_win_s": "MPI_Win",
 }
 TABLE_NAME = {
     "MPI_Comm": "kPredefinedComm",
@@ -57,6 +59,7 @@ TABLE_NAME = {
     "MPI_Errhandler": "kPredefinedErrhandler",
     "MPI_Info": "kPredefinedInfo",
     "MPI_Message": "kPredefinedMessage",
+    "MPI_Win": "kPredefinedWin",
 }
 
 # Arguments that are LOGICAL in Fortran (int or int* / int[] in C).
@@ -71,6 +74,7 @@ INOUT_HANDLES = {
     "MPI_Mrecv": {"message"},
     "MPI_Imrecv": {"message"},
     "MPI_Type_commit": {"datatype"},
+    "MPI_Win_free": {"win"},
 }
 # Routines whose Fortran form is written by hand (fortran_manual.cpp): callbacks, strings
 # of arguments, functions returning a value, attribute values of address size.

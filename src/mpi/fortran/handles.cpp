@@ -116,6 +116,7 @@ HandleTable& table(int kind) {
       {kPredefinedErrhandler, std::size(kPredefinedErrhandler)},
       {kPredefinedInfo, std::size(kPredefinedInfo)},
       {kPredefinedMessage, std::size(kPredefinedMessage)},
+      {kPredefinedWin, std::size(kPredefinedWin)},
   };
   return tables[kind];
 }
