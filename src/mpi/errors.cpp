@@ -79,8 +79,9 @@ const char* const kClassStrings[] = {
     "MPI_T_ERR_INVALID: invalid use of the MPI tool interface",
 };
 constexpr int kNumClasses = sizeof kClassStrings / sizeof kClassStrings[0];
-// The tool interface's return codes, from MPI_T_ERR_MEMORY on (after MPIX_ERR_PROC_FAILED).
-const char* const kToolClassStrings[] = {
+// The tool interface's return codes, from MPI_T_ERR_MEMORY on (after MPIX_ERR_PROC_FAILED),
+// then MPI-4.0's classes.
+const char* const kLaterClassStrings[] = {
     "MPI_T_ERR_MEMORY: out of memory",
     "MPI_T_ERR_NOT_INITIALIZED: the tool interface is not initialized (MPI_T_init_thread)",
     "MPI_T_ERR_CANNOT_INIT: the tool interface cannot be initialized",
@@ -96,11 +97,14 @@ const char* const kToolClassStrings[] = {
     "MPI_T_ERR_PVAR_NO_WRITE: the performance variable cannot be written or reset",
     "MPI_T_ERR_PVAR_NO_ATOMIC: the performance variable cannot be read and reset atomically",
     "MPI_T_ERR_INVALID_NAME: no variable or category of that name",
+    "MPI_ERR_PROC_ABORTED: the operation involves a process that called MPI_Abort",
+    "MPI_ERR_VALUE_TOO_LARGE: a value is too large to store",
+    "MPI_ERR_SESSION: invalid session",
 };
-constexpr int kNumToolClasses = sizeof kToolClassStrings / sizeof kToolClassStrings[0];
-static_assert(MPI_T_ERR_MEMORY + kNumToolClasses - 1 == MPI_T_ERR_INVALID_NAME);
-bool is_tool_class(int code) {
-  return code >= MPI_T_ERR_MEMORY && code < MPI_T_ERR_MEMORY + kNumToolClasses;
+constexpr int kNumLaterClasses = sizeof kLaterClassStrings / sizeof kLaterClassStrings[0];
+static_assert(MPI_T_ERR_MEMORY + kNumLaterClasses - 1 == MPI_ERR_SESSION);
+bool is_later_class(int code) {
+  return code >= MPI_T_ERR_MEMORY && code < MPI_T_ERR_MEMORY + kNumLaterClasses;
 }
 
 // Classes and codes the program added (MPI_Add_error_class/code), numbered from
@@ -113,7 +117,7 @@ std::map<int, UserError> g_user_errors;
 int g_last_number = MPI_ERR_LASTCODE;  // classes and codes share the numbers
 
 bool is_class(int code) {
-  if ((code >= 0 && code < kNumClasses) || code == MPIX_ERR_PROC_FAILED || is_tool_class(code))
+  if ((code >= 0 && code < kNumClasses) || code == MPIX_ERR_PROC_FAILED || is_later_class(code))
     return true;
   auto it = g_user_errors.find(code);
   return it != g_user_errors.end() && it->second.errclass == code;
@@ -125,7 +129,7 @@ int g_last_used_class = MPI_ERR_LASTCODE;
 
 const char* error_string(int code) {
   if (code >= 0 && code < kNumClasses) return kClassStrings[code];
-  if (is_tool_class(code)) return kToolClassStrings[code - MPI_T_ERR_MEMORY];
+  if (is_later_class(code)) return kLaterClassStrings[code - MPI_T_ERR_MEMORY];
   if (code == MPIX_ERR_PROC_FAILED)
     return "MPIX_ERR_PROC_FAILED: a process the operation involves has failed";
   if (auto it = g_user_errors.find(code); it != g_user_errors.end()) return it->second.text.c_str();

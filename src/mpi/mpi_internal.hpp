@@ -99,6 +99,9 @@ class AsyncOp {
   virtual void released() {}
   // MPI_Cancel on the request (only where cancellable(): generalized requests).
   virtual bool cancellable() const { return false; }
+  // MPI_Start on a persistent request made from it (persistent collectives): starts the
+  // operation again; MPI_SUCCESS or the error raised.
+  virtual int start() { return MPI_ERR_REQUEST; }
   virtual int cancel() { return MPI_SUCCESS; }
 };
 

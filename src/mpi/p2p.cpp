@@ -1411,6 +1411,12 @@ int PMPI_Start(MPI_Request* request) {
   MPI_Request r = *request;
   if (r->active)
     return raise(r->comm, MPI_ERR_REQUEST, "MPI_Start", "persistent request is already active");
+  if (r->kind == sluice_request_s::Kind::async) {  // a persistent collective
+    if (int rc = r->op->start()) return rc;
+    r->active = true;
+    r->done = false;
+    return MPI_SUCCESS;
+  }
   if (r->kind == sluice_request_s::Kind::send) return start_send(r, "MPI_Start");
   return start_recv(r);
 }
