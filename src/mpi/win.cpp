@@ -178,6 +178,10 @@ int check_win(MPI_Win w, const char* function) {
 
 // ---- native transport --------------------------------------------------------------------
 
+// Windows on the native path that exist in this process: while there is one, the engine's
+// one-sided protocol serves peers (and a progress thread keeps polling).
+int g_native_windows = 0;
+
 detail::RmaGlue& glue() {
   detail::RmaGlue& g = engine().rma();
   // Windows serve peers from the engine's progress (and keep a progress thread polling).
@@ -629,6 +633,7 @@ int setup_native(MPI_Win w, std::byte* mem, std::size_t len) {
   detail::RmaGlue& g = glue();
   w->own_ctl = std::make_unique<WinCtl>();
   w->ctl = w->own_ctl.get();
+  ++g_native_windows;
   w->ctl_region = g.proto().add_region(reinterpret_cast<std::byte*>(w->ctl), sizeof(WinCtl));
   WinPeerInfo mine;
   mine.base = reinterpret_cast<uint64_t>(mem);
@@ -739,6 +744,13 @@ void destroy_win(MPI_Win w) {
     if (w->ctl_region) g->proto().remove_region(w->ctl_region);
     for (uint64_t id : w->attached_regions)
       if (id) g->proto().remove_region(id);
+    // The last native window: stop serving (no peer targets this process any more: every
+    // window's members completed their operations before MPI_Win_free's barrier), once the
+    // replies still queued for a full driver are out.
+    if (w->ctl_region && --g_native_windows == 0 && g->serving()) {
+      block_until([&] { return !g->proto().busy(); });
+      g->close();
+    }
   }
   if (w->seg) munmap(w->seg, w->seg_len);
   if (w->own_mem) munmap(w->own_mem, w->own_mem_len);

@@ -4,7 +4,8 @@
    counter incremented by every rank with MPI_Fetch_and_op and with MPI_Accumulate;
    accumulate from all ranks; read-modify-write under an exclusive lock that loses no
    update; compare-and-swap; get-accumulate; request-based operations; derived datatypes on
-   the target side; the window attributes, name and error handler. */
+   the target side; the window attributes, name and error handler. The windows live on a
+   communicator whose ranks are MPI_COMM_WORLD's in reverse order. */
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,9 @@ enum flavor { ALLOCATE, CREATE, SHARED, DYNAMIC, NFLAVORS };
 static const char* flavor_name[] = {"allocate", "create", "allocate_shared", "dynamic"};
 
 static int rank, size;
+/* The windows' communicator: MPI_COMM_WORLD in reverse order, so that a window rank is not
+   the process's rank in MPI_COMM_WORLD. */
+static MPI_Comm comm;
 
 typedef struct {
   long cnt[N];
@@ -41,32 +45,32 @@ static void make_window(int f) {
   user_mem = NULL;
   switch (f) {
     case ALLOCATE:
-      MPI_Win_allocate(sizeof(layout), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win);
+      MPI_Win_allocate(sizeof(layout), 1, MPI_INFO_NULL, comm, &mine, &win);
       break;
     case CREATE:
       MPI_Alloc_mem(sizeof(layout), MPI_INFO_NULL, &user_mem);
       mine = user_mem;
-      MPI_Win_create(mine, sizeof(layout), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+      MPI_Win_create(mine, sizeof(layout), 1, MPI_INFO_NULL, comm, &win);
       break;
     case SHARED:
-      MPI_Win_allocate_shared(sizeof(layout), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win);
+      MPI_Win_allocate_shared(sizeof(layout), 1, MPI_INFO_NULL, comm, &mine, &win);
       break;
     case DYNAMIC: {
-      MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+      MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &win);
       user_mem = malloc(sizeof(layout));
       mine = user_mem;
       MPI_Win_attach(win, mine, sizeof(layout));
       MPI_Aint a;
       MPI_Get_address(mine, &a);
       bases = malloc(sizeof(MPI_Aint) * (size_t)size);
-      MPI_Allgather(&a, 1, MPI_AINT, bases, 1, MPI_AINT, MPI_COMM_WORLD);
+      MPI_Allgather(&a, 1, MPI_AINT, bases, 1, MPI_AINT, comm);
       break;
     }
   }
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
   memset(mine, 0, sizeof(layout));
   MPI_Win_unlock(rank, win);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 static void free_window(int f) {
@@ -106,13 +110,13 @@ static void test_lock_put_get(int f) {
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
   MPI_Put(src, N, MPI_DOUBLE, right, disp_of(right, OFF_D(0)), N, MPI_DOUBLE, win);
   MPI_Win_unlock(right, win);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
   for (int i = 0; i < N; ++i)
     CHECK(mine->d[i] == -(left * 100 + i), "%s lock put: d[%d] = %g", flavor_name[f], i,
           mine->d[i]);
   MPI_Win_unlock(rank, win);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   MPI_Win_lock(MPI_LOCK_SHARED, left, 0, win);
   MPI_Get(got, N, MPI_DOUBLE, left, disp_of(left, OFF_D(0)), N, MPI_DOUBLE, win);
   MPI_Win_flush(left, win);
@@ -120,13 +124,13 @@ static void test_lock_put_get(int f) {
   int left2 = (left + size - 1) % size;
   for (int i = 0; i < N; ++i)
     CHECK(got[i] == -(left2 * 100 + i), "%s lock get: got[%d] = %g", flavor_name[f], i, got[i]);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 static void test_pscw(int f) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Group world_group, from, to;
-  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Comm_group(comm, &world_group);
   MPI_Group_incl(world_group, 1, &left, &from);
   MPI_Group_incl(world_group, 1, &right, &to);
   long v[4] = {rank + 7, rank + 8, rank + 9, rank + 10};
@@ -146,7 +150,7 @@ static void test_pscw(int f) {
   MPI_Group_free(&from);
   MPI_Group_free(&to);
   MPI_Group_free(&world_group);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 static int cmp_long(const void* a, const void* b) {
@@ -166,12 +170,12 @@ static void test_counter(int f) {
   MPI_Win_unlock_all(win);
   /* The old values of the fetch-and-add counter are 0 .. size*ROUNDS-1, each once. */
   long* all = malloc(sizeof(long) * (size_t)(size * ROUNDS));
-  MPI_Allgather(olds, ROUNDS, MPI_LONG, all, ROUNDS, MPI_LONG, MPI_COMM_WORLD);
+  MPI_Allgather(olds, ROUNDS, MPI_LONG, all, ROUNDS, MPI_LONG, comm);
   qsort(all, (size_t)(size * ROUNDS), sizeof(long), cmp_long);
   for (int i = 0; i < size * ROUNDS; ++i)
     CHECK(all[i] == i, "%s fetch_and_op: sorted old value %d is %ld", flavor_name[f], i, all[i]);
   free(all);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   if (rank == 0) {
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     CHECK(mine->cnt[0] == (long)size * ROUNDS, "%s fetch_and_op counter %ld, expected %ld",
@@ -180,7 +184,7 @@ static void test_counter(int f) {
           flavor_name[f], mine->cnt[1], (long)size * ROUNDS);
     MPI_Win_unlock(0, win);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 static void test_accumulate_all(int f) {
@@ -227,12 +231,30 @@ static void test_accumulate_all(int f) {
             mine->cnt[1 + 2 * i]);
   if (rank == 0)
     MPI_Get(back, N / 2, MPI_LONG, last, disp_of(last, OFF_CNT(1)), 1, every_other, win);
-  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  MPI_Win_fence(0, win);
   if (rank == 0)
     for (int i = 0; i < N / 2; ++i)
       CHECK(back[i] == i, "%s vector get back[%d] = %ld", flavor_name[f], i, back[i]);
+  /* Derived origin types: get the strided longs into every other slot of `spread`, and put
+     them from there contiguously into cnt[N/2..N) of the target. */
+  long spread[N];
+  for (int i = 0; i < N; ++i) spread[i] = -7;
+  if (rank == 0)
+    MPI_Get(spread, 1, every_other, last, disp_of(last, OFF_CNT(1)), 1, every_other, win);
+  MPI_Win_fence(0, win);
+  if (rank == 0) {
+    for (int i = 0; i < N; ++i)
+      CHECK(spread[i] == (i % 2 ? -7 : i / 2), "%s vector origin get spread[%d] = %ld",
+            flavor_name[f], i, spread[i]);
+    MPI_Put(spread, 1, every_other, last, disp_of(last, OFF_CNT(N / 2)), N / 2, MPI_LONG, win);
+  }
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  if (rank == last)
+    for (int i = 0; i < N / 2; ++i)
+      CHECK(mine->cnt[N / 2 + i] == i, "%s vector origin put cnt[%d] = %ld", flavor_name[f],
+            N / 2 + i, mine->cnt[N / 2 + i]);
   MPI_Type_free(&every_other);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 static void test_exclusive_rmw(int f) {
@@ -242,7 +264,7 @@ static void test_exclusive_rmw(int f) {
     mine->cnt[2] = 0;
     MPI_Win_unlock(0, win);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   for (int i = 0; i < ROUNDS; ++i) {
     long v = -1;
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
@@ -252,28 +274,28 @@ static void test_exclusive_rmw(int f) {
     MPI_Put(&v, 1, MPI_LONG, 0, disp_of(0, OFF_CNT(2)), 1, MPI_LONG, win);
     MPI_Win_unlock(0, win);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   if (rank == 0) {
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     CHECK(mine->cnt[2] == (long)size * ROUNDS, "%s exclusive rmw: %ld, expected %ld",
           flavor_name[f], mine->cnt[2], (long)size * ROUNDS);
     MPI_Win_unlock(0, win);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 static void test_cas_getacc_requests(int f) {
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
   for (int i = 0; i < N; ++i) mine->cnt[i] = -1;
   MPI_Win_unlock(rank, win);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   /* Every rank tries to claim cnt[3] on rank 0: exactly one succeeds. */
   long me = rank, expect = -1, old = 0;
   MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
   MPI_Compare_and_swap(&me, &expect, &old, MPI_LONG, 0, disp_of(0, OFF_CNT(3)), win);
   MPI_Win_unlock(0, win);
   int won = old == -1, winners = 0;
-  MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, comm);
   CHECK(winners == 1, "%s compare_and_swap: %d winners", flavor_name[f], winners);
   /* Get_accumulate with MPI_SUM on cnt[4] (starts at -1): the old values are distinct. */
   long add = 1, prev = 0;
@@ -282,13 +304,13 @@ static void test_cas_getacc_requests(int f) {
                      MPI_SUM, win);
   MPI_Win_unlock(0, win);
   long* all = malloc(sizeof(long) * (size_t)size);
-  MPI_Allgather(&prev, 1, MPI_LONG, all, 1, MPI_LONG, MPI_COMM_WORLD);
+  MPI_Allgather(&prev, 1, MPI_LONG, all, 1, MPI_LONG, comm);
   qsort(all, (size_t)size, sizeof(long), cmp_long);
   for (int i = 0; i < size; ++i)
     CHECK(all[i] == i - 1, "%s get_accumulate: sorted old %d is %ld", flavor_name[f], i, all[i]);
   free(all);
   /* Fetch with MPI_NO_OP reads the counter. */
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   long now = 0;
   MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
   MPI_Fetch_and_op(NULL, &now, MPI_LONG, 0, disp_of(0, OFF_CNT(4)), MPI_NO_OP, win);
@@ -298,7 +320,7 @@ static void test_cas_getacc_requests(int f) {
   int right = (rank + 1) % size;
   double x[4] = {1.5, 2.5, 3.5, rank}, y[4] = {0};
   MPI_Request reqs[3];
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   MPI_Win_lock_all(0, win);
   MPI_Rput(x, 4, MPI_DOUBLE, right, disp_of(right, OFF_D(8)), 4, MPI_DOUBLE, win, &reqs[0]);
   MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
@@ -309,12 +331,12 @@ static void test_cas_getacc_requests(int f) {
   MPI_Waitall(2, &reqs[1], MPI_STATUSES_IGNORE);
   MPI_Win_unlock_all(win);
   for (int i = 0; i < 4; ++i) CHECK(y[i] == x[i], "%s rget y[%d] = %g", flavor_name[f], i, y[i]);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
   int left = (rank + size - 1) % size;
   MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
   CHECK(mine->d[16 + 3] == left, "%s raccumulate replace: %g", flavor_name[f], mine->d[19]);
   MPI_Win_unlock(rank, win);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 static void test_attrs(int f) {
@@ -376,13 +398,17 @@ static void test_attrs(int f) {
 #endif
   MPI_Win_unlock_all(win);
   MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Barrier(comm);
 }
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int world_rank, world_size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &comm);
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   for (int f = 0; f < NFLAVORS; ++f) {
     make_window(f);
     test_fence(f);
@@ -395,6 +421,7 @@ int main(int argc, char** argv) {
     test_attrs(f);
     free_window(f);
   }
+  MPI_Comm_free(&comm);
   MPI_Finalize();
   return check_exit("rma_win");
 }

@@ -152,7 +152,7 @@ std::unique_ptr<Endpoints> make_tcp_zc() {
   return make_tcp_mode(drivers::TcpZeroCopy::on);
 }
 
-std::unique_ptr<Endpoints> make_udp_rel() {
+std::unique_ptr<Endpoints> make_udp_mode(drivers::UdpZeroCopy zerocopy) {
   auto e = std::make_unique<Endpoints>();
   std::unique_ptr<drivers::UdpDriver> u[2];
   for (int r = 0; r < 2; ++r) {
@@ -161,6 +161,9 @@ std::unique_ptr<Endpoints> make_udp_rel() {
     up.size = 2;
     up.rx_buffers = 64;
     up.send_sockets = 2;
+    up.zerocopy = zerocopy;
+    up.zerocopy_min = 4096;
+    if (zerocopy == drivers::UdpZeroCopy::on) up.datagram = up.rx_datagram = 65507;
     u[r] = std::make_unique<drivers::UdpDriver>(up);
   }
   for (int r = 0; r < 2; ++r) u[r]->set_peer_address(1 - r, loopback(u[1 - r]->port()));
@@ -181,6 +184,15 @@ std::unique_ptr<Endpoints> make_udp_rel() {
     ep->b = nullptr;
   };
   return e;
+}
+
+std::unique_ptr<Endpoints> make_udp_rel() {
+  return make_udp_mode(drivers::UdpZeroCopy::off);
+}
+
+// Registered fragments leave by io_uring (corked headers + SEND_ZC from the fixed buffer).
+std::unique_ptr<Endpoints> make_udp_rel_zc() {
+  return make_udp_mode(drivers::UdpZeroCopy::on);
 }
 
 // ---- a decorator that defers every one-sided completion -----------------------------
@@ -755,7 +767,8 @@ INSTANTIATE_TEST_SUITE_P(Drivers, Conformance,
                          ::testing::Values(DriverCase{"self", make_self},
                                            DriverCase{"shm", make_shm}, DriverCase{"tcp", make_tcp},
                                            DriverCase{"tcp_zc", make_tcp_zc},
-                                           DriverCase{"udp_rel", make_udp_rel}),
+                                           DriverCase{"udp_rel", make_udp_rel},
+                                           DriverCase{"udp_rel_zc", make_udp_rel_zc}),
                          case_name);
 
 // ---- the demultiplexer and the handles -----------------------------------------------

@@ -42,7 +42,8 @@ constexpr util::ConfigKey kKeys[] = {
      "auto",
      {},
      "rendezvous payloads sent by io_uring SEND_ZC from registered memory: on, off, or auto "
-     "(peers not on a loopback address, until the kernel reports it copied)",
+     "(peers not on a loopback address, until the kernel reports it copied every one of the first "
+     "16)",
      "auto|on|off"},
     {"TCP_ZEROCOPY_MIN",
      T::size,

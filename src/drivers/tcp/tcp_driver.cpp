@@ -685,11 +685,17 @@ void TcpDriver::reap_uring(PacketSink* sink, int& completed) {
     ZcOp& op = zc_ops_[index];
     if (cqe->flags & IORING_CQE_F_NOTIF) {
       // The kernel let go of the pages: the buffer is the caller's again.
-      if (static_cast<uint32_t>(cqe->res) & IORING_NOTIF_USAGE_ZC_COPIED) {
-        ++stats_.zc_copied;
-        Peer& p = peers_[static_cast<std::size_t>(op.peer)];
-        if (params_.zerocopy == TcpZeroCopy::automatic && p.zc) {
-          p.zc = false;  // the route copies: the copy path is as good and cheaper
+      const bool copied = static_cast<uint32_t>(cqe->res) & IORING_NOTIF_USAGE_ZC_COPIED;
+      stats_.zc_copied += copied;
+      Peer& p = peers_[static_cast<std::size_t>(op.peer)];
+      if (p.zc_judged < kZcJudged) {
+        ++p.zc_judged;
+        p.zc_copied += copied;
+        // auto: a route whose kernel copied every one of the first sends gains nothing from
+        // zero-copy (the copy path is as good and cheaper): back to it.
+        if (p.zc_judged == kZcJudged && p.zc_copied == kZcJudged &&
+            params_.zerocopy == TcpZeroCopy::automatic && p.zc) {
+          p.zc = false;
           ++stats_.zc_peers_off;
         }
       }

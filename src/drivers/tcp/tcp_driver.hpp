@@ -35,8 +35,9 @@
 // socket, nothing else is written to that peer (small packets queue, large ones get
 // again), which keeps the byte stream in order. `auto` uses it for peers reached over a
 // real network only: to a loopback address the kernel copies anyway (the notification's
-// IORING_NOTIF_USAGE_ZC_COPIED, counted as zerocopy.copied), and so it stops for a peer once a
-// notification says its sends were copied. The epoll path is unchanged and stays the path
+// IORING_NOTIF_USAGE_ZC_COPIED, counted as zerocopy.copied), and so it stops for a peer whose
+// first kZcJudged notifications all say the kernel copied (veth, a route without
+// scatter-gather: zerocopy.peers_off). The epoll path is unchanged and stays the path
 // for everything else.
 //
 // Strangers. Until a connection has proven the job key (the acceptor checked the hello, the
@@ -144,6 +145,8 @@ class TcpDriver final : public Driver {
   // Whether zero-copy sends are available (io_uring with SEND_ZC), and the reason if not.
   bool zerocopy() const { return uring_ != nullptr; }
   const std::string& zerocopy_unavailable() const { return zc_why_; }
+  // Notifications per peer that `auto` judges (all copied: the peer goes back to copying).
+  static constexpr uint32_t kZcJudged = 16;
 
  private:
   enum class ConnState : uint8_t { connecting, hello_sent, awaiting_hello, up, closing };
@@ -180,6 +183,8 @@ class TcpDriver final : public Driver {
     bool zc = false;                 // zero-copy sends to this peer
     bool zc_busy = false;            // a SEND_ZC is on its way into the socket: nothing else may go
     std::vector<std::byte> zc_head;  // frame + packet header of that send
+    uint32_t zc_judged = 0;          // notifications seen (auto judges the first kZcJudged)
+    uint32_t zc_copied = 0;          // ... of which the kernel copied
   };
   // One SEND_ZC in flight: its result CQE, then (IORING_CQE_F_MORE) the notification.
   struct ZcOp {

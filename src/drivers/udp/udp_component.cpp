@@ -58,6 +58,19 @@ constexpr util::ConfigKey kKeys[] = {
      {"64K", "1G"},
      "udp SO_RCVBUF (and SO_SNDBUF, split over the send sockets); forced beyond rmem_max when "
      "permitted"},
+    {"UDP_ZEROCOPY",
+     T::choice,
+     "auto",
+     {},
+     "rendezvous fragments sent by io_uring SEND_ZC from registered memory (single rail): on, "
+     "off, or auto (peers not on a loopback address, until the kernel reports it copied every "
+     "one of the first 16)",
+     "auto|on|off"},
+    {"UDP_ZEROCOPY_MIN",
+     T::size,
+     "16K",
+     {"1K", "64K"},
+     "smallest fragment payload udp sends zero-copy (smaller ones are copied by sendmsg)"},
     {"UDP_RAILS",
      T::string,
      "",
@@ -202,9 +215,16 @@ std::unique_ptr<Endpoint> open_udp(WireupServices& w, std::span<const int> peers
   up.gso = c.get_bool("UDP_GSO");
   up.gro = c.get_bool("UDP_GRO");
   up.connect_pair = c.get_bool("UDP_CONNECT");
+  const std::string zc = c.get_string("UDP_ZEROCOPY");
+  up.zerocopy = zc == "on"    ? UdpZeroCopy::on
+                : zc == "off" ? UdpZeroCopy::off
+                              : UdpZeroCopy::automatic;
+  up.zerocopy_min = c.get_size("UDP_ZEROCOPY_MIN");
   // Multi-rail: rail i is its own udp driver publishing only interface i's addresses.
   const std::vector<std::string> rails = split_list(c.get_string("UDP_RAILS"));
   ep->rail_addrs_.push_back(mine);
+  // Zero-copy sends name a registration in one rail's domain: a single rail only.
+  if (rails.size() > 1) up.zerocopy = UdpZeroCopy::off;
   for (std::size_t i = 0; i < rails.size(); ++i) {
     std::vector<net::IfAddr> addrs = net::local_addresses(rails[i], "", err);
     if (addrs.empty()) {

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "util/log.hpp"
 #include "util/stats.hpp"
 
 namespace sluice::drivers {
@@ -32,6 +34,23 @@ constexpr std::size_t kGroControl = CMSG_SPACE(sizeof(int));
 // peer's early datagrams only), and on every poll this long after it held a peer datagram.
 constexpr uint32_t kStrayEvery = 64;
 constexpr uint32_t kStrayHot = 4096;
+
+// Newer than some liburing headers (kernel 6.2 ABI).
+#ifndef IORING_SEND_ZC_REPORT_USAGE
+#define IORING_SEND_ZC_REPORT_USAGE (1U << 3)
+#endif
+#ifndef IORING_NOTIF_USAGE_ZC_COPIED
+#define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
+#endif
+
+// io_uring user_data: what a CQE belongs to (kind << 32 | operation index).
+constexpr uint64_t kCqeHead = 1;  // the headers' SEND; only failures post
+constexpr uint64_t kCqeZc = 2;    // the payload's SEND_ZC
+constexpr uint32_t kMaxZcOps = 128;
+
+bool loopback_address(const sockaddr_in& a) {
+  return (ntohl(a.sin_addr.s_addr) >> 24) == 127;
+}
 
 std::size_t set_buffer(int fd, int opt, int force_opt, std::size_t want) {
   int v = static_cast<int>(want);
@@ -127,10 +146,54 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
       mh.msg_controllen = kGroControl;
     }
   }
+  zc_peers_.resize(static_cast<std::size_t>(params_.size));
+  if (params_.zerocopy != UdpZeroCopy::off) open_uring();
+}
+
+UdpDriver::~UdpDriver() = default;
+
+void UdpDriver::open_uring() {
+  mem::UringDomainParams up;
+  up.slots = 1024;
+  up.ring_entries = 2 * kMaxZcOps;
+  std::string why;
+  auto domain = mem::UringDomain::open(up, why);
+  if (domain) {
+    io_uring_probe* probe = io_uring_get_probe_ring(&domain->ring());
+    const bool zc = probe && io_uring_opcode_supported(probe, IORING_OP_SEND_ZC);
+    if (probe) io_uring_free_probe(probe);
+    if (!zc) {
+      why = "the kernel has no io_uring SEND_ZC (Linux 6.0+)";
+      domain.reset();
+    }
+  }
+  if (!domain) {
+    zc_why_ = why;
+    if (params_.zerocopy == UdpZeroCopy::on)
+      throw std::runtime_error("udp: SLUICE_UDP_ZEROCOPY=on, but " + why);
+    util::log(util::LogLevel::info, "udp: zero-copy sends off: %s", why.c_str());
+    return;
+  }
+  uring_ = std::move(domain);
+  zc_ops_.resize(kMaxZcOps);
+  for (uint32_t i = kMaxZcOps; i-- > 0;) zc_free_.push_back(i);
+  zc_head_stride_ = sizeof(udp::UdpHeader) + params_.max_header;
+  zc_heads_.resize(kMaxZcOps * zc_head_stride_);
+  zc_done_.reserve(kMaxZcOps);
+}
+
+mem::Domain& UdpDriver::memory_domain() {
+  // (auto with only loopback peers registers nothing: host memory, as without io_uring)
+  return caps_.needs_registration ? static_cast<mem::Domain&>(*uring_) : mem::host_domain();
 }
 
 void UdpDriver::set_peer_address(int peer, const sockaddr_in& addr) {
   peers_.at(static_cast<std::size_t>(peer)) = addr;
+  ZcPeer& z = zc_peers_[static_cast<std::size_t>(peer)];
+  z.fd.reset();  // connected to the old address
+  z.on = uring_ && peer != params_.rank &&
+         (params_.zerocopy == UdpZeroCopy::on || !loopback_address(addr));
+  if (z.on) caps_.needs_registration = caps_.lends_payload = true;
   if (stray_ && peer != params_.rank) {
     // The one peer: rx_ takes only its datagrams from now on and sends to it.
     pair_peer_ = -1;
@@ -175,7 +238,7 @@ bool UdpDriver::reaches(int peer) const {
 }
 
 int UdpDriver::pick_socket(int peer, msghdr& mh, bool& connected) {
-  if (peer == pair_peer_) {
+  if (peer == pair_peer_ && !zc_pair_busy_) {
     connected = true;
     return rx_.get();
   }
@@ -238,6 +301,146 @@ IoStatus UdpDriver::send(int peer, std::span<const std::byte> header,
   stats_.sent_connected += connected;
   stats_.sent_bytes += payload.size();
   return IoStatus::done;
+}
+
+int UdpDriver::zc_socket(int peer) {
+  if (peer == pair_peer_) return rx_.get();
+  ZcPeer& z = zc_peers_[static_cast<std::size_t>(peer)];
+  if (!z.fd) {
+    util::UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    sockaddr_in own{};
+    own.sin_family = AF_INET;
+    own.sin_addr = params_.bind_addr;
+    const sockaddr_in& to = peers_[static_cast<std::size_t>(peer)];
+    if (!fd ||
+        (own.sin_addr.s_addr != htonl(INADDR_ANY) &&
+         bind(fd.get(), reinterpret_cast<sockaddr*>(&own), sizeof own) != 0) ||
+        connect(fd.get(), reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0)
+      return -1;
+    set_buffer(fd.get(), SO_SNDBUF, SO_SNDBUFFORCE, params_.socket_buffer / params_.send_sockets);
+    z.fd = std::move(fd);
+  }
+  return z.fd.get();
+}
+
+IoStatus UdpDriver::send_tracked(int peer, std::span<const std::byte> header,
+                                 std::span<const std::byte> payload, const mem::Registration& reg,
+                                 CompletionToken token) {
+  if (!uring_ || payload.size() < params_.zerocopy_min || !reaches(peer) || !reg.pinned())
+    return send(peer, header, payload);
+  ZcPeer& z = zc_peers_[static_cast<std::size_t>(peer)];
+  const int fd = z.on && reg.covers(payload) && uring_->holds(reg) ? zc_socket(peer) : -1;
+  if (fd < 0) {
+    const IoStatus s = send(peer, header, payload);
+    if (s == IoStatus::done) ++stats_.zc_fallbacks;
+    return s;
+  }
+  if (header.empty() || header.size() > caps_.max_header || payload.size() > caps_.max_packet)
+    return IoStatus::failed;
+  if (z.busy || zc_free_.empty()) reap_uring();
+  if (z.busy || zc_free_.empty()) {
+    ++stats_.send_again;
+    return IoStatus::again;
+  }
+  io_uring& ring = uring_->ring();
+  io_uring_sqe* head_sqe = io_uring_get_sqe(&ring);
+  io_uring_sqe* zc_sqe = head_sqe ? io_uring_get_sqe(&ring) : nullptr;
+  if (!zc_sqe) return IoStatus::again;  // (never: every call submits what it prepared)
+  const uint32_t index = zc_free_.back();
+  zc_free_.pop_back();
+  zc_ops_[index] = ZcOp{token, peer, static_cast<uint32_t>(payload.size())};
+  std::byte* head = zc_heads_.data() + index * zc_head_stride_;
+  udp::UdpHeader h;
+  h.src = params_.rank;
+  h.header_len = static_cast<uint16_t>(header.size());
+  std::memcpy(head, &h, sizeof h);
+  std::memcpy(head + sizeof h, header.data(), header.size());
+  // The headers are copied and corked (MSG_MORE); the SEND_ZC appends the payload from the
+  // pinned pages and ends the datagram. Linked: the payload follows only a sent header.
+  io_uring_prep_send(head_sqe, fd, head, sizeof h + header.size(), MSG_MORE | MSG_NOSIGNAL);
+  head_sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+  head_sqe->user_data = kCqeHead << 32 | index;
+  io_uring_prep_send_zc_fixed(zc_sqe, fd, payload.data(), payload.size(), MSG_NOSIGNAL,
+                              IORING_SEND_ZC_REPORT_USAGE,
+                              static_cast<unsigned>(reg.local_key().value));
+  zc_sqe->user_data = kCqeZc << 32 | index;
+  if (io_uring_submit(&ring) < 0) {
+    util::log(util::LogLevel::warn, "udp: io_uring_submit failed (%s): zero-copy off",
+              std::strerror(errno));
+    zc_ops_[index] = ZcOp{};
+    zc_free_.push_back(index);
+    for (auto& q : zc_peers_) q.on = false;
+    const IoStatus s = send(peer, header, payload);
+    if (s == IoStatus::done) ++stats_.zc_fallbacks;
+    return s;
+  }
+  z.busy = true;
+  if (peer == pair_peer_) zc_pair_busy_ = true;
+  ++zc_inflight_;
+  ++stats_.sent;
+  stats_.sent_connected += 1;
+  stats_.sent_bytes += payload.size();
+  ++stats_.zc_sends;
+  stats_.zc_bytes += payload.size();
+  // The pair usually completes inside the submit (UDP sends do not wait): free the socket.
+  reap_uring();
+  return IoStatus::posted;
+}
+
+void UdpDriver::finish_zc(uint32_t index) {
+  ZcOp& op = zc_ops_[index];
+  zc_done_.push_back({op.token, op.status});
+  op = ZcOp{};
+  zc_free_.push_back(index);
+  --zc_inflight_;
+}
+
+void UdpDriver::reap_uring() {
+  io_uring& ring = uring_->ring();
+  io_uring_cqe* cqe;
+  unsigned head;
+  unsigned seen = 0;
+  io_uring_for_each_cqe(&ring, head, cqe) {
+    ++seen;
+    const uint64_t kind = cqe->user_data >> 32;
+    const auto index = static_cast<uint32_t>(cqe->user_data);
+    if (kind != kCqeZc) continue;  // a failed header's send: its SEND_ZC is cancelled too
+    ZcOp& op = zc_ops_[index];
+    ZcPeer& z = zc_peers_[static_cast<std::size_t>(op.peer)];
+    if (cqe->flags & IORING_CQE_F_NOTIF) {
+      // The kernel let go of the pages: the memory is the caller's again.
+      const bool copied = static_cast<uint32_t>(cqe->res) & IORING_NOTIF_USAGE_ZC_COPIED;
+      stats_.zc_copied += copied;
+      if (z.judged < kZcJudged) {
+        ++z.judged;
+        z.copied += copied;
+        // auto: a route whose kernel copied every one of the first sends gains nothing from
+        // zero-copy (and pays for the notifications): back to the copy path.
+        if (z.judged == kZcJudged && z.copied == kZcJudged &&
+            params_.zerocopy == UdpZeroCopy::automatic && z.on) {
+          z.on = false;
+          ++stats_.zc_peers_off;
+        }
+      }
+      finish_zc(index);
+      continue;
+    }
+    // The pair's result: the datagram is in the socket, or it failed (the reliability layer
+    // resends it).
+    z.busy = false;
+    if (op.peer == pair_peer_) zc_pair_busy_ = false;
+    if (cqe->res != static_cast<int>(op.len)) {
+      op.status = Errc::internal;
+      ++stats_.send_errors;
+      // A header left corked (its payload failed) leaves alone now; the receiver drops it.
+      if (cqe->res != -ECANCELED) {
+        const int fd = zc_socket(op.peer);
+        if (fd >= 0) ::send(fd, nullptr, 0, MSG_DONTWAIT | MSG_NOSIGNAL);
+      }
+    }
+    if (!(cqe->flags & IORING_CQE_F_MORE)) finish_zc(index);
+  }
+  io_uring_cq_advance(&ring, seen);
 }
 
 bool UdpDriver::valid_packet(int peer, const PacketRef& p) const {
@@ -484,6 +687,12 @@ void UdpDriver::reset_pool() {
 int UdpDriver::poll(PacketSink& sink, int budget) {
   if (dirty_count_) reset_pool();
   int delivered = 0;
+  if (zc_inflight_ || !zc_done_.empty()) {
+    if (zc_inflight_) reap_uring();
+    for (const ZcDone& d : zc_done_) sink.on_completion(d.token, d.status);
+    delivered = static_cast<int>(zc_done_.size());
+    zc_done_.clear();
+  }
   // Before the connect both sockets share the port's traffic (reuseport): read both.
   if (stray_ && (pair_peer_ < 0 || stray_hot_ > 0 || ++stray_tick_ >= kStrayEvery)) {
     stray_tick_ = 0;
@@ -523,10 +732,13 @@ int UdpDriver::poll(PacketSink& sink, int budget) {
 }
 
 bool UdpDriver::block(uint64_t timeout_ns) {
-  pollfd p[2] = {{rx_.get(), POLLIN, 0}, {stray_.get(), POLLIN, 0}};
+  // The ring's fd is readable while completions wait: zero-copy notifications wake it too.
+  pollfd p[3] = {{rx_.get(), POLLIN, 0},
+                 {stray_.get(), POLLIN, 0},
+                 {uring_ ? uring_->ring().ring_fd : -1, POLLIN, 0}};
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
               static_cast<long>(timeout_ns % 1000000000u)};
-  ppoll(p, stray_ ? 2 : 1, &ts, nullptr);
+  ppoll(p, 3, &ts, nullptr);
   if (stray_ && (p[1].revents & POLLIN)) stray_tick_ = kStrayEvery;  // read it next poll
   return true;
 }
@@ -566,6 +778,21 @@ void UdpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add(
       c, "send_sockets", Unit::count, [this] { return static_cast<uint64_t>(tx_.size()); },
       "send sockets");
+  reg.add(c, "zerocopy.sends", Unit::count, &stats_.zc_sends,
+          "datagram payloads sent by io_uring SEND_ZC from a registered buffer");
+  reg.add(c, "zerocopy.bytes", Unit::bytes, &stats_.zc_bytes, "payload bytes sent zero-copy");
+  reg.add(c, "zerocopy.copied", Unit::count, &stats_.zc_copied,
+          "zero-copy sends the kernel copied after all (IORING_NOTIF_USAGE_ZC_COPIED, "
+          "SO_EE_CODE_ZEROCOPY_COPIED): loopback, veth, no scatter-gather");
+  reg.add(c, "zerocopy.fallbacks", Unit::count, &stats_.zc_fallbacks,
+          "tracked sends from registered memory that took the copy path");
+  reg.add(c, "zerocopy.peers_off", Unit::count, &stats_.zc_peers_off,
+          "peers switched to the copy path because the kernel copied every judged send (auto)");
+  reg.add_info(c, "zerocopy", [this] {
+    return uring_ ? std::string("io_uring SEND_ZC (") +
+                        (params_.zerocopy == UdpZeroCopy::on ? "on" : "auto") + ")"
+                  : "off" + (zc_why_.empty() ? std::string() : " (" + zc_why_ + ")");
+  });
   reg.add_info(
       c, "offload",
       [this] {

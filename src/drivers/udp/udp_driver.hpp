@@ -14,23 +14,47 @@
 // layer (caps().max_packet). Connected pair (2-process jobs): the receive socket is connect()ed to
 // the peer and carries everything (the kernel's early demux then skips a route lookup per
 // datagram); an unconnected SO_REUSEPORT twin catches strangers and early datagrams. All socket I/O
-// is in send(), send_batch() and receive_batch(), the places an io_uring path would replace. Design
-// and limits: docs/drivers/udp.md; measured choices: docs/PERFORMANCE.md.
+// is in send(), send_batch() and receive_batch(), and in send_tracked() for zero-copy (below).
+// Design and limits: docs/drivers/udp.md; measured choices: docs/PERFORMANCE.md.
+//
+// Zero-copy (UdpParams::zerocopy). A tracked send (the reliability layer's transmission of a
+// rendezvous fragment) whose payload lies in a registration of this driver's memory domain
+// (the uring domain: pages pinned in an io_uring fixed-buffer table) leaves through io_uring:
+// the driver and packet headers as a SEND with MSG_MORE (the socket corks them), linked to a
+// SEND_ZC of the payload from the fixed buffer, which completes the datagram. The call returns
+// posted; on_completion(token) follows once the notification says the kernel let go of the
+// pages (after the send's own result: a failed send is reported the same way, status
+// internal; the reliability layer resends it). One such pair is in a socket at a time: until
+// its result is in, the socket takes nothing else (the pair socket's regular sends use a send
+// socket meanwhile). Sockets: the connected pair socket for the pair peer, else one socket per
+// peer connected to it, made on first use. `auto` uses zero-copy only for peers not on a
+// loopback address, and judges each peer by its first kZcJudged notifications: if the kernel
+// copied every one (veth, loopback, no scatter-gather: SO_EE_CODE_ZEROCOPY_COPIED), that peer
+// goes back to the copy path (zerocopy.peers_off).
 #pragma once
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "drivers/driver.hpp"
 #include "drivers/net/net.hpp"
 #include "drivers/udp/udp_wire.hpp"
+#include "mem/uring_domain.hpp"
 #include "util/unique_fd.hpp"
 
 namespace sluice::drivers {
+
+enum class UdpZeroCopy : uint8_t {
+  off,        // every payload is copied by sendmsg
+  on,         // registered fragments leave by io_uring SEND_ZC; io_uring required
+  automatic,  // like on where io_uring works, for peers not on a loopback address, while the
+              // kernel does not copy every zero-copy send to them
+};
 
 struct UdpParams {
   int rank = 0;
@@ -45,6 +69,8 @@ struct UdpParams {
   bool gro = true;                       // UDP_GRO on the receive socket (64 KiB buffers)
   bool connect_pair = true;              // size == 2: one socket connected to the peer
   in_addr bind_addr{htonl(INADDR_ANY)};  // every socket's address (SLUICE_NET_IF / NET_ADDR)
+  UdpZeroCopy zerocopy = UdpZeroCopy::off;
+  std::size_t zerocopy_min = 16 * 1024;  // smaller tracked payloads are copied
 };
 
 struct UdpStats {
@@ -57,13 +83,17 @@ struct UdpStats {
   uint64_t gro_reads = 0;       // reads that returned several coalesced datagrams
   uint64_t gro_segments = 0;    // of `received`: datagrams that came in those
   uint64_t stray = 0;           // of `received` + `malformed`: read from the unconnected socket
+  // Zero-copy: SEND_ZC submitted, their payload bytes, notifications that said the kernel
+  // copied after all, tracked sends from registered memory that took the copy path, peers
+  // switched off by `auto`.
+  uint64_t zc_sends = 0, zc_bytes = 0, zc_copied = 0, zc_fallbacks = 0, zc_peers_off = 0;
 };
 
 class UdpDriver final : public Driver {
  public:
   // Creates and binds the sockets. Throws std::runtime_error.
   explicit UdpDriver(UdpParams params);
-  ~UdpDriver() override = default;
+  ~UdpDriver() override;
   UdpDriver(const UdpDriver&) = delete;
   UdpDriver& operator=(const UdpDriver&) = delete;
 
@@ -81,6 +111,11 @@ class UdpDriver final : public Driver {
   IoStatus send(int peer, std::span<const std::byte> header,
                 std::span<const std::byte> payload) override;
   IoStatus send_batch(int peer, std::span<const PacketRef> packets, std::size_t& sent) override;
+  // Zero-copy from `reg` (see above): posted, or the copy path's answer.
+  IoStatus send_tracked(int peer, std::span<const std::byte> header,
+                        std::span<const std::byte> payload, const mem::Registration& reg,
+                        CompletionToken token) override;
+  mem::Domain& memory_domain() override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
   void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
@@ -89,6 +124,11 @@ class UdpDriver final : public Driver {
   bool gso() const { return gso_; }
   bool gro() const { return gro_; }
   bool paired() const { return pair_peer_ >= 0; }
+  // Whether zero-copy sends are available (io_uring with SEND_ZC), and the reason if not.
+  bool zerocopy() const { return uring_ != nullptr; }
+  const std::string& zerocopy_unavailable() const { return zc_why_; }
+  // Notifications per peer that `auto` judges (all copied: the peer goes back to copying).
+  static constexpr uint32_t kZcJudged = 16;
 
  private:
   int receive_batch(int max);
@@ -103,6 +143,28 @@ class UdpDriver final : public Driver {
   bool valid_packet(int peer, const PacketRef& p) const;
   // One datagram of a read (a whole read, or one segment of a coalesced one) to the sink.
   bool deliver(std::span<const std::byte> bytes, PacketSink& sink);
+  void open_uring();
+  int zc_socket(int peer);  // the socket zero-copy sends to `peer` go through, -1: none
+  // Reads the ring's completions; finished operations' tokens go to zc_done_.
+  void reap_uring();
+  void finish_zc(uint32_t index);
+
+  // Zero-copy state of one peer.
+  struct ZcPeer {
+    bool on = false;      // zero-copy sends to this peer
+    bool busy = false;    // a header + SEND_ZC pair is in its socket: nothing else may go
+    uint32_t judged = 0;  // notifications seen (auto judges the first kZcJudged)
+    uint32_t copied = 0;  // ... of which the kernel copied
+    util::UniqueFd fd;    // its own socket (not the pair peer: rx_)
+  };
+  // One header + SEND_ZC pair in flight: its result CQE, then (IORING_CQE_F_MORE) the
+  // notification.
+  struct ZcOp {
+    CompletionToken token;
+    int peer = -1;
+    uint32_t len = 0;
+    Errc status = Errc::ok;
+  };
 
   UdpParams params_;
   DriverCaps caps_;
@@ -134,6 +196,20 @@ class UdpDriver final : public Driver {
   std::vector<iovec> gso_iov_;  // send_batch's iovecs and driver headers (one per segment)
   std::vector<udp::UdpHeader> gso_hdr_;
   mutable UdpStats stats_;  // mutable: kernel_drops is read from the socket on demand
+  std::unique_ptr<mem::UringDomain> uring_;  // zero-copy: the domain and its ring (null: off)
+  std::string zc_why_;                       // why zero-copy is unavailable
+  std::vector<ZcPeer> zc_peers_;
+  std::vector<ZcOp> zc_ops_;
+  std::vector<uint32_t> zc_free_;
+  std::vector<std::byte> zc_heads_;  // per operation: its UdpHeader + packet header
+  std::size_t zc_head_stride_ = 0;
+  uint32_t zc_inflight_ = 0;
+  bool zc_pair_busy_ = false;  // rx_ holds a corked header: regular sends avoid it
+  struct ZcDone {
+    CompletionToken token;
+    Errc status;
+  };
+  std::vector<ZcDone> zc_done_;  // finished, reported by the next poll
 };
 
 }  // namespace sluice::drivers

@@ -53,8 +53,10 @@ class ReliableChannel::Intake final : public drivers::PacketSink {
                                  std::size_t payload_size) override {
     return ch_.placement_for(src, header, payload_size, sink_, delivered_, budget_);
   }
-  // A rail's own one-sided operations complete to the protocol above.
+  // A rail's own one-sided operations complete to the protocol above; the channel's own
+  // tokens (no protocol) are zero-copy transmissions the rail let go of.
   void on_completion(drivers::CompletionToken token, Errc status) override {
+    if (token.protocol == drivers::ProtocolId::none) return ch_.zc_released(token.id);
     sink_.on_completion(token, status);
   }
 
@@ -108,6 +110,9 @@ ReliableChannel::ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> r
   caps_.reliable = true;
   caps_.ordered = true;
   caps_.lends_payload = true;
+  // Zero-copy needs the registration in the rail's domain: one rail only.
+  zc_rail_ = rails_.size() == 1 && rails_[0]->caps().needs_registration;
+  caps_.needs_registration = zc_rail_;
   caps_.rdma_put =
       std::all_of(rails_.begin(), rails_.end(), [](const auto& r) { return r->caps().rdma_put; });
   name_ = std::string(rails_[0]->name());
@@ -120,6 +125,10 @@ ReliableChannel::ReliableChannel(std::vector<std::unique_ptr<drivers::Driver>> r
 }
 
 ReliableChannel::~ReliableChannel() = default;
+
+mem::Domain& ReliableChannel::memory_domain() {
+  return zc_rail_ ? rails_[0]->memory_domain() : mem::host_domain();
+}
 
 bool ReliableChannel::reaches(int rank) const {
   for (const auto& r : rails_)
@@ -324,9 +333,51 @@ void ReliableChannel::went_out(Peer& p, TxPacket& pkt, int rail) {
 IoStatus ReliableChannel::transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail) {
   seal(p, pkt, flags);
   const int rail = pick_rail(p, avoid_rail);
-  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send(p.rank, pkt.header, pkt.body());
+  const IoStatus s = rail_send(p, pkt, rail);
   if (s == IoStatus::done) went_out(p, pkt, rail);
   return s;
+}
+
+IoStatus ReliableChannel::rail_send(Peer& p, TxPacket& pkt, int rail) {
+  drivers::Driver& d = *rails_[static_cast<std::size_t>(rail)];
+  // Only a first transmission goes zero-copy. A resend is copied: it reads the buffer as it
+  // is now, so a packet whose zero-copy payload the receiver rejected (the payload CRC, taken
+  // from the buffer, did not match the pinned pages sent: a stale registration) gets through.
+  if (!pkt.reg || pkt.transmissions > 0) return d.send(p.rank, pkt.header, pkt.body());
+  const std::uint64_t id = zc_next_;
+  const IoStatus s =
+      d.send_tracked(p.rank, pkt.header, pkt.body(), *pkt.reg, {id, drivers::ProtocolId::none});
+  if (s != IoStatus::posted) return s;  // copied (done), or not sent
+  ++zc_next_;
+  zc_out_.push_back(id);
+  pkt.zc_last = id;
+  return IoStatus::done;
+}
+
+void ReliableChannel::lent_done(const Peer& p, const TxPacket& t) {
+  if (t.token.protocol == drivers::ProtocolId::none) return;
+  // The rail may still read the memory for an earlier transmission (ids below zc_last are
+  // held too: waiting for them as well is simpler and costs next to nothing).
+  if (t.zc_last != 0 && !zc_out_.empty() && zc_out_.front() <= t.zc_last)
+    held_.push_back({t.token, t.zc_last, p.rank});
+  else
+    completed_.push_back(t.token);
+}
+
+void ReliableChannel::zc_released(std::uint64_t id) {
+  // Released mostly in order: the id is near the front.
+  const auto it = std::find(zc_out_.begin(), zc_out_.end(), id);
+  if (it != zc_out_.end()) zc_out_.erase(it);
+  if (held_.empty()) return;
+  const std::uint64_t low = zc_out_.empty() ? UINT64_MAX : zc_out_.front();
+  std::size_t keep = 0;
+  for (const Held& h : held_) {
+    if (h.zc < low)
+      completed_.push_back(h.token);
+    else
+      held_[keep++] = h;
+  }
+  held_.resize(keep);
 }
 
 void ReliableChannel::flush_corked(int except) {
@@ -349,14 +400,24 @@ void ReliableChannel::flush_peer(Peer& p) {
   }
   const std::size_t first = p.flight.size() - p.unsent;
   batch_.clear();
+  bool zc = false;
   for (std::size_t i = first; i < p.flight.size(); ++i) {
     TxPacket& t = p.flight[i];
     seal(p, t, 0);
     batch_.push_back({t.header, t.body()});
+    zc = zc || t.reg;
   }
   const int rail = pick_rail(p, -1);
   std::size_t sent = 0;
-  const IoStatus s = rails_[static_cast<std::size_t>(rail)]->send_batch(p.rank, batch_, sent);
+  IoStatus s = IoStatus::done;
+  if (zc) {  // zero-copy packets leave one by one (each names its registration)
+    for (std::size_t i = first; i < p.flight.size(); ++i, ++sent) {
+      s = rail_send(p, p.flight[i], rail);
+      if (s != IoStatus::done) break;
+    }
+  } else {
+    s = rails_[static_cast<std::size_t>(rail)]->send_batch(p.rank, batch_, sent);
+  }
   for (std::size_t i = 0; i < sent; ++i) went_out(p, p.flight[first + i], rail);
   p.unsent -= static_cast<std::uint32_t>(sent);
   if (sent > 0) {
@@ -436,15 +497,18 @@ IoStatus ReliableChannel::send(int rank, std::span<const std::byte> header,
 }
 
 IoStatus ReliableChannel::send_tracked(int rank, std::span<const std::byte> header,
-                                       std::span<const std::byte> payload, const mem::Registration&,
+                                       std::span<const std::byte> payload,
+                                       const mem::Registration& reg,
                                        drivers::CompletionToken token) {
-  const IoStatus s = send_data(rank, header, payload, true, token);
+  // The registration outlives the packet: the caller keeps it until the local completion.
+  const mem::Registration* zc = zc_rail_ && reg.pinned() && reg.covers(payload) ? &reg : nullptr;
+  const IoStatus s = send_data(rank, header, payload, true, token, zc);
   return s == IoStatus::done ? IoStatus::posted : s;
 }
 
 IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
                                     std::span<const std::byte> payload, bool lend,
-                                    drivers::CompletionToken token) {
+                                    drivers::CompletionToken token, const mem::Registration* reg) {
   // A packet joining a corked run leaves with the run, and flush_peer reads the clock for
   // it: one clock read per GSO send instead of one per packet (~3 % of a 1 MiB sender).
   const bool joins_run = last_peer_ && last_peer_->rank == rank && last_peer_->unsent > 0;
@@ -491,6 +555,7 @@ IoStatus ReliableChannel::send_data(int rank, std::span<const std::byte> header,
   if (lend) {
     pkt.lent = payload;
     pkt.token = token;
+    pkt.reg = reg;
   } else
     pkt.payload = take_buffer(payload);
 
@@ -715,7 +780,7 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
     progress = true;
     if (!t.sacked) {
       newly_acked(t);
-      if (t.token.protocol != drivers::ProtocolId::none) completed_.push_back(t.token);
+      lent_done(p, t);
     }
     p.flight_bytes -= t.bytes();
     give_buffer(std::move(t.payload));
@@ -731,13 +796,15 @@ void ReliableChannel::process_ack(Peer& p, const RelHeader& h) {
       if (bit >= kSackBits) continue;  // at or before a stale cumulative point
       if (t.sacked || !((h.sack[bit / 64] >> (bit % 64)) & 1u)) continue;
       newly_acked(t);
-      // A lent payload is no longer read: its owner may have it back (local completion).
-      if (t.token.protocol != drivers::ProtocolId::none) completed_.push_back(t.token);
+      // A lent payload is no longer read: its owner may have it back (local completion),
+      // once a zero-copy rail has let go of it too.
+      lent_done(p, t);
       t.sacked = true;  // the receiver never discards what it buffered: free the copy
       p.flight_bytes -= t.body().size();
       give_buffer(std::move(t.payload));
       t.payload.clear();  // a moved-from vector is valid but unspecified: make it empty
       t.lent = {};
+      t.reg = nullptr;
     }
   }
 
@@ -1026,6 +1093,8 @@ void ReliableChannel::declare_dead(Peer& p) {
   p.ring.clear();
   p.buffered = 0;
   p.dup_pending = false;
+  // Held completions of its lent packets are dropped too: the core fails its requests.
+  std::erase_if(held_, [&](const Held& h) { return h.rank == p.rank; });
   acked_out(p);
   ++stats_.peers_dead;
   dead_peers_.push_back(p.rank);

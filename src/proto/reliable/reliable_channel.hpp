@@ -131,6 +131,16 @@ class ReliableChannel final : public drivers::Driver {
   // .lends_payload) and the call returns posted; the acknowledgement (cumulative or
   // selective) is the local completion, reported with `token` from a later poll(). A peer
   // declared dead reports no completions (its requests fail through on_peer_dead).
+  // Zero-copy rail (one rail whose caps say needs_registration; memory_domain() is its
+  // domain): the first transmission of a payload inside a pinned `reg` is handed to the rail
+  // by send_tracked, and the rail may read the pinned pages after returning (io_uring
+  // SEND_ZC) until it reports that transmission released. Resends are copied from the buffer
+  // as it is then (send()): the payload CRC is taken from the buffer, so pinned pages that no
+  // longer back it (a stale registration) are rejected by the receiver as corrupt, and the
+  // resend delivers the right bytes. The local completion needs both: the packet
+  // acknowledged (by any transmission), and its zero-copy transmission released by the rail
+  // (it may still sit in a queue when a resend's ack comes). Until then the memory must stay
+  // valid and unchanged.
   drivers::IoStatus send_tracked(int peer, std::span<const std::byte> header,
                                  std::span<const std::byte> payload, const mem::Registration& reg,
                                  drivers::CompletionToken token) override;
@@ -138,6 +148,7 @@ class ReliableChannel final : public drivers::Driver {
   // One-sided operations bypass the packet path: forwarded to a rail that can do them
   // (caps() reports rdma_get / rdma_put only when every rail can); its completions reach
   // the sink through poll().
+  mem::Domain& memory_domain() override;
   drivers::IoStatus post_get(int peer, std::span<std::byte> local,
                              const mem::Registration& local_reg, const mem::RemoteKey& remote,
                              std::uint64_t offset, drivers::CompletionToken token) override;
@@ -205,10 +216,12 @@ class ReliableChannel final : public drivers::Driver {
   };
   struct TxPacket {
     std::uint32_t seq = 0;
-    HeaderBuf header;                 // RelHeader + upper header, rewritten on each send
-    std::vector<std::byte> payload;   // freed once selectively acknowledged
-    std::span<const std::byte> lent;  // send_tracked: the caller's payload, not a copy
-    drivers::CompletionToken token;   // ... reported once acknowledged
+    HeaderBuf header;                        // RelHeader + upper header, rewritten on each send
+    std::vector<std::byte> payload;          // freed once selectively acknowledged
+    std::span<const std::byte> lent;         // send_tracked: the caller's payload, not a copy
+    drivers::CompletionToken token;          // ... reported once acknowledged
+    const mem::Registration* reg = nullptr;  // lent from a zero-copy rail's registration
+    std::uint64_t zc_last = 0;               // its latest zero-copy transmission (0: none)
     std::uint64_t first_sent = 0;
     std::uint64_t last_sent = 0;
     std::uint64_t xmit_order = 0;   // per-peer transmission counter at the last send
@@ -327,6 +340,11 @@ class ReliableChannel final : public drivers::Driver {
   void fill_ack(Peer& p, RelHeader& h) const;
   void acked_out(Peer& p);  // an ack went out to p: disarm its delayed ack
   drivers::IoStatus transmit(Peer& p, TxPacket& pkt, std::uint8_t flags, int avoid_rail = -1);
+  // One transmission on `rail`: send(), or send_tracked() for a zero-copy packet (posted
+  // answers are recorded and returned as done).
+  drivers::IoStatus rail_send(Peer& p, TxPacket& pkt, int rail);
+  void lent_done(const Peer& p, const TxPacket& t);       // acknowledged: complete, or hold
+  void zc_released(std::uint64_t id);                     // the rail let go of a transmission
   void seal(Peer& p, TxPacket& pkt, std::uint8_t flags);  // ack fields + CRC into the header
   void went_out(Peer& p, TxPacket& pkt, int rail);        // bookkeeping of a transmission
   void flush_corked(int except = -1);  // hands every corked run (but `except`'s) to a rail
@@ -334,7 +352,8 @@ class ReliableChannel final : public drivers::Driver {
   void grow_ring(Peer& p, std::uint32_t offset);
   drivers::IoStatus send_data(int peer, std::span<const std::byte> header,
                               std::span<const std::byte> payload, bool lend,
-                              drivers::CompletionToken token);
+                              drivers::CompletionToken token,
+                              const mem::Registration* reg = nullptr);
   int pick_rail(Peer& p, int avoid);
   void rail_lost(Peer& p, int rail);
   void rail_acked(Peer& p, int rail);
@@ -388,6 +407,17 @@ class ReliableChannel final : public drivers::Driver {
   std::vector<std::byte> scratch_;  // header assembly for control packets
   // Lent packets acknowledged since the last poll's end: their local completions.
   std::vector<drivers::CompletionToken> completed_, completing_;
+  // Zero-copy rail: transmissions it holds (ids ascending), and acknowledged lent packets
+  // whose latest transmission it still holds.
+  bool zc_rail_ = false;
+  std::uint64_t zc_next_ = 1;
+  std::vector<std::uint64_t> zc_out_;
+  struct Held {
+    drivers::CompletionToken token;
+    std::uint64_t zc = 0;
+    int rank = -1;
+  };
+  std::vector<Held> held_;
   // Packet buffers recycled between sends and arrivals, so the steady state allocates
   // nothing; bounded by kSpareBytes of capacity.
   std::vector<std::vector<std::byte>> spare_;
