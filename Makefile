@@ -15,7 +15,8 @@ DEPS := cmake:cmake ninja:ninja-build g++:g++ gnuplot:gnuplot-nox \
         /usr/include/gtest/gtest.h:libgtest-dev /usr/include/hwloc.h:libhwloc-dev \
         /usr/include/liburing.h:liburing-dev nft:nftables ip:iproute2 \
         /usr/lib/x86_64-linux-gnu/pkgconfig/pmix.pc:libpmix-dev pkg-config:pkg-config \
-        clang-format:clang-format python3:python3 gfortran:gfortran
+        clang-format:clang-format python3:python3 gfortran:gfortran \
+        /usr/include/rdma/fabric.h:libfabric-dev fi_info:libfabric-bin
 
 .PHONY: all deps build run test test-release test-asan test-tsan lint bench clean
 

@@ -105,5 +105,8 @@ bool set_registration_strategy(Session& s, std::string_view strategy,
                                std::size_t pipeline_chunk = 0);
 // Whether the route to `peer` registers memory for large messages (its driver pins).
 bool route_registers(const Session& s, int peer);
+// A text attribute a component reports beside its counters ("ofi.provider"), or "" when
+// this rank has none by that name.
+std::string attribute(const Session& s, std::string_view name);
 
 }  // namespace sluice::introspect

@@ -132,6 +132,10 @@ std::string registration(const Session& s) {
   return out;
 }
 
+std::string attribute(const Session& s, std::string_view name) {
+  return engine_of(s).stats_registry().info(name).value_or(std::string());
+}
+
 std::string registration_emulation(const Session& s) {
   return engine_of(s).stats_registry().info("reg.emulate").value_or("off");
 }

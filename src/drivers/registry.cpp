@@ -14,6 +14,7 @@ namespace sluice::drivers {
 extern const DriverComponent kShmComponent;
 extern const DriverComponent kTcpComponent;
 extern const DriverComponent kUdpComponent;
+extern const DriverComponent kOfiComponent;
 
 namespace {
 
@@ -22,6 +23,7 @@ std::vector<const DriverComponent*>& components() {
       &kShmComponent,
       &kTcpComponent,
       &kUdpComponent,
+      &kOfiComponent,
   };
   return list;
 }

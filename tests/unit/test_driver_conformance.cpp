@@ -34,6 +34,7 @@
 
 #include "drivers/driver.hpp"
 #include "drivers/loopback.hpp"
+#include "drivers/ofi/ofi_driver.hpp"
 #include "drivers/shm/shm_driver.hpp"
 #include "drivers/tcp/tcp_driver.hpp"
 #include "drivers/udp/udp_driver.hpp"
@@ -193,6 +194,55 @@ std::unique_ptr<Endpoints> make_udp_rel() {
 // Registered fragments leave by io_uring (corked headers + SEND_ZC from the fixed buffer).
 std::unique_ptr<Endpoints> make_udp_rel_zc() {
   return make_udp_mode(drivers::UdpZeroCopy::on);
+}
+
+// libfabric: two endpoints of one provider in this process. rdm over tcp;ofi_rxm as it is;
+// dgram over the udp provider under the reliability layer.
+std::unique_ptr<Endpoints> make_ofi(const char* provider, drivers::OfiEndpointType type) {
+  auto e = std::make_unique<Endpoints>();
+  std::unique_ptr<drivers::OfiDriver> d[2];
+  for (int r = 0; r < 2; ++r) {
+    drivers::OfiParams p;
+    p.rank = r;
+    p.size = 2;
+    p.provider = provider;
+    p.endpoint = type;
+    if (r == 0) p.on_peer_dead = [dead = e->dead_a](int peer) { dead->push_back(peer); };
+    d[r] = std::make_unique<drivers::OfiDriver>(p);
+  }
+  for (int r = 0; r < 2; ++r) {
+    const std::string err = d[r]->set_peer_address(1 - r, d[1 - r]->address());
+    EXPECT_TRUE(err.empty()) << err;
+  }
+  if (type == drivers::OfiEndpointType::rdm) {
+    for (auto& x : d) e->owned.push_back(std::move(x));
+    e->no_kill = "an rdm ofi endpoint learns of a dead peer from the launcher";
+  } else {
+    for (int r = 0; r < 2; ++r) {
+      proto::reliable::ReliableConfig rc;
+      rc.job_key = 0x5eed5eed5eedull;
+      rc.window = 32;
+      rc.min_rto_ns = 1'000'000;
+      rc.peer_timeout_ns = 400'000'000;
+      if (r == 0) rc.on_peer_dead = [dead = e->dead_a](int peer) { dead->push_back(peer); };
+      e->owned.push_back(std::make_unique<proto::reliable::ReliableChannel>(std::move(d[r]), rc));
+    }
+    Endpoints* ep = e.get();
+    e->kill_b = [ep] {
+      ep->owned[1].reset();
+      ep->b = nullptr;
+    };
+  }
+  e->a = e->owned[0].get();
+  e->b = e->owned[1].get();
+  return e;
+}
+
+std::unique_ptr<Endpoints> make_ofi_rxm() {
+  return make_ofi("tcp;ofi_rxm", drivers::OfiEndpointType::rdm);
+}
+std::unique_ptr<Endpoints> make_ofi_dgram() {
+  return make_ofi("udp", drivers::OfiEndpointType::dgram);
 }
 
 // ---- a decorator that defers every one-sided completion -----------------------------
@@ -768,7 +818,9 @@ INSTANTIATE_TEST_SUITE_P(Drivers, Conformance,
                                            DriverCase{"shm", make_shm}, DriverCase{"tcp", make_tcp},
                                            DriverCase{"tcp_zc", make_tcp_zc},
                                            DriverCase{"udp_rel", make_udp_rel},
-                                           DriverCase{"udp_rel_zc", make_udp_rel_zc}),
+                                           DriverCase{"udp_rel_zc", make_udp_rel_zc},
+                                           DriverCase{"ofi_rxm", make_ofi_rxm},
+                                           DriverCase{"ofi_dgram_rel", make_ofi_dgram}),
                          case_name);
 
 // ---- the demultiplexer and the handles -----------------------------------------------

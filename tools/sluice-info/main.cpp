@@ -3,7 +3,8 @@
 //   sluice-info --config              every SLUICE_* key: value in force, default, source, help
 //   sluice-info --config --markdown   the key tables of docs/CONFIGURATION.md (defaults only)
 //   sluice-info --drivers             the registered driver components
-//   sluice-info [--peers]             (under sluicerun) which driver serves which peer
+//   sluice-info [--peers]             (under sluicerun) which driver serves which peer, and
+//                                     the libfabric provider's capabilities when ofi does
 //   sluice-info --protocols           which protocol each message size takes per peer, and why
 #include <sluice/introspect.hpp>
 #include <sluice/sluice.hpp>
@@ -149,6 +150,14 @@ int main(int argc, char** argv) {
           if (!route.address.empty()) std::printf("(%s)", route.address.c_str());
         }
         std::printf("\n");
+        // What the ofi driver's provider offers (its attributes, when it serves a peer).
+        if (const std::string prov = is::attribute(s, "ofi.provider"); !prov.empty()) {
+          std::printf("  ofi: provider %s", prov.c_str());
+          for (const char* a : {"fabric", "endpoint", "inject_size", "max_message", "rma",
+                                "mr_mode", "progress", "wait"})
+            std::printf(", %s %s", a, is::attribute(s, std::string("ofi.") + a).c_str());
+          std::printf("\n");
+        }
         std::fflush(stdout);
       }
       s.barrier();

@@ -1,0 +1,640 @@
+// ofi driver (see ofi_driver.hpp): provider choice, resources, and the packet paths.
+#include "drivers/ofi/ofi_driver.hpp"
+
+#include <poll.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "drivers/ofi/ofi_loader.hpp"
+#include "util/log.hpp"
+#include "util/stats.hpp"
+
+namespace sluice::drivers {
+
+namespace {
+
+// Precedes every packet: who sent it, its number among the sender's packets to this peer,
+// and where its header ends.
+struct OfiHeader {
+  uint32_t src;
+  uint32_t seq;
+  uint16_t header_len;
+  uint16_t magic;
+};
+static_assert(sizeof(OfiHeader) == 12);
+constexpr uint16_t kMagic = 0x0f1c;
+
+constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
+
+struct InfoDeleter {
+  void operator()(fi_info* i) const { ofi::freeinfo(i); }
+};
+using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
+
+template <class T>
+struct FidDeleter {
+  void operator()(T* p) const {
+    if (p) fi_close(&p->fid);
+  }
+};
+template <class T>
+using FidPtr = std::unique_ptr<T, FidDeleter<T>>;
+
+const char* type_name(fi_ep_type t) {
+  switch (t) {
+    case FI_EP_RDM:
+      return "rdm";
+    case FI_EP_DGRAM:
+      return "dgram";
+    case FI_EP_MSG:
+      return "msg";
+    default:
+      return "other";
+  }
+}
+
+std::string mr_mode_text(int mode) {
+  static constexpr std::pair<int, const char*> kBits[] = {
+      {FI_MR_LOCAL, "local"},         {FI_MR_RAW, "raw"},
+      {FI_MR_VIRT_ADDR, "virt_addr"}, {FI_MR_ALLOCATED, "allocated"},
+      {FI_MR_PROV_KEY, "prov_key"},   {FI_MR_MMU_NOTIFY, "mmu_notify"},
+      {FI_MR_RMA_EVENT, "rma_event"}, {FI_MR_ENDPOINT, "endpoint"},
+      {FI_MR_HMEM, "hmem"},
+  };
+  std::string s;
+  for (const auto& [bit, name] : kBits)
+    if (mode & bit) s += (s.empty() ? "" : ",") + std::string(name);
+  return s.empty() ? "none" : s;
+}
+
+const char* progress_text(fi_progress p) {
+  return p == FI_PROGRESS_AUTO ? "auto" : p == FI_PROGRESS_MANUAL ? "manual" : "unspec";
+}
+
+std::string fi_error(const char* what, int rc) {
+  return std::string(what) + ": " + ofi::strerror(-rc);
+}
+
+std::string to_hex(const std::byte* p, std::size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<unsigned>(p[i]);
+    s += kDigits[b >> 4];
+    s += kDigits[b & 15];
+  }
+  return s;
+}
+
+bool from_hex(const std::string& s, std::vector<std::byte>& out) {
+  if (s.size() % 2) return false;
+  out.clear();
+  for (std::size_t i = 0; i < s.size(); i += 2) {
+    unsigned v = 0;
+    for (std::size_t j = i; j < i + 2; ++j) {
+      const char c = s[j];
+      v = v * 16 + static_cast<unsigned>(c >= '0' && c <= '9'   ? c - '0'
+                                         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                                : 99);
+      if (v > 255) return false;
+    }
+    out.push_back(static_cast<std::byte>(v));
+  }
+  return true;
+}
+
+// Every provider fi_getinfo reports here with the endpoint types it offers.
+std::map<std::string, std::set<std::string>> offered(const char* provider) {
+  std::map<std::string, std::set<std::string>> m;
+  InfoPtr hints(ofi::allocinfo());
+  if (provider && hints) hints->fabric_attr->prov_name = strdup(provider);
+  fi_info* list = nullptr;
+  if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, provider ? hints.get() : nullptr, &list) != 0)
+    return m;
+  InfoPtr owner(list);
+  for (fi_info* i = list; i; i = i->next)
+    if (i->fabric_attr && i->fabric_attr->prov_name && i->ep_attr)
+      m[i->fabric_attr->prov_name].insert(type_name(i->ep_attr->type));
+  return m;
+}
+
+std::string format_offered(const std::map<std::string, std::set<std::string>>& m) {
+  std::string s;
+  for (const auto& [prov, types] : m) {
+    std::string t;
+    for (const auto& x : types) t += (t.empty() ? "" : ", ") + x;
+    s += (s.empty() ? "" : "; ") + prov + " (" + t + ")";
+  }
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+std::string ofi_available() {
+  std::string err;
+  if (!ofi::load(err)) return err;
+  return format_offered(offered(nullptr));
+}
+
+struct OfiDriver::Slot {
+  fi_context2 ctx;  // first: the op_context a completion returns is the slot itself
+  std::byte* buf = nullptr;
+  uint32_t index = 0;
+  int peer = -1;  // send slots: the destination
+  bool rx = false;
+};
+
+// Closed in reverse order of declaration: endpoint, memory region, address vector,
+// completion queue, domain, fabric; the info list last.
+struct OfiDriver::Fids {
+  InfoPtr list;
+  fi_info* info = nullptr;  // the chosen entry of `list`
+  FidPtr<fid_fabric> fabric;
+  FidPtr<fid_domain> domain;
+  FidPtr<fid_cq> cq;
+  FidPtr<fid_av> av;
+  FidPtr<fid_mr> mr;
+  FidPtr<fid_ep> ep;
+};
+
+OfiDriver::OfiDriver(OfiParams params)
+    : params_(std::move(params)), fids_(std::make_unique<Fids>()) {
+  choose_provider();
+  open_resources();
+}
+
+OfiDriver::~OfiDriver() = default;
+
+void OfiDriver::choose_provider() {
+  std::string err;
+  if (!ofi::load(err)) throw std::runtime_error(err);
+  std::vector<fi_ep_type> types;
+  if (params_.endpoint != OfiEndpointType::dgram) types.push_back(FI_EP_RDM);
+  if (params_.endpoint != OfiEndpointType::rdm) types.push_back(FI_EP_DGRAM);
+  const bool named = !params_.provider.empty();
+  for (fi_ep_type type : types) {
+    InfoPtr hints(ofi::allocinfo());
+    if (!hints) throw std::runtime_error("fi_allocinfo failed");
+    hints->caps = FI_MSG;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->ep_attr->type = type;
+    // Packets to a peer must arrive in order on a reliable endpoint (else the engine
+    // would need the reliability layer's reordering on top).
+    if (type == FI_EP_RDM) hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+    // The modes this driver honours: its pools are registered (LOCAL), once, with the
+    // provider's key (PROV_KEY), at their virtual address, bound to the endpoint.
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine serialises calls
+    if (named) hints->fabric_attr->prov_name = strdup(params_.provider.c_str());
+    if (!params_.domain.empty()) hints->domain_attr->name = strdup(params_.domain.c_str());
+    fi_info* list = nullptr;
+    if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) != 0 || !list) continue;
+    InfoPtr owner(list);
+    for (fi_info* i = list; i; i = i->next) {
+      // Chosen by default, shm would leave the other hosts' ranks unreachable.
+      if (!named && !params_.single_host && std::strcmp(i->fabric_attr->prov_name, "shm") == 0)
+        continue;
+      fids_->list = std::move(owner);
+      fids_->info = i;
+      // Whether the provider would also give one-sided operations (reported; not used yet).
+      hints->caps = FI_MSG | FI_RMA;
+      free(hints->fabric_attr->prov_name);
+      hints->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
+      fi_info* rma = nullptr;
+      if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &rma) == 0 && rma) {
+        rma_offered_ = true;
+        ofi::freeinfo(rma);
+      }
+      return;
+    }
+  }
+  // Nothing fits: say what there is.
+  const std::string want = params_.endpoint == OfiEndpointType::rdm     ? "rdm"
+                           : params_.endpoint == OfiEndpointType::dgram ? "dgram"
+                                                                        : "rdm or dgram";
+  std::string where = params_.domain.empty() ? "" : " in domain '" + params_.domain + "'";
+  if (named) {
+    const auto mine = offered(params_.provider.c_str());
+    if (mine.empty())
+      throw std::runtime_error(
+          "libfabric provider '" + params_.provider +
+          "' (SLUICE_OFI_PROVIDER) is not available here; available: " + ofi_available());
+    throw std::runtime_error("libfabric provider '" + params_.provider + "'" + where +
+                             " offers no " + want +
+                             " endpoint Sluice can use (FI_MSG, FI_ORDER_SAS on rdm, mr_mode "
+                             "within local,virt_addr,allocated,prov_key,endpoint; "
+                             "SLUICE_OFI_ENDPOINT); it offers: " +
+                             format_offered(mine) + "; available: " + ofi_available());
+  }
+  throw std::runtime_error("no libfabric provider offers an " + want + " endpoint" + where +
+                           (params_.single_host ? "" : " reaching other hosts") +
+                           "; available: " + ofi_available());
+}
+
+void OfiDriver::open_resources() {
+  fi_info* info = fids_->info;
+  int rc = 0;
+  fid_fabric* fabric = nullptr;
+  if ((rc = ofi::fabric(info->fabric_attr, &fabric, nullptr)) != 0)
+    throw std::runtime_error(fi_error("fi_fabric", rc));
+  fids_->fabric.reset(fabric);
+  fid_domain* domain = nullptr;
+  if ((rc = fi_domain(fabric, info, &domain, nullptr)) != 0)
+    throw std::runtime_error(fi_error("fi_domain", rc));
+  fids_->domain.reset(domain);
+
+  // Sizes: a packet is one message, at most max_msg_size (1472 B on the udp provider).
+  const uint64_t max_msg = info->ep_attr->max_msg_size;
+  caps_.max_header = params_.max_header;
+  if (max_msg < sizeof(OfiHeader) + 2 * caps_.max_header)
+    caps_.max_header = (max_msg - sizeof(OfiHeader)) / 4;
+  if (caps_.max_header < 64)
+    throw std::runtime_error("provider " + std::string(info->fabric_attr->prov_name) +
+                             ": messages of " + std::to_string(max_msg) + " bytes are too small");
+  caps_.max_packet = static_cast<std::size_t>(
+      std::min<uint64_t>(params_.max_packet, max_msg - sizeof(OfiHeader) - caps_.max_header));
+  caps_.inline_payload = caps_.max_packet;
+  caps_.reliable = caps_.ordered = info->ep_attr->type == FI_EP_RDM;
+  slot_bytes_ = (sizeof(OfiHeader) + caps_.max_header + caps_.max_packet + 63) & ~std::size_t{63};
+
+  const std::size_t nrx = params_.rx_buffers, ntx = params_.tx_buffers;
+  fi_cq_attr cq_attr{};
+  cq_attr.size = std::max<std::size_t>(nrx + ntx + 64, info->rx_attr->size + info->tx_attr->size);
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  cq_attr.wait_obj = FI_WAIT_FD;
+  fid_cq* cq = nullptr;
+  rc = fi_cq_open(domain, &cq_attr, &cq, nullptr);
+  if (rc != 0) {  // no fd to sleep on: block() returns false and the engine naps instead
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0)
+      throw std::runtime_error(fi_error("fi_cq_open", rc));
+  }
+  fids_->cq.reset(cq);
+  if (cq_attr.wait_obj == FI_WAIT_FD && fi_control(&cq->fid, FI_GETWAIT, &wait_fd_) != 0)
+    wait_fd_ = -1;
+
+  fi_av_attr av_attr{};
+  av_attr.type =
+      info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type : FI_AV_TABLE;
+  av_attr.count = static_cast<std::size_t>(params_.size);
+  fid_av* av = nullptr;
+  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0)
+    throw std::runtime_error(fi_error("fi_av_open", rc));
+  fids_->av.reset(av);
+
+  fid_ep* ep = nullptr;
+  if ((rc = fi_endpoint(domain, info, &ep, nullptr)) != 0)
+    throw std::runtime_error(fi_error("fi_endpoint", rc));
+  fids_->ep.reset(ep);
+  if ((rc = fi_ep_bind(ep, &av->fid, 0)) != 0) throw std::runtime_error(fi_error("bind av", rc));
+  if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+    throw std::runtime_error(fi_error("bind cq", rc));
+
+  // The pools: receive buffers, then send buffers; registered once when the provider wants
+  // local buffers registered.
+  pool_.resize(slot_bytes_ * (nrx + ntx));
+  const int mr_mode = info->domain_attr->mr_mode;
+  if (mr_mode & FI_MR_LOCAL) {
+    fid_mr* mr = nullptr;
+    if ((rc = fi_mr_reg(domain, pool_.data(), pool_.size(), FI_SEND | FI_RECV, 0, 1, 0, &mr,
+                        nullptr)) != 0)
+      throw std::runtime_error(fi_error("fi_mr_reg", rc));
+    fids_->mr.reset(mr);
+    if (mr_mode & FI_MR_ENDPOINT) {
+      if ((rc = fi_mr_bind(mr, &ep->fid, 0)) != 0 || (rc = fi_mr_enable(mr)) != 0)
+        throw std::runtime_error(fi_error("fi_mr_bind", rc));
+    }
+    mr_desc_ = fi_mr_desc(mr);
+  }
+  if ((rc = fi_enable(ep)) != 0) throw std::runtime_error(fi_error("fi_enable", rc));
+
+  slots_.resize(nrx + ntx);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].buf = pool_.data() + i * slot_bytes_;
+    slots_[i].index = static_cast<uint32_t>(i);
+    slots_[i].rx = i < nrx;
+  }
+  for (std::size_t i = nrx + ntx; i-- > nrx;) free_tx_.push_back(static_cast<uint32_t>(i));
+  for (std::size_t i = 0; i < nrx; ++i)
+    if (!post_rx(slots_[i])) throw std::runtime_error("fi_recv: cannot post the receive pool");
+  inject_limit_ = std::min(info->tx_attr->inject_size, slot_bytes_);
+  inject_buf_.resize(inject_limit_);
+
+  std::byte name[512];
+  std::size_t len = sizeof name;
+  if ((rc = fi_getname(&ep->fid, name, &len)) != 0)
+    throw std::runtime_error(fi_error("fi_getname", rc));
+  address_hex_ = to_hex(name, len);
+  peers_.assign(static_cast<std::size_t>(params_.size), FI_ADDR_NOTAVAIL);
+  peer_hex_.assign(static_cast<std::size_t>(params_.size), {});
+  tx_seq_.assign(static_cast<std::size_t>(params_.size), 0);
+  rx_seq_.assign(static_cast<std::size_t>(params_.size), 0);
+  held_.reserve(nrx);
+
+  desc_.provider = info->fabric_attr->prov_name;
+  desc_.fabric = info->fabric_attr->name ? info->fabric_attr->name : "";
+  desc_.domain = info->domain_attr->name ? info->domain_attr->name : "";
+  desc_.endpoint = type_name(info->ep_attr->type);
+  desc_.inject_size = info->tx_attr->inject_size;
+  desc_.max_message = max_msg;
+  desc_.rma = rma_offered_;
+  desc_.tagged = (info->caps & FI_TAGGED) != 0;
+  desc_.mr_mode = mr_mode_text(mr_mode);
+  desc_.progress = std::string("data ") + progress_text(info->domain_attr->data_progress) +
+                   ", control " + progress_text(info->domain_attr->control_progress);
+  desc_.wait = wait_fd_ >= 0 ? "fd" : "none (polled)";
+}
+
+std::string OfiDriver::set_peer_address(int peer, const std::string& hex) {
+  std::vector<std::byte> raw;
+  if (!from_hex(hex, raw) || raw.empty()) return "malformed ofi address";
+  fi_addr_t a = FI_ADDR_NOTAVAIL;
+  const int rc = fi_av_insert(fids_->av.get(), raw.data(), 1, &a, 0, nullptr);
+  if (rc != 1) return "fi_av_insert of rank " + std::to_string(peer) + "'s address failed";
+  peers_[static_cast<std::size_t>(peer)] = a;
+  peer_hex_[static_cast<std::size_t>(peer)] = hex;
+  return {};
+}
+
+std::string OfiDriver::peer_address(int peer) const {
+  if (peer < 0 || peer >= params_.size) return {};
+  const std::string& hex = peer_hex_[static_cast<std::size_t>(peer)];
+  if (hex.empty()) return {};
+  std::vector<std::byte> raw;
+  from_hex(hex, raw);
+  char text[256];
+  std::size_t len = sizeof text;
+  if (fi_av_straddr(fids_->av.get(), raw.data(), text, &len) == nullptr) return desc_.provider;
+  return desc_.provider + " " + std::string(text, strnlen(text, sizeof text));
+}
+
+bool OfiDriver::reaches(int peer) const {
+  return peer >= 0 && peer < params_.size &&
+         peers_[static_cast<std::size_t>(peer)] != FI_ADDR_NOTAVAIL;
+}
+
+bool OfiDriver::post_rx(Slot& s) {
+  const ssize_t rc = fi_recv(fids_->ep.get(), s.buf, slot_bytes_, mr_desc_, FI_ADDR_UNSPEC, &s.ctx);
+  if (rc == 0) return true;
+  if (rc == -FI_EAGAIN) {
+    rx_retry_.push_back(s.index);
+    return true;
+  }
+  return false;
+}
+
+void OfiDriver::repost_pending() {
+  std::vector<uint32_t> again;
+  again.swap(rx_retry_);  // (capacity moves back below: no allocation once grown)
+  for (uint32_t i : again) post_rx(slots_[i]);
+  again.clear();
+  if (rx_retry_.empty()) rx_retry_.swap(again);
+}
+
+OfiDriver::Slot* OfiDriver::take_tx() {
+  if (free_tx_.empty()) return nullptr;
+  Slot* s = &slots_[free_tx_.back()];
+  free_tx_.pop_back();
+  return s;
+}
+
+IoStatus OfiDriver::send(int peer, std::span<const std::byte> header,
+                         std::span<const std::byte> payload) {
+  if (!reaches(peer) || header.size() > caps_.max_header || payload.size() > caps_.max_packet) {
+    ++stats_.send_errors;
+    return IoStatus::failed;
+  }
+  uint32_t& seq = tx_seq_[static_cast<std::size_t>(peer)];
+  const OfiHeader oh{static_cast<uint32_t>(params_.rank), seq, static_cast<uint16_t>(header.size()),
+                     kMagic};
+  const std::size_t total = sizeof oh + header.size() + payload.size();
+  const fi_addr_t dest = peers_[static_cast<std::size_t>(peer)];
+  auto fill = [&](std::byte* p) {
+    std::memcpy(p, &oh, sizeof oh);
+    if (!header.empty()) std::memcpy(p + sizeof oh, header.data(), header.size());
+    if (!payload.empty())
+      std::memcpy(p + sizeof oh + header.size(), payload.data(), payload.size());
+  };
+  ssize_t rc;
+  if (total <= inject_limit_) {
+    fill(inject_buf_.data());
+    rc = fi_inject(fids_->ep.get(), inject_buf_.data(), total, dest);
+    if (rc == 0) ++stats_.injected;
+  } else {
+    Slot* s = take_tx();
+    if (!s) {
+      ++stats_.send_again;
+      return IoStatus::again;  // every send buffer is in the provider's hands
+    }
+    fill(s->buf);
+    s->peer = peer;
+    rc = fi_send(fids_->ep.get(), s->buf, total, mr_desc_, dest, &s->ctx);
+    if (rc != 0) free_tx_.push_back(s->index);
+  }
+  if (rc == 0) {
+    ++seq;
+    ++stats_.sent;
+    stats_.sent_bytes += total;
+    return IoStatus::done;
+  }
+  if (rc == -FI_EAGAIN) {  // the provider's queues are full: progress (poll) frees them
+    ++stats_.send_again;
+    return IoStatus::again;
+  }
+  ++stats_.send_errors;
+  return IoStatus::failed;
+}
+
+int OfiDriver::complete(const void* op_context, std::size_t len, PacketSink* sink) {
+  Slot& s = *static_cast<Slot*>(const_cast<void*>(op_context));
+  if (!s.rx) {
+    free_tx_.push_back(s.index);
+    return 1;
+  }
+  OfiHeader oh{};
+  if (len >= sizeof oh) std::memcpy(&oh, s.buf, sizeof oh);
+  const bool valid = len >= sizeof oh && oh.magic == kMagic &&
+                     static_cast<int>(oh.src) < params_.size &&
+                     static_cast<int>(oh.src) != params_.rank &&
+                     peers_[oh.src] != FI_ADDR_NOTAVAIL && oh.header_len <= len - sizeof oh;
+  if (!valid) {
+    ++stats_.malformed;
+  } else if (sink) {
+    // A reliable endpoint matches receives in send order (FI_ORDER_SAS) but may complete
+    // them out of order (a provider's rendezvous finishes after a later eager message):
+    // hold an early one, its buffer not reposted, until its predecessors are delivered.
+    if (caps_.ordered && oh.seq != rx_seq_[oh.src]) {
+      held_.push_back({oh.src, oh.seq, s.index, static_cast<uint32_t>(len)});
+      ++stats_.held;
+      return 1;
+    }
+    ++rx_seq_[oh.src];  // before the sink runs: it may send, and a send may poll
+    deliver(s, len, *sink);
+    release_held(oh.src, *sink);
+    return 1;
+  }
+  if (!post_rx(s)) ++stats_.cq_errors;
+  return 1;
+}
+
+void OfiDriver::deliver(Slot& s, std::size_t len, PacketSink& sink) {
+  OfiHeader oh{};
+  std::memcpy(&oh, s.buf, sizeof oh);
+  ++stats_.received;
+  stats_.received_bytes += len;
+  const std::span<const std::byte> all(s.buf + sizeof oh, len - sizeof oh);
+  sink.on_packet(static_cast<int>(oh.src), all.first(oh.header_len), all.subspan(oh.header_len));
+  if (!post_rx(s)) ++stats_.cq_errors;
+}
+
+void OfiDriver::release_held(uint32_t src, PacketSink& sink) {
+  for (std::size_t i = 0; i < held_.size();) {
+    if (held_[i].src != src || held_[i].seq != rx_seq_[src]) {
+      ++i;
+      continue;
+    }
+    const Held h = held_[i];
+    held_[i] = held_.back();
+    held_.pop_back();
+    ++rx_seq_[src];
+    deliver(slots_[h.slot], h.len, sink);
+    i = 0;
+  }
+}
+
+void OfiDriver::read_error() {
+  fi_cq_err_entry err{};
+  if (fi_cq_readerr(fids_->cq.get(), &err, 0) < 0) return;
+  ++stats_.cq_errors;
+  if (!err.op_context) return;
+  Slot& s = *static_cast<Slot*>(err.op_context);
+  if (s.rx) {
+    ++stats_.malformed;  // e.g. a message larger than the buffer (FI_ETRUNC)
+    if (err.err != FI_ECANCELED) post_rx(s);
+    return;
+  }
+  free_tx_.push_back(s.index);
+  ++stats_.send_errors;
+  util::log(util::LogLevel::warn, "ofi: a send to rank %d failed: %s", s.peer,
+            fi_cq_strerror(fids_->cq.get(), err.prov_errno, err.err_data, nullptr, 0));
+  if (params_.on_peer_dead && s.peer >= 0) params_.on_peer_dead(s.peer);
+}
+
+int OfiDriver::poll(PacketSink& sink, int budget) {
+  if (!rx_retry_.empty()) repost_pending();
+  int work = 0;
+  fi_cq_msg_entry e[16];
+  while (work < budget) {
+    const ssize_t n =
+        fi_cq_read(fids_->cq.get(), e, static_cast<std::size_t>(std::min(16, budget - work)));
+    if (n == -FI_EAGAIN) break;
+    if (n == -FI_EAVAIL) {
+      read_error();
+      ++work;
+      continue;
+    }
+    if (n < 0) {
+      ++stats_.cq_errors;
+      break;
+    }
+    for (ssize_t i = 0; i < n; ++i) work += complete(e[i].op_context, e[i].len, &sink);
+    if (n < 16) break;
+  }
+  // Idle: re-arm the wait fd now and then (fi_trywait resets its signal; block() only
+  // sleeps on the fd, since the progress thread may call it beside a poll).
+  if (work == 0 && wait_fd_ >= 0 && ++idle_polls_ >= 64) {
+    idle_polls_ = 0;
+    fid* f = &fids_->cq->fid;
+    (void)fi_trywait(fids_->fabric.get(), &f, 1);
+  } else if (work > 0) {
+    idle_polls_ = 0;
+  }
+  return work;
+}
+
+bool OfiDriver::block(uint64_t timeout_ns) {
+  if (wait_fd_ < 0) return false;
+  // Sends the provider still holds may need our progress: keep such sleeps short.
+  if (free_tx_.size() < params_.tx_buffers) timeout_ns = std::min<uint64_t>(timeout_ns, 100000);
+  ++stats_.blocks;
+  pollfd p{wait_fd_, POLLIN, 0};
+  const timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
+                    static_cast<long>(timeout_ns % 1000000000u)};
+  ppoll(&p, 1, &ts, nullptr);
+  return true;
+}
+
+void OfiDriver::drain(uint64_t timeout_ns) {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const auto ns = [](const timespec& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+  };
+  const uint64_t deadline = ns(now) + timeout_ns;
+  // Injected packets have no completion: give the provider a few rounds of progress after
+  // the last tracked send completed (manual-progress providers move data only when called).
+  int rounds_after = 200;
+  fi_cq_msg_entry e[16];
+  while (rounds_after > 0 && ns(now) < deadline) {
+    const ssize_t n = fi_cq_read(fids_->cq.get(), e, 16);
+    if (n == -FI_EAVAIL)
+      read_error();
+    else
+      for (ssize_t i = 0; i < n; ++i) complete(e[i].op_context, e[i].len, nullptr);
+    if (free_tx_.size() == params_.tx_buffers) --rounds_after;
+    const timespec nap{0, 20000};
+    nanosleep(&nap, nullptr);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  }
+}
+
+void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) const {
+  using util::Unit;
+  reg.add(c, "packets_sent", Unit::count, &stats_.sent, "packets sent");
+  reg.add(c, "bytes_sent", Unit::bytes, &stats_.sent_bytes, "bytes sent, ofi header included");
+  reg.add(c, "injected", Unit::count, &stats_.injected,
+          "of packets_sent: by fi_inject (no completion)");
+  reg.add(c, "packets_received", Unit::count, &stats_.received, "packets received");
+  reg.add(c, "bytes_received", Unit::bytes, &stats_.received_bytes, "bytes received");
+  reg.add(c, "send_again", Unit::count, &stats_.send_again,
+          "sends refused for now (no send buffer, provider queue full)");
+  reg.add(c, "send_errors", Unit::count, &stats_.send_errors, "sends that failed");
+  reg.add(c, "malformed", Unit::count, &stats_.malformed, "packets dropped as invalid");
+  reg.add(c, "cq_errors", Unit::count, &stats_.cq_errors, "completion queue error entries");
+  reg.add(c, "held", Unit::count, &stats_.held,
+          "packets completed before an earlier one and held back to keep the order");
+  reg.add(c, "blocks", Unit::count, &stats_.blocks, "sleeps on the completion queue's fd");
+  reg.add_info(
+      c, "provider", [this] { return desc_.provider; }, "libfabric provider");
+  reg.add_info(
+      c, "fabric", [this] { return desc_.fabric + " / " + desc_.domain; },
+      "libfabric fabric / domain");
+  reg.add_info(
+      c, "endpoint", [this] { return desc_.endpoint; }, "endpoint type");
+  reg.add_info(
+      c, "inject_size", [this] { return std::to_string(desc_.inject_size); },
+      "bytes the provider sends from the caller's buffer at once");
+  reg.add_info(
+      c, "max_message", [this] { return std::to_string(desc_.max_message); },
+      "largest message of the endpoint");
+  reg.add_info(
+      c, "rma", [this] { return std::string(desc_.rma ? "offered (not used yet)" : "no"); },
+      "FI_RMA");
+  reg.add_info(
+      c, "mr_mode", [this] { return desc_.mr_mode; }, "memory registration mode bits");
+  reg.add_info(
+      c, "progress", [this] { return desc_.progress; }, "progress model");
+  reg.add_info(
+      c, "wait", [this] { return desc_.wait; }, "how a blocked rank sleeps");
+}
+
+}  // namespace sluice::drivers

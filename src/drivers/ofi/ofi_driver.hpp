@@ -1,0 +1,135 @@
+// ofi driver: packets over a libfabric endpoint, so the same binary runs on InfiniBand
+// (verbs;ofi_rxm), EFA, Slingshot (cxi) and, here, tcp;ofi_rxm, shm and udp.
+//
+// Endpoint types: FI_EP_RDM (reliable, unconnected: caps().reliable) and FI_EP_DGRAM
+// (unreliable: the engine stacks proto/reliable on it, as on the udp driver).
+// Wire: every message is [OfiHeader][protocol header][payload], one libfabric message;
+// OfiHeader numbers the packets per peer, so that completions a provider reports out of
+// order (its rendezvous finishing after a later eager message) are delivered in order.
+// Sending copies into a pre-registered buffer: fi_inject when the message fits the
+// provider's inject size (no completion at all), else a send slot from a fixed pool that
+// the send completion returns; no slot free is IoStatus::again. Receiving: a fixed pool of
+// pre-posted receive buffers, reposted once their packet went to the sink. No allocation
+// per message. One completion queue for both directions, polled by poll(); when the
+// provider offers a wait fd (FI_WAIT_FD, fi_control FI_GETWAIT), block() sleeps on it after
+// fi_trywait, so blocked ranks do not spin.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "drivers/driver.hpp"
+
+namespace sluice::drivers {
+
+enum class OfiEndpointType : uint8_t { automatic, rdm, dgram };
+
+struct OfiParams {
+  int rank = 0;
+  int size = 1;
+  std::string provider;  // e.g. "tcp;ofi_rxm", "shm", "verbs;ofi_rxm"; empty: the first offered
+  std::string domain;    // libfabric domain name (e.g. "lo", "mlx5_0"); empty: the first
+  OfiEndpointType endpoint = OfiEndpointType::automatic;
+  bool single_host = true;  // every rank on this host (automatic choice may take shm)
+  std::size_t max_packet = 64u << 10;
+  std::size_t max_header = 256;
+  std::size_t rx_buffers = 64;
+  std::size_t tx_buffers = 64;
+  std::function<void(int)> on_peer_dead;  // a send to the peer failed in the provider
+};
+
+// What the chosen provider offers, as sluice-info reports it.
+struct OfiDescription {
+  std::string provider, fabric, domain, endpoint, mr_mode, progress, wait;
+  std::size_t inject_size = 0;
+  uint64_t max_message = 0;
+  bool rma = false;
+  bool tagged = false;
+};
+
+struct OfiStats {
+  uint64_t sent = 0, sent_bytes = 0, injected = 0, received = 0, received_bytes = 0;
+  uint64_t send_again = 0, send_errors = 0, malformed = 0, cq_errors = 0, blocks = 0;
+  uint64_t held = 0;
+};
+
+class OfiDriver final : public Driver {
+ public:
+  // Picks the provider and opens fabric, domain, completion queue, address vector and
+  // endpoint; posts the receive pool. Throws std::runtime_error with a message naming what
+  // is available when the provider or endpoint type asked for is not.
+  explicit OfiDriver(OfiParams params);
+  ~OfiDriver() override;
+  OfiDriver(const OfiDriver&) = delete;
+  OfiDriver& operator=(const OfiDriver&) = delete;
+
+  // The endpoint's address (fi_getname) as hex, for the bootstrap.
+  const std::string& address() const { return address_hex_; }
+  // Inserts a peer's published address in the address vector; an error text, empty on success.
+  std::string set_peer_address(int peer, const std::string& hex);
+  std::string peer_address(int peer) const;
+  const OfiDescription& description() const { return desc_; }
+  bool reliable_endpoint() const { return caps_.reliable; }
+  // Sends still in the provider's hands complete (or `timeout_ns` passes).
+  void drain(uint64_t timeout_ns);
+
+  std::string_view name() const override { return "ofi"; }
+  const DriverCaps& caps() const override { return caps_; }
+  bool reaches(int peer) const override;
+  IoStatus send(int peer, std::span<const std::byte> header,
+                std::span<const std::byte> payload) override;
+  int poll(PacketSink& sink, int budget) override;
+  bool block(uint64_t timeout_ns) override;
+  void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
+  const OfiStats& stats() const { return stats_; }
+
+ private:
+  struct Slot;
+  struct Fids;
+  void choose_provider();
+  void open_resources();
+  Slot* take_tx();
+  bool post_rx(Slot& s);
+  void repost_pending();
+  int complete(const void* op_context, std::size_t len, PacketSink* sink);
+  void deliver(Slot& s, std::size_t len, PacketSink& sink);
+  void release_held(uint32_t src, PacketSink& sink);
+  void read_error();
+
+  OfiParams params_;
+  DriverCaps caps_;
+  OfiDescription desc_;
+  std::unique_ptr<Fids> fids_;
+  int wait_fd_ = -1;              // the completion queue's wait fd, -1: none (block() cannot sleep)
+  std::size_t inject_limit_ = 0;  // whole messages (driver header included) sent by fi_inject
+  std::size_t slot_bytes_ = 0;    // one pool buffer: OfiHeader + max_header + max_packet
+  std::vector<std::byte> pool_;   // rx_buffers then tx_buffers buffers, registered if needed
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_tx_;   // indexes into slots_
+  std::vector<uint32_t> rx_retry_;  // receive slots the provider refused to repost for now
+  std::vector<std::byte> inject_buf_;
+  std::vector<fi_addr_t> peers_;
+  std::vector<std::string> peer_hex_;
+  std::vector<uint32_t> tx_seq_, rx_seq_;  // per peer: the next packet number sent / due
+  struct Held {
+    uint32_t src, seq, slot, len;
+  };
+  std::vector<Held> held_;  // completed ahead of their turn (capacity: the receive pool)
+  std::string address_hex_;
+  void* mr_desc_ = nullptr;
+  bool rma_offered_ = false;
+  uint32_t idle_polls_ = 0;  // polls in a row that found nothing (re-arms the wait fd)
+  OfiStats stats_;
+};
+
+// The providers and endpoint types fi_getinfo offers on this machine, "name (rdm, dgram)".
+std::string ofi_available();
+
+}  // namespace sluice::drivers
