@@ -33,7 +33,9 @@
 // handed out or no longer has, a range beyond its registration) completes with
 // Errc::remote_access too, and the target carries on. On shared memory (CMA) the key's
 // address and length are trusted as an RDMA key would be: a key naming memory the target
-// does not have fails (remote_access); deregistered memory is not detected there.
+// does not have fails (remote_access); deregistered memory is not detected there. With
+// Firehose on (SLUICE_RMA_FIREHOSE=on, docs/RMA.md), a put or get on the packet paths into
+// memory the target has unmapped since fails with remote_access instead of being written.
 #pragma once
 
 #include <array>

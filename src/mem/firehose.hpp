@@ -91,8 +91,8 @@ class BucketTable final : private InvalidationSink {
     uint64_t lo = 0, hi = 0;
   };
 
-  // `domain` pins the buckets; `monitor` (may be null: no invalidation) tells of freed
-  // memory. The table must outlive no Registration of `domain` beyond itself.
+  // `domain` pins the buckets (it must outlive the table); `monitor` (may be null: no
+  // invalidation) tells of freed memory.
   BucketTable(Domain& domain, const FirehoseParams& params, InvalidationMonitor* monitor);
   ~BucketTable();
   BucketTable(const BucketTable&) = delete;

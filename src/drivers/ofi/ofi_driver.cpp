@@ -324,6 +324,7 @@ void OfiDriver::open_resources() {
     slots_[i].rx = i < nrx;
   }
   for (std::size_t i = nrx + ntx; i-- > nrx;) free_tx_.push_back(static_cast<uint32_t>(i));
+  note_tx();
   for (std::size_t i = 0; i < nrx; ++i)
     if (!post_rx(slots_[i])) throw std::runtime_error("fi_recv: cannot post the receive pool");
   inject_limit_ = std::min(info->tx_attr->inject_size, slot_bytes_);
@@ -404,6 +405,7 @@ OfiDriver::Slot* OfiDriver::take_tx() {
   if (free_tx_.empty()) return nullptr;
   Slot* s = &slots_[free_tx_.back()];
   free_tx_.pop_back();
+  note_tx();
   return s;
 }
 
@@ -438,7 +440,10 @@ IoStatus OfiDriver::send(int peer, std::span<const std::byte> header,
     fill(s->buf);
     s->peer = peer;
     rc = fi_send(fids_->ep.get(), s->buf, total, mr_desc_, dest, &s->ctx);
-    if (rc != 0) free_tx_.push_back(s->index);
+    if (rc != 0) {
+      free_tx_.push_back(s->index);
+      note_tx();
+    }
   }
   if (rc == 0) {
     ++seq;
@@ -458,6 +463,7 @@ int OfiDriver::complete(const void* op_context, std::size_t len, PacketSink* sin
   Slot& s = *static_cast<Slot*>(const_cast<void*>(op_context));
   if (!s.rx) {
     free_tx_.push_back(s.index);
+    note_tx();
     return 1;
   }
   OfiHeader oh{};
@@ -523,6 +529,7 @@ void OfiDriver::read_error() {
     return;
   }
   free_tx_.push_back(s.index);
+  note_tx();
   ++stats_.send_errors;
   util::log(util::LogLevel::warn, "ofi: a send to rank %d failed: %s", s.peer,
             fi_cq_strerror(fids_->cq.get(), err.prov_errno, err.err_data, nullptr, 0));
@@ -563,9 +570,10 @@ int OfiDriver::poll(PacketSink& sink, int budget) {
 
 bool OfiDriver::block(uint64_t timeout_ns) {
   if (wait_fd_ < 0) return false;
-  // Sends the provider still holds may need our progress: keep such sleeps short.
-  if (free_tx_.size() < params_.tx_buffers) timeout_ns = std::min<uint64_t>(timeout_ns, 100000);
-  ++stats_.blocks;
+  // Sends the provider still holds may need our progress: keep such sleeps short. (The
+  // progress thread may be here beside a poll: only the mirror and atomics are read.)
+  if (tx_busy_.load(std::memory_order_relaxed)) timeout_ns = std::min<uint64_t>(timeout_ns, 100000);
+  blocks_.fetch_add(1, std::memory_order_relaxed);
   pollfd p{wait_fd_, POLLIN, 0};
   const timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
                     static_cast<long>(timeout_ns % 1000000000u)};
@@ -612,7 +620,7 @@ void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add(c, "cq_errors", Unit::count, &stats_.cq_errors, "completion queue error entries");
   reg.add(c, "held", Unit::count, &stats_.held,
           "packets completed before an earlier one and held back to keep the order");
-  reg.add(c, "blocks", Unit::count, &stats_.blocks, "sleeps on the completion queue's fd");
+  reg.add(c, "blocks", Unit::count, &blocks_, "sleeps on the completion queue's fd");
   reg.add_info(
       c, "provider", [this] { return desc_.provider; }, "libfabric provider");
   reg.add_info(

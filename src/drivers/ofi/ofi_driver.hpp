@@ -19,6 +19,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -56,7 +57,7 @@ struct OfiDescription {
 
 struct OfiStats {
   uint64_t sent = 0, sent_bytes = 0, injected = 0, received = 0, received_bytes = 0;
-  uint64_t send_again = 0, send_errors = 0, malformed = 0, cq_errors = 0, blocks = 0;
+  uint64_t send_again = 0, send_errors = 0, malformed = 0, cq_errors = 0;
   uint64_t held = 0;
 };
 
@@ -102,6 +103,11 @@ class OfiDriver final : public Driver {
   void deliver(Slot& s, std::size_t len, PacketSink& sink);
   void release_held(uint32_t src, PacketSink& sink);
   void read_error();
+  // block() may run in the progress thread beside poll() and send(): it reads this mirror
+  // (a plain store on x86, no read-modify-write on the send path) instead of free_tx_.
+  void note_tx() {
+    tx_busy_.store(free_tx_.size() < params_.tx_buffers, std::memory_order_relaxed);
+  }
 
   OfiParams params_;
   DriverCaps caps_;
@@ -127,6 +133,8 @@ class OfiDriver final : public Driver {
   bool rma_offered_ = false;
   uint32_t idle_polls_ = 0;  // polls in a row that found nothing (re-arms the wait fd)
   OfiStats stats_;
+  std::atomic<bool> tx_busy_{false};  // some send buffer is in the provider's hands
+  std::atomic<uint64_t> blocks_{0};   // sleeps in block()
 };
 
 // The providers and endpoint types fi_getinfo offers on this machine, "name (rdm, dgram)".
