@@ -97,6 +97,12 @@ std::string registration(const Session& s);
 // "off", or the emulated registration cost in force ("EMULATED 68 us + 200 ns/page
 // (SLUICE_REG_EMULATE)"): every figure that depends on registration must say it.
 std::string registration_emulation(const Session& s);
+// For benchmarks that compare strategies in one run: switches this rank's registration
+// strategy (a SLUICE_REG_STRATEGY name) and, when not 0, the fixed pipeline's chunk
+// (SLUICE_REG_PIPELINE_CHUNK). Only between messages (none in flight), on every rank at
+// once. False for an unknown name.
+bool set_registration_strategy(Session& s, std::string_view strategy,
+                               std::size_t pipeline_chunk = 0);
 // Whether the route to `peer` registers memory for large messages (its driver pins).
 bool route_registers(const Session& s, int peer);
 // A text attribute a component reports beside its counters ("ofi.provider"), or "" when

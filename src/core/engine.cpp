@@ -68,12 +68,7 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
                                            : proto::Thresholds::RndvMode::automatic;
   proto::RegOptions reg;
   const std::string strategy = config_.get_string("REG_STRATEGY");
-  reg.strategy = strategy == "copy"            ? proto::RegStrategy::copy
-                 : strategy == "register"      ? proto::RegStrategy::per_message
-                 : strategy == "ondemand"      ? proto::RegStrategy::ondemand
-                 : strategy == "superpipeline" ? proto::RegStrategy::superpipeline
-                 : strategy == "pipeline"      ? proto::RegStrategy::pipeline
-                                               : proto::RegStrategy::cache;
+  if (!proto::parse_reg_strategy(strategy, reg.strategy)) reg.strategy = proto::RegStrategy::cache;
   reg.staged.c0 = config_.get_size("REG_SUPERPIPELINE_C0");
   reg.staged.chunk = config_.get_size("REG_PIPELINE_CHUNK");
   reg.staged.buffers = static_cast<unsigned>(config_.get_int("REG_STAGING_BUFFERS"));

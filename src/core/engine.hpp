@@ -207,6 +207,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
     max_sleep_ns_ = max_sleep_ns < 1000 ? 1000 : max_sleep_ns;
   }
   const proto::PointToPoint& p2p() const { return *p2p_; }
+  proto::PointToPoint& p2p() { return *p2p_; }
   // The one-sided protocol (core/rma_glue.hpp), made and attached on first use; nullptr
   // until then. Lives as long as the engine (the demux keeps pointing at it).
   RmaGlue& rma();

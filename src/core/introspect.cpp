@@ -140,6 +140,15 @@ std::string registration_emulation(const Session& s) {
   return engine_of(s).stats_registry().info("reg.emulate").value_or("off");
 }
 
+bool set_registration_strategy(Session&, std::string_view strategy, std::size_t pipeline_chunk) {
+  proto::RegOptions o = detail::current_engine()->p2p().registration();
+  if (!proto::parse_reg_strategy(strategy, o.strategy)) return false;
+  o.chosen = true;
+  if (pipeline_chunk) o.staged.chunk = pipeline_chunk;
+  detail::current_engine()->p2p().set_registration(o);
+  return true;
+}
+
 bool route_registers(const Session& s, int peer) {
   const drivers::Driver* d = engine_of(s).p2p().route(peer);
   return d && d->caps().needs_registration;

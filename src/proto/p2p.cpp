@@ -44,6 +44,16 @@ const char* reg_strategy_name(RegStrategy s) {
   return "?";
 }
 
+bool parse_reg_strategy(std::string_view name, RegStrategy& out) {
+  for (RegStrategy s : {RegStrategy::copy, RegStrategy::per_message, RegStrategy::cache,
+                        RegStrategy::ondemand, RegStrategy::superpipeline, RegStrategy::pipeline})
+    if (name == reg_strategy_name(s)) {
+      out = s;
+      return true;
+    }
+  return false;
+}
+
 namespace {
 
 template <class T>
@@ -79,6 +89,11 @@ void PointToPoint::set_route(int peer, drivers::Driver* d) {
   if (d && d->caps().needs_registration &&
       (reg_opts_.strategy == RegStrategy::cache || reg_opts_.strategy == RegStrategy::ondemand))
     cache_for(d->memory_domain());
+  // ... and under the staged strategies its staging buffers (registered once, up front).
+  if (d && d->caps().needs_registration &&
+      (reg_opts_.strategy == RegStrategy::superpipeline ||
+       reg_opts_.strategy == RegStrategy::pipeline))
+    staging_for(*d);
   // Pushing fills receiver-side buffers before the receiver asked (DriverCaps::takes_push).
   push_ok_[static_cast<std::size_t>(peer)] = d && d->caps().takes_push;
 }

@@ -120,6 +120,8 @@ enum class RegStrategy : uint8_t {
   pipeline,  // the same with a fixed chunk size (the plain copy pipeline)
 };
 const char* reg_strategy_name(RegStrategy s);
+// The strategy named `name` (as reg_strategy_name says it); false if there is none.
+bool parse_reg_strategy(std::string_view name, RegStrategy& out);
 
 // The staged (copy-through-registered-buffers) protocols' parameters.
 struct StagedOptions {

@@ -67,6 +67,7 @@ void PinningThread::run() {
     }
     std::size_t start = 0;
     for (std::size_t k = 0; k < job->ends.size(); ++k) {
+      std::lock_guard job_lock(job->mu);
       if (job->cancelled.load(std::memory_order_acquire)) {
         chunks_skipped.fetch_add(job->ends.size() - k, std::memory_order_relaxed);
         break;
@@ -309,7 +310,10 @@ void PointToPoint::on_staging_completion(uint64_t token_id, Errc status) {
 void PointToPoint::end_pipe(Transfer& t) {
   RegPipe* p = t.pipe;
   t.pipe = nullptr;
-  if (p->job) p->job->cancelled.store(true, std::memory_order_release);
+  if (p->job) {  // waits for a chunk registration under way (see PinJob::mu)
+    std::lock_guard job_lock(p->job->mu);
+    p->job->cancelled.store(true, std::memory_order_release);
+  }
   if (p->ahead) p->ahead->busy = false;
   if (p->staged)  // chunks still in flight (a failed send): their buffers free on completion
     for (auto& pool : staging_)

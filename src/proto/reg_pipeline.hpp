@@ -48,6 +48,11 @@ struct PinJob {
   std::unique_ptr<mem::Registration[]> regs;  // chunk k's, written before `ready` passes k
   std::atomic<std::size_t> ready{0};          // chunks [0, ready) are done (pinned or refused)
   std::atomic<bool> cancelled{false};         // the send is over: stop pinning
+  // Held by the pinning thread across each chunk's registration and by the send's end while
+  // it sets `cancelled`: once a send has completed, nothing pins its pages any more (the
+  // application may unmap or mremap them at once; a registration racing with that made
+  // mremap fail with EFAULT, the range being split by the monitor's userfaultfd).
+  std::mutex mu;
 };
 
 struct PinningThread {

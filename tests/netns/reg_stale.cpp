@@ -33,6 +33,7 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -134,7 +135,7 @@ struct Buffers {
       case kMremap: {
         // The pages move to mremap_dst (replacing what was there); p's addresses are free.
         void* q = mremap(p, kSize[k], kSize[k], MREMAP_MAYMOVE | MREMAP_FIXED, mremap_dst);
-        CHECK(q == mremap_dst, "mremap");
+        CHECK(q == mremap_dst, "mremap: %s", std::strerror(errno));
         break;
       }
       case kDontneed:

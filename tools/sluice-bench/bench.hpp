@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -22,6 +23,8 @@ struct Options {
   std::string plot;                // PNG file to draw, empty = none
   std::string ops;                 // nbc-overlap: comma list of operations, empty = all
   std::string pattern = "always";  // reuse: always | never | mixed
+  // firsttouch / pipeline: registration strategies to compare (empty: the benchmark's list)
+  std::vector<std::string> strategies;
 };
 
 // One size of a ping-pong run. Times are half round trips in microseconds; bandwidths in
@@ -97,6 +100,23 @@ int run_reuse(Session& session, const Options& options);
 // One-sided put latency (8 B) and bandwidth (64 KiB) against the remote working set, with
 // Firehose's hit rate, one-sided share, moves and the target's pinned memory. 2 ranks.
 int run_rma_ws(Session& session, const Options& options);
+
+// First-touch vs best round trip per registration strategy ([NewMadeleine] figure 7):
+// fresh buffers per size, --iters round trips (default 100); 2 ranks.
+int run_firsttouch(Session& session, const Options& options);
+// The copy protocols side by side ([NewMadeleine] figure 6): the driver's copy path,
+// register-per-message, the fixed pipeline at its best chunk, the superpipeline; 2 ranks.
+int run_pipeline(Session& session, const Options& options);
+
+// One line of a plot: (size, value) points.
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> points;
+  bool dashed = false;
+};
+// Draws several series against message size (log x) into a PNG.
+std::string plot_series(const std::vector<Series>& series, const std::string& title,
+                        const std::string& ylabel, const std::string& png);
 
 // Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
 // empty on success.

@@ -7,6 +7,9 @@
 //   sluice-bench regcost [--json] [--sizes 4K,1M] [--iters N] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench reuse [--pattern always|never|mixed] [--sizes 1M] [--iters N]
 //                                     [--json]
+//   sluicerun -n 2 sluice-bench firsttouch [--strategies copy,cache,...] [--sizes ...] [--iters N]
+//                                          [--json] [--plot FILE.png]
+//   sluicerun -n 2 sluice-bench pipeline [--sizes ...] [--iters N] [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench rma-ws [--sizes 1M,64M] [--iters N] [--reps N] [--json]
 //                                      [--plot FILE.png]
 //
@@ -57,6 +60,18 @@ constexpr Benchmark benchmarks[] = {
      "              registration strategy in force (SLUICE_REG_STRATEGY): time per message,\n"
      "              bandwidth, cache hits / misses / invalidations (default 1M x 1000)",
      [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_reuse(s, o); }},
+    {"firsttouch",
+     "two ranks: first and best round trip per registration strategy on fresh buffers\n"
+     "              (--strategies, default all; [NewMadeleine] figure 7; default 32K .. 16M)",
+     [](sluice::Session& s, const Options& o, double) {
+       return sluice::bench::run_firsttouch(s, o);
+     }},
+    {"pipeline",
+     "two ranks: copy path, register-per-message, fixed pipeline at its best chunk and\n"
+     "              superpipeline, median round trip per size ([NewMadeleine] figure 6)",
+     [](sluice::Session& s, const Options& o, double) {
+       return sluice::bench::run_pipeline(s, o);
+     }},
     {"rma-ws",
      "two ranks: 8-byte put latency and 64 KiB put bandwidth vs the remote working set\n"
      "              (--sizes: working sets; default 1M .. 4 (M + MAXVICTIM)), with Firehose's\n"
@@ -84,6 +99,7 @@ std::string usage() {
        "  --plot FILE.png   draw bandwidth against size with gnuplot\n"
        "  --ops LIST        nbc-overlap: operations to run (default all)\n"
        "  --pattern P       reuse: always, never or mixed (default always)\n"
+       "  --strategies LIST firsttouch, pipeline: registration strategies to compare\n"
        "  --no-progress     no progress line on stderr (shown only when stderr is a terminal)\n"
        "  -h, --help        show this help\n";
   return u;
@@ -139,7 +155,8 @@ Parsed parse(int argc, char** argv) {
     } else if (name == "--no-progress") {
       flag(o.progress, false);
     } else if (name == "--sizes" || name == "--max-size" || name == "--iters" || name == "--reps" ||
-               name == "--window" || name == "--plot" || name == "--ops" || name == "--pattern") {
+               name == "--window" || name == "--plot" || name == "--ops" || name == "--pattern" ||
+               name == "--strategies") {
       auto v = value();
       if (!v) {
         p.error = std::string(name) + " needs a value";
@@ -155,6 +172,15 @@ Parsed parse(int argc, char** argv) {
           p.error = "bad --max-size '" + std::string(*v) + "'";
         else
           o.max_size = *s;
+      } else if (name == "--strategies") {
+        o.strategies.clear();
+        std::string_view rest = *v;
+        while (!rest.empty()) {
+          const auto comma = rest.find(',');
+          o.strategies.emplace_back(rest.substr(0, comma));
+          rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        }
+        if (o.strategies.empty()) p.error = "--strategies needs a list";
       } else if (name == "--ops") {
         o.ops = std::string(*v);
       } else if (name == "--pattern") {

@@ -180,3 +180,41 @@ std::string plot_regcost(const std::vector<RegcostResult>& results, const RegFit
 }
 
 }  // namespace sluice::bench
+
+namespace sluice::bench {
+
+std::string plot_series(const std::vector<Series>& series, const std::string& title,
+                        const std::string& ylabel, const std::string& png) {
+  if (series.empty()) return "no results to plot";
+  if (!on_path("gnuplot"))
+    return "gnuplot not found on PATH; install it (apt-get install -y gnuplot-nox) or drop --plot";
+  std::string err;
+  const std::filesystem::path dir = make_plot_dir(err);
+  if (dir.empty()) return err;
+  const std::filesystem::path script = dir / "series.gp";
+  std::ofstream f(script);
+  f << kPngTerminal << "set output " << gp_quote(png) << "\n"
+    << "set title " << gp_quote(title) << "\n"
+    << "set termoption noenhanced\n"
+       "set logscale x 2\n"
+       "set format x '%.0b%B'\n"
+       "set xlabel 'message size (bytes)'\n"
+    << "set ylabel " << gp_quote(ylabel) << "\n"
+    << "set grid\n"
+       "set key top left\n"
+       "set style data linespoints\n"
+       "set pointsize 0.6\n"
+       "plot ";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const std::filesystem::path data = dir / ("series" + std::to_string(i) + ".dat");
+    std::ofstream d(data);
+    for (const auto& [x, y] : series[i].points) d << x << ' ' << y << '\n';
+    f << (i ? ", \\\n     " : "") << gp_quote(data.string()) << " using 1:2 title "
+      << gp_quote(series[i].name) << (series[i].dashed ? " dt 2" : " lw 2");
+  }
+  f << "\n";
+  f.close();
+  return run_gnuplot(dir, script);
+}
+
+}  // namespace sluice::bench
