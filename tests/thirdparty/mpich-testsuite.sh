@@ -116,11 +116,20 @@ if [ $reconfigure = 1 ] || [ ! -f Makefile ]; then
         opts+=(--enable-fortran=no)
     fi
     echo "configuring test/mpi for $impl ($cc)"
-    CC=$cc FC=$fc F77=$fc ./configure "${opts[@]}" >"$results/configure.log" 2>&1 || {
+    # The suite's configure takes the MPI from MPICC/MPIFC/MPIF77 (CC is ignored and it
+    # would find whatever `mpicc` is on PATH).
+    MPICC=$cc MPIFC=$fc MPIF77=$fc MPIEXEC=$mpiexec ./configure "${opts[@]}" \
+        >"$results/configure.log" 2>&1 || {
         echo "configure failed; see $results/configure.log" >&2
         exit 1
     }
+    # Programs built by an earlier configuration would otherwise count as up to date.
+    make -k clean >/dev/null 2>&1 || true
 fi
+grep -qx "CC = $cc" Makefile || {
+    echo "test/mpi is configured with another compiler than $cc; use --reconfigure" >&2
+    exit 1
+}
 make -C util -j"$jobs" >"$results/util.log" 2>&1 || {
     echo "building test/mpi/util failed; see $results/util.log" >&2
     exit 1
