@@ -100,12 +100,26 @@ std::size_t bsend_alloc(std::size_t length) {
   return g_bsend.size - at >= length ? at : SIZE_MAX;
 }
 
-void proc_null_status(MPI_Status* st) {
+// Calls that return one status leave its MPI_ERROR field alone (MPI-3.1 section 3.2.5):
+// only the multiple-completion calls set it. Requests keep their own error field.
+void proc_null_user_status(MPI_Status* st) {
   st->MPI_SOURCE = MPI_PROC_NULL;
   st->MPI_TAG = MPI_ANY_TAG;
-  st->MPI_ERROR = MPI_SUCCESS;
   st->sluice_count = 0;
   st->sluice_cancelled = 0;
+}
+
+void proc_null_status(MPI_Status* st) {
+  proc_null_user_status(st);
+  st->MPI_ERROR = MPI_SUCCESS;
+}
+
+// Copies a request's status into the status of a single-completion call (error untouched).
+void copy_single_status(MPI_Status* dst, const MPI_Status& src) {
+  dst->MPI_SOURCE = src.MPI_SOURCE;
+  dst->MPI_TAG = src.MPI_TAG;
+  dst->sluice_count = src.sluice_count;
+  dst->sluice_cancelled = src.sluice_cancelled;
 }
 
 // Address of the first data byte of a contiguous buffer. Integer arithmetic: with
@@ -410,7 +424,9 @@ int wait_one(MPI_Request* rp, MPI_Status* st, const char* function) {
     copy_for_error.count = r->count;
     copy_for_error.type = r->type;
   }
-  report(rp, st);
+  MPI_Status completed{};
+  report(rp, st ? &completed : nullptr);
+  if (st) copy_single_status(st, completed);
   if (failed) return raise_completion(&copy_for_error, function);
   return MPI_SUCCESS;
 }
@@ -465,7 +481,6 @@ int probe_status(MPI_Comm comm, const Status& s, MPI_Status* st) {
   if (st) {
     st->MPI_SOURCE = comm->comm_rank_of(s.source);
     st->MPI_TAG = s.tag;
-    st->MPI_ERROR = MPI_SUCCESS;
     st->sluice_count = static_cast<MPI_Count>(s.size);
     st->sluice_cancelled = 0;
   }
@@ -699,7 +714,6 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
     if (status) {
       status->MPI_SOURCE = comm->comm_rank_of(s.source);
       status->MPI_TAG = s.tag;
-      status->MPI_ERROR = MPI_SUCCESS;
       status->sluice_count = static_cast<MPI_Count>(s.size);
       status->sluice_cancelled = 0;
     }
@@ -903,7 +917,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* statu
   if (!flag) return raise(comm, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
   if (source == MPI_PROC_NULL) {
     *flag = 1;
-    if (status) proc_null_status(status);
+    if (status) proc_null_user_status(status);
     return MPI_SUCCESS;
   }
   Status s;
@@ -920,7 +934,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   SLUICE_MPI_CALL;
   if (int rc = check_probe_args(comm, source, tag, "MPI_Probe")) return rc;
   if (source == MPI_PROC_NULL) {
-    if (status) proc_null_status(status);
+    if (status) proc_null_user_status(status);
     return MPI_SUCCESS;
   }
   Status s;
@@ -944,7 +958,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
   if (source == MPI_PROC_NULL) {
     *flag = 1;
     *message = MPI_MESSAGE_NO_PROC;
-    if (status) proc_null_status(status);
+    if (status) proc_null_user_status(status);
     return MPI_SUCCESS;
   }
   Status s;
@@ -954,8 +968,9 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
   auto* m = new sluice_message_s;
   m->msg = u;
   m->comm = comm;
+  m->status.MPI_ERROR = MPI_SUCCESS;
   probe_status(comm, s, &m->status);
-  if (status) *status = m->status;
+  if (status) copy_single_status(status, m->status);
   *message = m;
   return MPI_SUCCESS;
 }

@@ -194,6 +194,35 @@ static void probes(void) {
   CHECK(count == 10 && verify(in, 10, left) < 0 && st.MPI_SOURCE == left, "imrecv count %d", count);
   MPI_Wait(&sreq, MPI_STATUS_IGNORE);
 
+  /* A call that returns one status leaves its MPI_ERROR field alone (MPI-3.1 section 3.2.5):
+   * probes, receives and waits, from a real source and from MPI_PROC_NULL. */
+  MPI_Status es;
+  MPI_Isend(out, 3, MPI_INT, right, 55, MPI_COMM_WORLD, &sreq);
+  es.MPI_ERROR = MPI_ERR_DIMS;
+  MPI_Probe(left, 55, MPI_COMM_WORLD, &es);
+  CHECK(es.MPI_SOURCE == left, "probe source %d", es.MPI_SOURCE);
+#ifdef SLUICE_MPI /* MPICH 4.0.2's MPI_Probe sets it (its Recv, Wait and Mprobe do not) */
+  CHECK(es.MPI_ERROR == MPI_ERR_DIMS, "probe wrote MPI_ERROR %d", es.MPI_ERROR);
+#endif
+  es.MPI_ERROR = MPI_ERR_DIMS;
+  MPI_Recv(in, 3, MPI_INT, left, 55, MPI_COMM_WORLD, &es);
+  CHECK(es.MPI_ERROR == MPI_ERR_DIMS, "recv wrote MPI_ERROR %d", es.MPI_ERROR);
+  es.MPI_ERROR = MPI_ERR_DIMS;
+  MPI_Wait(&sreq, &es);
+  CHECK(es.MPI_ERROR == MPI_ERR_DIMS, "wait wrote MPI_ERROR %d", es.MPI_ERROR);
+  es.MPI_ERROR = MPI_ERR_DIMS;
+  MPI_Mprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &msg, &es);
+  CHECK(
+      es.MPI_ERROR == MPI_ERR_DIMS && es.MPI_SOURCE == MPI_PROC_NULL && msg == MPI_MESSAGE_NO_PROC,
+      "mprobe(PROC_NULL) wrote MPI_ERROR %d", es.MPI_ERROR);
+  es.MPI_ERROR = MPI_ERR_DIMS;
+  MPI_Mrecv(in, 0, MPI_INT, &msg, &es);
+  CHECK(es.MPI_ERROR == MPI_ERR_DIMS && es.MPI_SOURCE == MPI_PROC_NULL, "mrecv(NO_PROC) %d",
+        es.MPI_ERROR);
+  es.MPI_ERROR = MPI_ERR_DIMS;
+  MPI_Iprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &flag, &es);
+  CHECK(flag && es.MPI_ERROR == MPI_ERR_DIMS, "iprobe(PROC_NULL) wrote MPI_ERROR %d", es.MPI_ERROR);
+
   /* large message through a matched probe (rendezvous) */
   const int n = 200000;
   int* big = malloc(n * sizeof(int));

@@ -30,6 +30,25 @@ static void dims_create(void) {
   MPI_Dims_create(12, 3, d7);
   CHECK(d7[0] == 2 && d7[1] == 3 && d7[2] == 2, "Dims_create(12,{0,3,0}) = %d,%d,%d", d7[0], d7[1],
         d7[2]);
+  /* Most balanced, not a greedy split of the primes (which gives 12 x 6 and 8,3,3). */
+  int d9[2] = {0, 0};
+  MPI_Dims_create(72, 2, d9);
+  CHECK(d9[0] == 9 && d9[1] == 8, "Dims_create(72,2) = %d,%d", d9[0], d9[1]);
+  int d10[3] = {0, 0, 0};
+  MPI_Dims_create(72, 3, d10);
+  CHECK(d10[0] == 6 && d10[1] == 4 && d10[2] == 3, "Dims_create(72,3) = %d,%d,%d", d10[0], d10[1],
+        d10[2]);
+  int d11[3] = {0, 0, 0};
+  MPI_Dims_create(1000000, 3, d11);
+  CHECK(d11[0] == 100 && d11[1] == 100 && d11[2] == 100, "Dims_create(10^6,3) = %d,%d,%d", d11[0],
+        d11[1], d11[2]);
+  int d13[4] = {0, 0, 0, 0}; /* spread 37 either way: the larger small factors win */
+  MPI_Dims_create(18576, 4, d13);
+  CHECK(d13[0] == 43 && d13[1] == 9 && d13[2] == 8 && d13[3] == 6,
+        "Dims_create(18576,4) = %d,%d,%d,%d", d13[0], d13[1], d13[2], d13[3]);
+  int d12[4] = {0, 0, 0, 0};
+  MPI_Dims_create(1, 4, d12);
+  CHECK(d12[0] == 1 && d12[3] == 1, "Dims_create(1,4) = %d,..,%d", d12[0], d12[3]);
   int d8[2] = {0, 0};
   MPI_Dims_create(size, 2, d8);
   CHECK(d8[0] * d8[1] == size && d8[0] >= d8[1], "Dims_create(%d,2) = %d,%d", size, d8[0], d8[1]);
