@@ -3,8 +3,8 @@
 # (SLUICE_UDP_RAILS=eth0,eth1); when rank 0 is halfway through its messages, host 2's
 # second link is cut at the switch (as a failed cable or switch port would be). Every
 # message must still arrive exactly once with its contents; the switch port must have
-# carried packets before the cut (the second rail was in use), and the reliability layer's
-# statistics must show traffic on both rails and failovers. (Failovers also count rails
+# carried packets before the cut (the second rail was in use, in either direction), and the
+# reliability layer's statistics must show traffic on both rails and failovers. (Failovers also count rails
 # taken out after congestion losses, so their number alone does not prove the cut.)
 #
 #   failover.sh SLUICERUN NET_STRESS MESSAGES
@@ -37,8 +37,10 @@ cat "$log"
 
 problems=()
 [[ $cut == 1 ]] || problems+=("the link was never cut (no halfway mark)")
+# Both directions together: each sender stripes by its own view of the rails (a rail it saw
+# lose packets under load gets less), so one direction may carry few before the cut.
 read -r rx tx <<<"${before:-0 0}"
-[[ ${rx:-0} -gt 100 && ${tx:-0} -gt 100 ]] ||
+[[ $((${rx:-0} + ${tx:-0})) -gt 200 ]] ||
   problems+=("the second link carried almost nothing before the cut (rx/tx ${before:-?})")
 grep -q "messages per peer, max [0-9]* bytes: all verified" "$log" ||
   problems+=("not every message arrived exactly once and intact")
