@@ -4,8 +4,9 @@
 # second link is cut at the switch (as a failed cable or switch port would be). Every
 # message must still arrive exactly once with its contents; the switch port must have
 # carried packets before the cut (the second rail was in use, in either direction), and the
-# reliability layer's statistics must show traffic on both rails and failovers. (Failovers also count rails
-# taken out after congestion losses, so their number alone does not prove the cut.)
+# reliability layer's statistics must show traffic on both rails and failovers. (Failovers
+# also count rails taken out after congestion losses, so their number alone does not prove
+# the cut.)
 #
 #   failover.sh SLUICERUN NET_STRESS MESSAGES
 set -u
