@@ -323,6 +323,11 @@ int UdpDriver::zc_socket(int peer) {
   return z.fd.get();
 }
 
+bool UdpDriver::lends(int peer, std::size_t bytes) const {
+  return uring_ && bytes >= params_.zerocopy_min && reaches(peer) &&
+         zc_peers_[static_cast<std::size_t>(peer)].on;
+}
+
 IoStatus UdpDriver::send_tracked(int peer, std::span<const std::byte> header,
                                  std::span<const std::byte> payload, const mem::Registration& reg,
                                  CompletionToken token) {
