@@ -291,19 +291,33 @@ AdaptiveDomain& PointToPoint::adaptive_for(drivers::Driver& d) {
   mem::Domain& domain = d.memory_domain();
   for (auto& [dom, a] : adaptive_)
     if (dom == &domain) return *a;
-  // The simple model until a calibrated one is loaded: the domain's registration cost, or
-  // the emulated one when SLUICE_REG_EMULATE makes it dearer.
-  SimpleCostParams p;
-  p.reg = domain.cost();
-  if (const mem::RegEmulation& e = mem::reg_emulation(); e.active()) {
-    p.reg.latency_ns = std::max(p.reg.latency_ns, e.latency_ns);
-    p.reg.ns_per_byte = std::max(p.reg.ns_per_byte, e.ns_per_page / 4096.0);
+  // The calibrated model (a profile's, or its defaults) for this driver; the simple one
+  // where it has no figures for it. Either with the emulated registration cost when
+  // SLUICE_REG_EMULATE makes registering dearer than the model says.
+  const mem::RegEmulation& e = mem::reg_emulation();
+  std::unique_ptr<RegCostModel> model;
+  if (reg_opts_.model.driver(d.name())) {
+    CostModel m = reg_opts_.model;
+    if (e.active()) {
+      m.reg.latency_us = std::max(m.reg.latency_us, e.latency_ns / 1e3);
+      const double emulated_MBps = e.ns_per_page > 0 ? 4096.0 * 1e3 / e.ns_per_page : 0;
+      if (emulated_MBps > 0 && (m.reg.MBps <= 0 || m.reg.MBps > emulated_MBps))
+        m.reg.MBps = emulated_MBps;
+    }
+    model = std::make_unique<CalibratedCostModel>(std::move(m), std::string(d.name()));
+  } else {
+    SimpleCostParams p;
+    p.reg = domain.cost();
+    if (e.active()) {
+      p.reg.latency_ns = std::max(p.reg.latency_ns, e.latency_ns);
+      p.reg.ns_per_byte = std::max(p.reg.ns_per_byte, e.ns_per_page / 4096.0);
+    }
+    p.c0 = reg_opts_.staged.c0;
+    p.q = reg_opts_.staged.q;
+    p.first_pin_chunk = kFirstPinChunk;
+    model = std::make_unique<SimpleCostModel>(p);
   }
-  p.c0 = reg_opts_.staged.c0;
-  p.q = reg_opts_.staged.q;
-  p.first_pin_chunk = kFirstPinChunk;
-  adaptive_.emplace_back(&domain,
-                         std::make_unique<AdaptiveDomain>(std::make_unique<SimpleCostModel>(p)));
+  adaptive_.emplace_back(&domain, std::make_unique<AdaptiveDomain>(std::move(model)));
   return *adaptive_.back().second;
 }
 

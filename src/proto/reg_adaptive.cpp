@@ -89,6 +89,46 @@ std::string SimpleCostModel::describe() const {
   return buf;
 }
 
+// ---- the calibrated model ----
+
+double CalibratedCostModel::predict_ns(AdaptiveArm arm, std::size_t bytes) const {
+  const DriverCost* d = model_.driver(driver_);
+  if (!d) return 0;
+  double us = 0;
+  switch (arm) {
+    case AdaptiveArm::cached:
+      us = model_.predict(CostProtocol::cached, *d, bytes).us;
+      break;
+    case AdaptiveArm::cache_miss:
+      us = model_.predict(CostProtocol::cached, *d, bytes).us +
+           model_.reg.us(static_cast<double>(bytes));
+      break;
+    case AdaptiveArm::ondemand_miss:
+      us = model_.predict(CostProtocol::ondemand, *d, bytes).us;
+      break;
+    case AdaptiveArm::superpipeline:
+      us = model_.predict(CostProtocol::superpipeline, *d, bytes).us;
+      break;
+    case AdaptiveArm::copy:
+    case AdaptiveArm::count:
+      us = model_.predict(CostProtocol::copy, *d, bytes).us;
+      break;
+  }
+  return us * 1e3;
+}
+
+std::string CalibratedCostModel::describe() const {
+  const DriverCost* d = model_.driver(driver_);
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "model %s for %s: lambda_reg %.2f us, B_reg %.0f MB/s, copy path %.0f MB/s, "
+                "zero-copy %.0f MB/s, lambda_net %.1f us, g %.1f us",
+                model_.source.c_str(), driver_.c_str(), model_.reg.latency_us, model_.reg.MBps,
+                d ? d->copy_MBps : 0.0, d ? d->zc_MBps : 0.0, d ? d->lambda_us : 0.0,
+                d ? d->gap_us : 0.0);
+  return buf;
+}
+
 // ---- the selector ----
 
 namespace {

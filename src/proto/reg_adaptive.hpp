@@ -31,8 +31,9 @@
 //
 // The selector is plain logic (no clock, no driver): PointToPoint times the sends and feeds
 // observe(). The cost model behind the predictions is an interface (RegCostModel): the
-// simple model below, from the memory domain's registration cost (and SLUICE_REG_EMULATE)
-// and default copy and network figures, until a calibrated one replaces it.
+// calibrated [NewMadeleine] model of cost_model.hpp (CalibratedCostModel), or for a driver
+// it has no figures for, the simple model below (the memory domain's registration cost and
+// default copy and network figures); either with SLUICE_REG_EMULATE's cost when dearer.
 #pragma once
 
 #include <array>
@@ -42,6 +43,7 @@
 #include <string>
 
 #include "mem/registration.hpp"
+#include "proto/cost_model.hpp"
 
 namespace sluice::proto {
 
@@ -98,6 +100,22 @@ class SimpleCostModel final : public RegCostModel {
 
  private:
   SimpleCostParams p_;
+};
+
+// The calibrated model (cost_model.hpp: a sluice-tune profile, or its built-in defaults) as
+// the selector asks it, for one driver: what PointToPoint uses when the model has figures
+// for the route's driver (SimpleCostModel otherwise). cache_miss is the cached protocol
+// plus one registration (not released on the critical path).
+class CalibratedCostModel final : public RegCostModel {
+ public:
+  CalibratedCostModel(CostModel model, std::string driver)
+      : model_(std::move(model)), driver_(std::move(driver)) {}
+  double predict_ns(AdaptiveArm arm, std::size_t bytes) const override;
+  std::string describe() const override;
+
+ private:
+  CostModel model_;
+  std::string driver_;
 };
 
 struct AdaptiveDecision {

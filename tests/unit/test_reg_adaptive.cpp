@@ -177,6 +177,19 @@ TEST(RegAdaptive, FollowsTheModelBeforeAnyObservation) {
             cheap_model.predict_ns(AdaptiveArm::copy, kSize));
 }
 
+TEST(RegAdaptive, CalibratedModelTimesAMissAsTheCachedPathPlusARegistration) {
+  CostModel m;  // the built-in defaults (a profile's figures in a run with one)
+  CalibratedCostModel c(m, "tcp");
+  for (const std::size_t size : {std::size_t{64} << 10, kSize, std::size_t{16} << 20}) {
+    const double miss = c.predict_ns(AdaptiveArm::cache_miss, size);
+    const double hit = c.predict_ns(AdaptiveArm::cached, size);
+    EXPECT_NEAR(miss - hit, m.reg.us(static_cast<double>(size)) * 1e3, 1.0) << size;
+    EXPECT_GT(c.predict_ns(AdaptiveArm::copy, size), 0) << size;
+    EXPECT_GT(c.predict_ns(AdaptiveArm::superpipeline, size), 0) << size;
+  }
+  EXPECT_NE(c.describe().find("for tcp"), std::string::npos) << c.describe();
+}
+
 TEST(RegAdaptive, PatternsAreSizeClasses) {
   EXPECT_EQ(AdaptiveSelector::pattern_of(65536), AdaptiveSelector::pattern_of(131071));
   EXPECT_NE(AdaptiveSelector::pattern_of(65536), AdaptiveSelector::pattern_of(131072));

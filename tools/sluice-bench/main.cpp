@@ -10,9 +10,10 @@
 //   sluicerun -n 2 sluice-bench firsttouch [--strategies copy,cache,...] [--sizes ...] [--iters N]
 //                                          [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench pipeline [--sizes ...] [--iters N] [--json] [--plot FILE.png]
-//   sluicerun -n N sluice-bench is [--strategies ...] [--sizes 16M] [--iters N] [--pattern
-//   never|always]
-//                                  [--json] [--plot FILE.png]
+//   sluicerun -n 2 sluice-bench model [--strategies ...] [--sizes ...] [--iters N] [--json]
+//                                     [--plot FILE.png]
+//   sluicerun -n N sluice-bench is [--strategies ...] [--sizes 16M] [--iters N]
+//                                  [--pattern never|always] [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench rma-ws [--sizes 1M,64M] [--iters N] [--reps N] [--json]
 //                                      [--plot FILE.png]
 //
@@ -81,6 +82,11 @@ constexpr Benchmark benchmarks[] = {
      "              per iteration and registration-cache hit rate (--sizes: key bytes per rank,\n"
      "              default 16M; --iters, default 10)",
      [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_is(s, o); }},
+    {"model",
+     "two ranks: [NewMadeleine]'s cost model (sluice-tune's profile or the defaults)\n"
+     "              against measurement: copy, register, cache, pipeline, superpipeline\n"
+     "              (--strategies), predicted and measured per size (default 64K .. 16M)",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_model(s, o); }},
     {"rma-ws",
      "two ranks: 8-byte put latency and 64 KiB put bandwidth vs the remote working set\n"
      "              (--sizes: working sets; default 1M .. 4 (M + MAXVICTIM)), with Firehose's\n"
@@ -108,7 +114,8 @@ std::string usage() {
        "  --plot FILE.png   draw bandwidth against size with gnuplot\n"
        "  --ops LIST        nbc-overlap: operations to run (default all)\n"
        "  --pattern P       reuse: always, never or mixed (default always); is: never or always\n"
-       "  --strategies LIST firsttouch, pipeline, is, reuse: registration strategies to compare\n"
+       "  --strategies LIST firsttouch, pipeline, model, is, reuse: registration strategies to\n"
+       "                    compare\n"
        "  --no-progress     no progress line on stderr (shown only when stderr is a terminal)\n"
        "  -h, --help        show this help\n";
   return u;
