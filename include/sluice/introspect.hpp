@@ -105,6 +105,32 @@ bool set_registration_strategy(Session& s, std::string_view strategy,
                                std::size_t pipeline_chunk = 0);
 // Whether the route to `peer` registers memory for large messages (its driver pins).
 bool route_registers(const Session& s, int peer);
+// [NewMadeleine]'s cost model in force: a sluice-tune profile (SLUICE_TUNE_PROFILE) or the
+// built-in defaults, with the staged strategies' parameters in force.
+struct CostModelInfo {
+  std::string source;       // the profile's path, or "built-in defaults"
+  std::string reg_emulate;  // the registration cost the profile was measured with ("off")
+  std::size_t c0 = 0;       // superpipeline: first chunk
+  double q = 0;             // ... growth ratio
+  std::size_t block = 0;    // b: sub-block (drivers whose receiver copies out of staging)
+  std::size_t pipeline_chunk = 0;
+  unsigned staging_buffers = 0;
+  bool has_driver = false;     // model_info(s, peer): the model has figures for its driver
+  std::size_t staged_min = 0;  // ... below it the staged strategies copy (SIZE_MAX: always)
+};
+CostModelInfo model_info(const Session& s, int peer);
+// The model's predicted time in microseconds of one message of `size` bytes towards `peer`
+// by `protocol` (copy, register, cache (a reused registration), ondemand, pipeline,
+// superpipeline); negative for an unknown protocol name.
+double predict_us(const Session& s, int peer, std::string_view protocol, std::size_t size);
+// The protocol (a name predict_us takes) the registration strategy in force runs for one
+// message of `size` bytes towards `peer` on a route that registers memory, and why.
+struct PlannedProtocol {
+  std::string protocol;
+  std::string why;
+};
+PlannedProtocol planned_protocol(const Session& s, int peer, std::size_t size);
+
 // A text attribute a component reports beside its counters ("ofi.provider"), or "" when
 // this rank has none by that name.
 std::string attribute(const Session& s, std::string_view name);

@@ -219,6 +219,16 @@ constexpr ConfigKey kP2pKeys[] = {
      {"2", "16"},
      "strategies superpipeline and pipeline: pre-registered staging buffers per pinning domain "
      "(each the driver's packet size); a chunk waits for a free one (flow control)"},
+    {"TUNE_PROFILE",
+     T::string,
+     "auto",
+     {},
+     "the cost model profile sluice-tune writes ([NewMadeleine]'s model fitted on this "
+     "machine, docs/TUNING.md): its C_0, q, pipeline chunk, staging buffers and per-driver "
+     "thresholds become the staged strategies' (a REG_* key set explicitly still wins); auto = "
+     "$XDG_CONFIG_HOME/sluice/tune.profile (else ~/.config/sluice/tune.profile) when it exists, "
+     "else built-in defaults; off = built-in defaults; anything else is the profile's path. A "
+     "profile that cannot be read or parsed stops the start-up"},
 };
 
 // The protocol-level keys' former, driver-named names (they keep working).

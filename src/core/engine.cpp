@@ -1,6 +1,8 @@
 // Engine construction and teardown, and what it reports about itself.
 #include "core/engine.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -89,8 +91,38 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
   if (!mem::parse_reg_emulation(config_.get_string("REG_EMULATE"), emulate, emulate_why))
     fail("configuration: " + emulate_why);
   mem::set_reg_emulation(emulate);
+  load_cost_model(reg);
   wire_up(th, reg);
   register_stats();
+}
+
+void Engine::load_cost_model(proto::RegOptions& reg) {
+  const std::string key = config_.get_string("TUNE_PROFILE");
+  const std::string path = key == "auto"  ? proto::default_profile_path()
+                           : key == "off" ? std::string()
+                                          : key;
+  const bool named = key != "auto" && key != "off";
+  if (!path.empty() && (named || ::access(path.c_str(), F_OK) == 0)) {
+    std::string why;
+    if (!proto::load_profile(path, reg.model, why))
+      fail("configuration: SLUICE_TUNE_PROFILE=" + key + ": " + why);
+    reg.tuned = true;
+    if (!config_.is_set("REG_SUPERPIPELINE_C0")) reg.staged.c0 = reg.model.c0;
+    if (!config_.is_set("REG_SUPERPIPELINE_Q")) reg.staged.q = reg.model.q;
+    if (!config_.is_set("REG_PIPELINE_CHUNK")) reg.staged.chunk = reg.model.pipeline_chunk;
+    if (!config_.is_set("REG_STAGING_BUFFERS")) reg.staged.buffers = reg.model.staging_buffers;
+    const std::string now = mem::reg_emulation().describe();
+    if (reg.model.reg_emulate != now)
+      util::log(util::LogLevel::warn,
+                "the cost model profile %s was measured with registration cost '%s', this run "
+                "has '%s': its predictions do not hold here",
+                path.c_str(), reg.model.reg_emulate.c_str(), now.c_str());
+  }
+  // The model predicts what runs: the staged options in force, whatever set them.
+  reg.model.c0 = reg.staged.c0;
+  reg.model.q = reg.staged.q;
+  reg.model.pipeline_chunk = reg.staged.chunk;
+  reg.model.staging_buffers = reg.staged.buffers;
 }
 
 Engine::~Engine() {

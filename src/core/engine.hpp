@@ -358,6 +358,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   [[noreturn]] static void fail(const std::string& what);
   // Driver selection per peer, the components' wire-up, routes (engine_wireup.cpp).
   void wire_up(proto::Thresholds th, const proto::RegOptions& reg);
+  // SLUICE_TUNE_PROFILE: the cost model, and the staged options it sets (engine.cpp).
+  void load_cost_model(proto::RegOptions& reg);
   // drivers::WireupServices (rank(), size() and config() are the public ones).
   std::span<const int> local_ranks() const override { return local_; }
   std::string job_id() const override;

@@ -144,6 +144,7 @@ bool set_registration_strategy(Session&, std::string_view strategy, std::size_t 
   proto::RegOptions o = detail::current_engine()->p2p().registration();
   if (!proto::parse_reg_strategy(strategy, o.strategy)) return false;
   o.chosen = true;
+  o.thresholds = false;  // exactly the protocol named, at every size
   if (pipeline_chunk) o.staged.chunk = pipeline_chunk;
   detail::current_engine()->p2p().set_registration(o);
   return true;
@@ -210,6 +211,54 @@ std::vector<ProtocolChoice> protocols(const Session& s, int peer) {
       continue;
     out.push_back({size, proto::protocol_name(p), std::move(why)});
   }
+  return out;
+}
+
+namespace {
+
+// The model with the staged options in force (a benchmark may have changed them).
+proto::CostModel model_in_force(const proto::RegOptions& o) {
+  proto::CostModel m = o.model;
+  m.c0 = o.staged.c0;
+  m.q = o.staged.q;
+  m.pipeline_chunk = o.staged.chunk;
+  m.staging_buffers = o.staged.buffers;
+  return m;
+}
+
+}  // namespace
+
+CostModelInfo model_info(const Session& s, int peer) {
+  const proto::PointToPoint& p2p = engine_of(s).p2p();
+  const proto::CostModel m = model_in_force(p2p.registration());
+  CostModelInfo i;
+  i.source = m.source;
+  i.reg_emulate = m.reg_emulate;
+  i.c0 = m.c0;
+  i.q = m.q;
+  i.block = m.block;
+  i.pipeline_chunk = m.pipeline_chunk;
+  i.staging_buffers = m.staging_buffers;
+  const drivers::Driver* d = peer >= 0 && peer < s.size() ? p2p.route(peer) : nullptr;
+  if (const proto::DriverCost* dc = d ? m.driver(d->name()) : nullptr) {
+    i.has_driver = true;
+    i.staged_min = p2p.registration().tuned ? dc->staged_min : 0;
+  }
+  return i;
+}
+
+double predict_us(const Session& s, int peer, std::string_view protocol, std::size_t size) {
+  proto::CostProtocol p;
+  if (!proto::parse_cost_protocol(protocol, p)) return -1;
+  const proto::PointToPoint& p2p = engine_of(s).p2p();
+  const proto::CostModel m = model_in_force(p2p.registration());
+  const drivers::Driver* d = p2p.route(peer);
+  return m.predict(p, d ? d->name() : std::string_view(), size).us;
+}
+
+PlannedProtocol planned_protocol(const Session& s, int peer, std::size_t size) {
+  PlannedProtocol out;
+  out.protocol = proto::cost_protocol_name(engine_of(s).p2p().planned(peer, size, out.why));
   return out;
 }
 

@@ -135,6 +135,10 @@ class Driver {
                                 CompletionToken token) {
     return send(peer, header, payload);
   }
+  // Whether send_tracked() of a `bytes` payload to `peer` would lend it (zero-copy) now,
+  // rather than copy it as send() does. A layer that batches copied packets (the reliability
+  // layer's GSO runs) asks first, so a payload the driver would copy anyway keeps the batch.
+  virtual bool lends(int peer, std::size_t bytes) const { return caps().lends_payload; }
   // Sends `packets` to `peer` in order, each as send() would (the buffers may be reused on
   // return); `sent` tells how many went out, a prefix. Returns done when all did, else the
   // status of the first that did not. A driver may coalesce them (udp: one GSO sendmsg).

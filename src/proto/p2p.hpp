@@ -21,6 +21,7 @@
 
 #include "drivers/driver.hpp"
 #include "mem/registration_cache.hpp"
+#include "proto/cost_model.hpp"
 #include "proto/wire.hpp"
 #include "util/stats.hpp"
 
@@ -136,6 +137,14 @@ struct RegOptions {
   bool chosen = false;  // set explicitly (SLUICE_REG_STRATEGY), not the default
   mem::CacheOptions cache;
   StagedOptions staged;
+  // [NewMadeleine]'s cost model: a sluice-tune profile (SLUICE_TUNE_PROFILE) or the built-in
+  // defaults. The staged options above come from it unless set by their own keys.
+  CostModel model;
+  bool tuned = false;  // `model` is a profile's
+  // The staged strategies send a message below its driver's model.staged_min by the copy
+  // path ([NewMadeleine]: the pipelines only for large messages). Off for a benchmark that
+  // times one protocol exactly (introspect::set_registration_strategy).
+  bool thresholds = true;
 };
 
 // What the registration strategy did: buffers (sends and rendezvous receives) on
@@ -161,6 +170,7 @@ struct RegStats {
   uint64_t staged_chunks = 0;       // chunks copied and sent
   uint64_t staged_early = 0;        // first chunks copied during the rendezvous round trip
   uint64_t staging_waits = 0;       // times a chunk waited for a free staging buffer
+  uint64_t staged_below_min = 0;    // sends below the model's staged_min: copy path instead
   uint64_t unregistered_recvs = 0;  // rendezvous receives on those strategies (never pinned)
 };
 
@@ -192,6 +202,9 @@ class PointToPoint final : public drivers::PacketSink {
 
   // Which protocol a message of `size` bytes to `peer` uses.
   Protocol choose(int peer, std::size_t size) const;
+  // Which of the cost model's protocols the registration strategy runs for such a message
+  // (copy on a route that registers nothing), and why (reg_pipeline.cpp).
+  CostProtocol planned(int peer, std::size_t size, std::string& why) const;
 
   // Start a send. Completion comes through Upcalls::transfer_complete (possibly at once,
   // from inside this call, for an eager message that found room).

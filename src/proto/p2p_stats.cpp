@@ -1,5 +1,6 @@
 // PointToPoint's counters and thresholds in the statistics registry.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "mem/reg_emulation.hpp"
@@ -105,6 +106,11 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
           "staged: first chunks copied during the rendezvous round trip");
   reg.add("reg", "staged.buffer_waits", Unit::count, &reg_stats_.staging_waits,
           "staged: times a chunk waited for a staging buffer to come back (flow control)");
+  reg.add("reg", "staged.below_min", Unit::count, &reg_stats_.staged_below_min,
+          "staged: sends below the tuned model's crossover (staged_min), sent by copy instead");
+  reg.add_info(
+      "reg", "model", [this] { return reg_opts_.model.source; },
+      "the cost model in force: a sluice-tune profile (SLUICE_TUNE_PROFILE) or built-in defaults");
   reg.add("reg", "unregistered_receives", Unit::count, &reg_stats_.unregistered_recvs,
           "rendezvous receives under ondemand/superpipeline/pipeline (received by copy)");
   reg.add("reg", "failed", Unit::count, &reg_stats_.failed,
@@ -214,6 +220,15 @@ std::string PointToPoint::registration_summary() const {
   bool pinning = false;
   for (drivers::Driver* d : routes_) pinning |= d && d->caps().needs_registration;
   if (!pinning) s += "; no route registers memory now: every message is copied";
+  if (reg_opts_.strategy == RegStrategy::superpipeline ||
+      reg_opts_.strategy == RegStrategy::pipeline) {
+    char b[160];
+    std::snprintf(b, sizeof b, "; C_0 %zu B, q %.3g, pipeline chunk %zu B, %u staging buffers",
+                  reg_opts_.staged.c0, reg_opts_.staged.q, reg_opts_.staged.chunk,
+                  reg_opts_.staged.buffers);
+    s += b;
+  }
+  s += "; model: " + reg_opts_.model.source;
   return s;
 }
 

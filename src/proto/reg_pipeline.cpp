@@ -133,6 +133,15 @@ StagingPool* PointToPoint::staging_for(drivers::Driver& d) {
 // ---- per send ----
 
 void PointToPoint::begin_pipe(Transfer& t) {
+  if (reg_opts_.strategy != RegStrategy::ondemand && reg_opts_.thresholds && reg_opts_.tuned) {
+    // Below the crossover the profile's model found, copying beats any pipeline.
+    const DriverCost* dc = reg_opts_.model.driver(route(t.peer)->name());
+    if (dc && t.len < dc->staged_min) {
+      ++reg_stats_.staged_below_min;
+      t.reg = mem::Registration::host({t.buf, t.len});
+      return;
+    }
+  }
   auto* p = new RegPipe;
   p->staged = reg_opts_.strategy != RegStrategy::ondemand;
   t.pipe = p;
@@ -320,6 +329,52 @@ void PointToPoint::end_pipe(Transfer& t) {
       for (StagingSlot& s : pool->slots)
         if (s.owner == &t) s.owner = nullptr;
   delete p;
+}
+
+// ---- what the strategy runs, for the cost model ----
+
+CostProtocol PointToPoint::planned(int peer, std::size_t size, std::string& why) const {
+  const drivers::Driver* d = route(peer);
+  if (!d || !d->caps().needs_registration) {
+    why = "the route registers no memory: the driver's copy path";
+    return CostProtocol::copy;
+  }
+  if (choose(peer, size) == Protocol::eager) {
+    why = "eager: copied";
+    return CostProtocol::copy;
+  }
+  switch (reg_opts_.strategy) {
+    case RegStrategy::copy:
+      why = "strategy copy";
+      return CostProtocol::copy;
+    case RegStrategy::per_message:
+      why = "strategy register: pinned and released for every message";
+      return CostProtocol::register_each;
+    case RegStrategy::cache:
+      why = "strategy cache: a reused buffer (its first use costs what register does)";
+      return CostProtocol::cached;
+    case RegStrategy::ondemand:
+      why = "strategy ondemand";
+      return CostProtocol::ondemand;
+    case RegStrategy::superpipeline:
+    case RegStrategy::pipeline: {
+      const DriverCost* dc = reg_opts_.model.driver(d->name());
+      if (reg_opts_.tuned && reg_opts_.thresholds && dc && size < dc->staged_min) {
+        why = "below the profile's staged_min " +
+              (dc->staged_min == SIZE_MAX ? std::string("(no size)")
+                                          : std::to_string(dc->staged_min)) +
+              " B for " + dc->driver + ": copying is predicted faster";
+        return CostProtocol::copy;
+      }
+      why = std::string("strategy ") + reg_strategy_name(reg_opts_.strategy);
+      return reg_opts_.strategy == RegStrategy::pipeline ? CostProtocol::pipeline
+                                                         : CostProtocol::superpipeline;
+    }
+    default:  // a strategy that chooses per message says so itself
+      break;
+  }
+  why = std::string("strategy ") + reg_strategy_name(reg_opts_.strategy) + " (not modelled)";
+  return CostProtocol::copy;
 }
 
 }  // namespace sluice::proto

@@ -22,7 +22,7 @@ loads_from_prefix() {
 cmake --install "$build" --prefix "$P" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
 
 for f in bin/sluicerun bin/mpirun bin/mpiexec bin/mpicc bin/mpicxx bin/sluice-bench \
-         bin/sluice-info bin/sluice-demo bin/sluice-scale include/mpi.h \
+         bin/sluice-info bin/sluice-tune bin/sluice-demo bin/sluice-scale include/mpi.h \
          include/sluice/sluice.hpp include/sluice/collectives.hpp include/sluice/rma.hpp lib/libmpi.so lib/libmpi.a \
          lib/libsluice.so lib/libsluice.a lib/pkgconfig/sluice.pc \
          lib/cmake/Sluice/SluiceConfig.cmake lib/cmake/Sluice/SluiceConfigVersion.cmake; do
@@ -42,7 +42,7 @@ if grep -rlI -e "$build" -e "$src" "$P/bin/mpicc" "$P/bin/mpicxx" "$P/lib/pkgcon
   fail "installed files name the build or source tree"
 fi
 # Every tool answers --help.
-for t in sluicerun mpirun sluice-bench sluice-info sluice-demo sluice-scale; do
+for t in sluicerun mpirun sluice-bench sluice-info sluice-tune sluice-demo sluice-scale; do
   "$P/bin/$t" --help >"$work/help.txt" 2>&1 || fail "$t --help exits non-zero"
   grep -qi usage "$work/help.txt" || fail "$t --help prints no usage"
 done

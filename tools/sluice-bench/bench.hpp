@@ -108,6 +108,10 @@ int run_firsttouch(Session& session, const Options& options);
 // register-per-message, the fixed pipeline at its best chunk, the superpipeline; 2 ranks.
 int run_pipeline(Session& session, const Options& options);
 
+// [NewMadeleine]'s cost model against measurement: per size and protocol the median half
+// round trip and the model's prediction (a sluice-tune profile or the defaults); 2 ranks.
+int run_model(Session& session, const Options& options);
+
 // One line of a plot: (size, value) points.
 struct Series {
   std::string name;

@@ -10,6 +10,8 @@
 //   sluicerun -n 2 sluice-bench firsttouch [--strategies copy,cache,...] [--sizes ...] [--iters N]
 //                                          [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench pipeline [--sizes ...] [--iters N] [--json] [--plot FILE.png]
+//   sluicerun -n 2 sluice-bench model [--strategies ...] [--sizes ...] [--iters N] [--json]
+//                                     [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench rma-ws [--sizes 1M,64M] [--iters N] [--reps N] [--json]
 //                                      [--plot FILE.png]
 //
@@ -72,6 +74,11 @@ constexpr Benchmark benchmarks[] = {
      [](sluice::Session& s, const Options& o, double) {
        return sluice::bench::run_pipeline(s, o);
      }},
+    {"model",
+     "two ranks: [NewMadeleine]'s cost model (sluice-tune's profile or the defaults)\n"
+     "              against measurement: copy, register, cache, pipeline, superpipeline\n"
+     "              (--strategies), predicted and measured per size (default 64K .. 16M)",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_model(s, o); }},
     {"rma-ws",
      "two ranks: 8-byte put latency and 64 KiB put bandwidth vs the remote working set\n"
      "              (--sizes: working sets; default 1M .. 4 (M + MAXVICTIM)), with Firehose's\n"
@@ -99,7 +106,7 @@ std::string usage() {
        "  --plot FILE.png   draw bandwidth against size with gnuplot\n"
        "  --ops LIST        nbc-overlap: operations to run (default all)\n"
        "  --pattern P       reuse: always, never or mixed (default always)\n"
-       "  --strategies LIST firsttouch, pipeline: registration strategies to compare\n"
+       "  --strategies LIST firsttouch, pipeline, model: registration strategies to compare\n"
        "  --no-progress     no progress line on stderr (shown only when stderr is a terminal)\n"
        "  -h, --help        show this help\n";
   return u;

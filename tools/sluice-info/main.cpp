@@ -94,6 +94,27 @@ std::string human(std::size_t b) {
   return buf;
 }
 
+// [NewMadeleine]'s cost model for one route: per size range (doubling from 4 KiB to 16 MiB,
+// each up to the next) the protocol the registration strategy runs and its predicted time.
+void print_model(const sluice::Session& s, int peer, const std::string& driver) {
+  if (peer == s.rank()) return;
+  const is::CostModelInfo m = is::model_info(s, peer);
+  std::printf("  cost model ([NewMadeleine]): %s%s%s; C_0 %s, q %.3g, b %s, pipeline chunk %s\n",
+              m.source.c_str(), m.reg_emulate == "off" ? "" : ", measured with registration ",
+              m.reg_emulate == "off" ? "" : m.reg_emulate.c_str(), human(m.c0).c_str(), m.q,
+              human(m.block).c_str(), human(m.pipeline_chunk).c_str());
+  if (!m.has_driver) {
+    std::printf("    (no figures for %s: the first driver's are used)\n", driver.c_str());
+  }
+  for (std::size_t size = 4096; size <= (std::size_t{16} << 20); size *= 2) {
+    const is::PlannedProtocol p = is::planned_protocol(s, peer, size);
+    const double us = is::predict_us(s, peer, p.protocol, size);
+    std::printf("    from %-8s %-14s predicted %10.1f us at that size (%7.0f MB/s)  %s\n",
+                human(size).c_str(), p.protocol.c_str(), us,
+                us > 0 ? static_cast<double>(size) / us : 0.0, p.why.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -181,6 +202,7 @@ int main(int argc, char** argv) {
       for (const auto& c : is::protocols(s, route.peer))
         std::printf("  from %-10s %-14s %s\n", human(c.from).c_str(), c.protocol.c_str(),
                     c.why.c_str());
+      print_model(s, route.peer, route.driver);
     }
   }
   return rc;

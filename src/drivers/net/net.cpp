@@ -159,6 +159,22 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+std::unique_ptr<mem::UringDomain> open_send_zc_domain(unsigned ring_entries, std::string& why) {
+  mem::UringDomainParams up;
+  up.slots = 1024;
+  up.ring_entries = ring_entries;
+  auto domain = mem::UringDomain::open(up, why);
+  if (!domain) return nullptr;
+  io_uring_probe* probe = io_uring_get_probe_ring(&domain->ring());
+  const bool zc = probe && io_uring_opcode_supported(probe, IORING_OP_SEND_ZC);
+  if (probe) io_uring_free_probe(probe);
+  if (!zc) {
+    why = "the kernel has no io_uring SEND_ZC (Linux 6.0+)";
+    return nullptr;
+  }
+  return domain;
+}
+
 namespace {
 constexpr util::ConfigKey kNetKeys[] = {
     {"NET_IF",

@@ -14,11 +14,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mem/uring_domain.hpp"
 #include "util/config_key.hpp"
 
 namespace sluice::drivers::net {
@@ -52,6 +54,11 @@ bool parse_job_key(std::string_view hex, std::array<uint8_t, 16>& key);
 uint64_t fold_job_key(const std::array<uint8_t, 16>& key);
 
 uint64_t monotonic_ns();
+
+// The uring memory domain a socket driver sends zero-copy from (io_uring SEND_ZC of fixed
+// buffers, `ring_entries` submission entries), or null with the reason in `why` (no
+// io_uring, or a kernel without SEND_ZC).
+std::unique_ptr<mem::UringDomain> open_send_zc_domain(unsigned ring_entries, std::string& why);
 
 // The keys every network driver shares (SLUICE_NET_IF, SLUICE_NET_ADDR).
 std::span<const util::ConfigKey> config_keys();

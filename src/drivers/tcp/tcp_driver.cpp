@@ -102,20 +102,8 @@ TcpDriver::TcpDriver(TcpParams params) : params_(std::move(params)) {
 TcpDriver::~TcpDriver() = default;
 
 void TcpDriver::open_uring() {
-  mem::UringDomainParams up;
-  up.slots = 1024;
-  up.ring_entries = 2 * kMaxZcOps;
   std::string why;
-  auto domain = mem::UringDomain::open(up, why);
-  if (domain) {
-    io_uring_probe* probe = io_uring_get_probe_ring(&domain->ring());
-    const bool zc = probe && io_uring_opcode_supported(probe, IORING_OP_SEND_ZC);
-    if (probe) io_uring_free_probe(probe);
-    if (!zc) {
-      why = "the kernel has no io_uring SEND_ZC (Linux 6.0+)";
-      domain.reset();
-    }
-  }
+  auto domain = net::open_send_zc_domain(2 * kMaxZcOps, why);
   if (!domain) {
     zc_why_ = why;
     if (params_.zerocopy == TcpZeroCopy::on)

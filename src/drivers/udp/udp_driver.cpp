@@ -153,20 +153,8 @@ UdpDriver::UdpDriver(UdpParams params) : params_(params) {
 UdpDriver::~UdpDriver() = default;
 
 void UdpDriver::open_uring() {
-  mem::UringDomainParams up;
-  up.slots = 1024;
-  up.ring_entries = 2 * kMaxZcOps;
   std::string why;
-  auto domain = mem::UringDomain::open(up, why);
-  if (domain) {
-    io_uring_probe* probe = io_uring_get_probe_ring(&domain->ring());
-    const bool zc = probe && io_uring_opcode_supported(probe, IORING_OP_SEND_ZC);
-    if (probe) io_uring_free_probe(probe);
-    if (!zc) {
-      why = "the kernel has no io_uring SEND_ZC (Linux 6.0+)";
-      domain.reset();
-    }
-  }
+  auto domain = net::open_send_zc_domain(2 * kMaxZcOps, why);
   if (!domain) {
     zc_why_ = why;
     if (params_.zerocopy == UdpZeroCopy::on)
@@ -321,6 +309,11 @@ int UdpDriver::zc_socket(int peer) {
     z.fd = std::move(fd);
   }
   return z.fd.get();
+}
+
+bool UdpDriver::lends(int peer, std::size_t bytes) const {
+  return uring_ && bytes >= params_.zerocopy_min && reaches(peer) &&
+         zc_peers_[static_cast<std::size_t>(peer)].on;
 }
 
 IoStatus UdpDriver::send_tracked(int peer, std::span<const std::byte> header,

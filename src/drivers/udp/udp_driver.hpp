@@ -115,6 +115,8 @@ class UdpDriver final : public Driver {
   IoStatus send_tracked(int peer, std::span<const std::byte> header,
                         std::span<const std::byte> payload, const mem::Registration& reg,
                         CompletionToken token) override;
+  // Under the zero-copy minimum, without io_uring, or for a peer `auto` switched off: no.
+  bool lends(int peer, std::size_t bytes) const override;
   mem::Domain& memory_domain() override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;

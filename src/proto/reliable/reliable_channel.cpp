@@ -501,7 +501,12 @@ IoStatus ReliableChannel::send_tracked(int rank, std::span<const std::byte> head
                                        const mem::Registration& reg,
                                        drivers::CompletionToken token) {
   // The registration outlives the packet: the caller keeps it until the local completion.
-  const mem::Registration* zc = zc_rail_ && reg.pinned() && reg.covers(payload) ? &reg : nullptr;
+  // A payload the rail would copy anyway travels as a plain lent packet: it keeps the
+  // corked run's single GSO send (a registered packet leaves on its own).
+  const mem::Registration* zc =
+      zc_rail_ && reg.pinned() && reg.covers(payload) && rails_[0]->lends(rank, payload.size())
+          ? &reg
+          : nullptr;
   const IoStatus s = send_data(rank, header, payload, true, token, zc);
   return s == IoStatus::done ? IoStatus::posted : s;
 }
