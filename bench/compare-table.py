@@ -2,12 +2,14 @@
 """Table of an interleaved comparison (bench/compare-pingpong.sh, bench/compare-net.sh).
 
     compare-table.py OUTDIR --stacks a,b,c --peers a,b [--subjects c] [--figures lat_us,bw_MBps]
-                     [--vs x/y ...] [--rounds]
+                     [--vs x/y ...] [--over x/y ...] [--rounds]
 
 Reads OUTDIR/<stack>.jsonl (one JSON object per size and run, with at least size and the
 figures), prints per size and figure the median [min-max] over the runs of every stack,
 each non-peer stack's ratio to the best peer of that figure (lower latency / higher
-bandwidth), and one extra ratio column per --vs x/y (stack x's median over stack y's).
+bandwidth), one extra ratio column per --vs x/y (stack x's median over stack y's), and one
+column per --over x/y: x's overhead over y (latency: the difference in µs and in %;
+throughput: x's difference from y in %, negative when lower). --subjects none: no best-peer column.
 Figures: lat_us (µs, lower is better), bw_MBps (windowed bandwidth, MB/s), bibw_MBps
 (bidirectional windowed bandwidth), rate_Mmsgs (multi-pair message rate, bench/peers/mpi_mrate)
 and pp_MBps (ping-pong throughput, size / lat_us, derived: what fi_pingpong reports).
@@ -36,6 +38,7 @@ def main():
     ap.add_argument("--subjects", help="stacks given a ratio to the best peer (default: the non-peers)")
     ap.add_argument("--figures", default="lat_us,bw_MBps")
     ap.add_argument("--vs", action="append", default=[])
+    ap.add_argument("--over", action="append", default=[])
     ap.add_argument("--rounds", action="store_true", help="also a row per round")
     a = ap.parse_args()
     stacks = a.stacks.split(",")
@@ -66,10 +69,11 @@ def main():
         m, lo, hi, _ = t
         return f"{m:.3g} [{lo:.3g}–{hi:.3g}]" if m < 100 else f"{m:.0f} [{lo:.0f}–{hi:.0f}]"
 
-    others = a.subjects.split(",") if a.subjects else [s for s in stacks if s not in peers]
+    others = ([] if a.subjects == "none" else a.subjects.split(",")) if a.subjects else [s for s in stacks if s not in peers]
     runs = max((len(v) for v in data.values()), default=0)
     print(f"runs per stack and size: up to {runs}\n")
-    head = ["size", "figure"] + stacks + [f"{s} / best peer" for s in others] + a.vs
+    head = ["size", "figure"] + stacks + [f"{s} / best peer" for s in others] + a.vs + [
+        f"{v.split('/')[0]} over {v.split('/')[1]}" for v in a.over]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for s in sizes:
@@ -84,9 +88,21 @@ def main():
             for v in a.vs:
                 x, y = v.split("/")
                 row.append(f"{cells[x][0] / cells[y][0]:.2f}×" if cells.get(x) and cells.get(y) else "—")
+            for v in a.over:
+                x, y = v.split("/")
+                row.append(overhead(cells.get(x), cells.get(y), lower))
             print("| " + " | ".join(row) + " |")
     if a.rounds:
         per_round(a, data, sizes, stacks, peers, others, figures)
+
+
+def overhead(x, y, lower):
+    """x's cost over y from their medians: +µs and +% for a latency, -% for a throughput."""
+    if not x or not y:
+        return "—"
+    if lower:
+        return f"{x[0] - y[0]:+.2f} µs ({(x[0] / y[0] - 1) * 100:+.0f} %)"
+    return f"{(x[0] / y[0] - 1) * 100:+.0f} %"
 
 
 def num(x):

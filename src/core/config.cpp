@@ -194,9 +194,10 @@ constexpr ConfigKey kP2pKeys[] = {
      "leaves first and a pinning thread pins the buffer in growing chunks through the cache, "
      "fragments whose chunk is not pinned yet go by copy ([Open-MX]); superpipeline = copied "
      "through pre-registered staging buffers in chunks growing as C_0 q^i, each copy overlapping "
-     "the previous chunk's send ([NewMadeleine]); pipeline = the same with fixed chunks; routes "
-     "that pin nothing always copy",
-     "copy|register|cache|ondemand|superpipeline|pipeline"},
+     "the previous chunk's send ([NewMadeleine]); pipeline = the same with fixed chunks; "
+     "adaptive = per send the cheapest of these by the cache's hits and each one's observed "
+     "time (docs/DESIGN.md); routes that pin nothing always copy",
+     "copy|register|cache|ondemand|superpipeline|pipeline|adaptive"},
     {"REG_SUPERPIPELINE_C0",
      T::size,
      "12K",

@@ -367,10 +367,22 @@ void RegistrationCache::invalidate(uintptr_t start, uintptr_t end) {
   if (reaped) reap_pending_.store(true, std::memory_order_relaxed);
 }
 
+std::size_t RegistrationCache::lookup(std::span<const std::byte> buf, Registration& out) {
+  if (buf.empty()) return 0;
+  std::size_t covering = 0;
+  const Errc e = acquire(buf, out, &covering);
+  return e == Errc::ok ? covering : 0;
+}
+
 Errc RegistrationCache::register_memory(std::span<const std::byte> buf, Registration& out) {
+  return acquire(buf, out, nullptr);
+}
+
+Errc RegistrationCache::acquire(std::span<const std::byte> buf, Registration& out,
+                                std::size_t* lookup_only) {
   if (buf.empty()) return inner_.register_memory(buf, out);
   if (reap_pending_.load(std::memory_order_relaxed)) reap();
-  if (!usable()) return uncached(buf, out);
+  if (!usable()) return lookup_only ? Errc::cancelled : uncached(buf, out);
 
   const uintptr_t page = page_size();
   const uintptr_t lo = reinterpret_cast<uintptr_t>(buf.data());
@@ -391,7 +403,8 @@ Errc RegistrationCache::register_memory(std::span<const std::byte> buf, Registra
         sched_yield();
         continue;
       }
-      if (c == InvalidationMonitor::Check::off) return uncached(buf, out);
+      if (c == InvalidationMonitor::Check::off)
+        return lookup_only ? Errc::cancelled : uncached(buf, out);
       replaced = c == InvalidationMonitor::Check::unwatched;
       break;
     }
@@ -404,7 +417,7 @@ Errc RegistrationCache::register_memory(std::span<const std::byte> buf, Registra
     settle(lk);
     if (!enabled_.load(std::memory_order_acquire)) {
       lk.unlock();
-      return uncached(buf, out);
+      return lookup_only ? Errc::cancelled : uncached(buf, out);
     }
     if (replaced) {
       // Entries over a fresh mapping are stale even though no event has told us yet.
@@ -421,7 +434,27 @@ Errc RegistrationCache::register_memory(std::span<const std::byte> buf, Registra
     if (Entry* e = find_containing(lo, hi)) {
       hit(e);
       lk.unlock();
+      destroy_list(idle);
       out = Registration::adopt(e);
+      if (lookup_only) *lookup_only = 1;
+      return Errc::ok;
+    }
+    if (lookup_only) {
+      // Adjacent entries that together cover the buffer (the chunks strategy ondemand
+      // pinned): the caller may send through them chunk by chunk. Nothing is counted.
+      std::size_t n = 0;
+      uintptr_t cursor = lo;
+      auto it = map_.upper_bound(lo);
+      if (it != map_.begin()) --it;
+      for (; it != map_.end() && it->second->start <= cursor && cursor < hi; ++it) {
+        if (it->second->end <= cursor) continue;
+        cursor = it->second->end;
+        ++n;
+      }
+      lk.unlock();
+      destroy_list(idle);
+      if (cursor < hi) return Errc::cancelled;
+      *lookup_only = n;
       return Errc::ok;
     }
     stats_.misses.fetch_add(1, std::memory_order_relaxed);

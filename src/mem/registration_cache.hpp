@@ -103,6 +103,11 @@ class RegistrationCache final : public Domain, private InvalidationSink {
   // A handle covering `buf`: a cached entry's (possibly a larger range), or uncached.
   Errc register_memory(std::span<const std::byte> buf, Registration& out) override;
   RegistrationCost cost() const override { return inner_.cost(); }
+  // Whether `buf` is registered already, registering nothing (what the adaptive strategy asks
+  // before it decides how to send it): 1 when one entry covers it (its handle in `out`,
+  // counted as a hit), n > 1 when n adjacent entries together cover it (the chunks strategy
+  // ondemand pinned; `out` untouched, nothing counted), 0 when it is not (nothing counted).
+  std::size_t lookup(std::span<const std::byte> buf, Registration& out);
 
   // Whether lookups use the cache (false: turned off, see state()).
   bool enabled() const { return enabled_.load(std::memory_order_acquire); }
@@ -130,6 +135,8 @@ class RegistrationCache final : public Domain, private InvalidationSink {
   void deregister(Region* r) override;
   void invalidate(uintptr_t start, uintptr_t end) override;  // monitor thread
 
+  // register_memory's body; with `lookup_only` set, lookup()'s (never registers).
+  Errc acquire(std::span<const std::byte> buf, Registration& out, std::size_t* lookup_only);
   Errc uncached(std::span<const std::byte> buf, Registration& out);
   bool usable();
   void turn_off(std::string why);

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -163,7 +164,10 @@ class CollOp final : public AsyncOp {
 
 // ---- buffers as bytes -------------------------------------------------------------------
 
-std::size_t bytes_of(int count, MPI_Datatype t) {
+// Counts are MPI_Count and the v/w arrays templates over their element types (int, or
+// MPI_Count and MPI_Aint for the MPI-4.0 _c forms): the int bindings and the _c ones share
+// every function below.
+std::size_t bytes_of(MPI_Count count, MPI_Datatype t) {
   return static_cast<std::size_t>(count) * dt_size(t);
 }
 
@@ -192,7 +196,8 @@ struct Blocks {
 
 // Block i: counts[i] elements of types[i] (types[0] for all when `one_type`) at
 // buf + displs[i] * unit[i] bytes (unit = the type's extent for v-variants, 1 for w).
-Blocks blocks(CollOp& op, const void* buf, int P, const int counts[], const int displs[],
+template <class C, class D>
+Blocks blocks(CollOp& op, const void* buf, int P, const C counts[], const D displs[],
               const MPI_Datatype types[], bool one_type, bool byte_displs, bool in, bool out) {
   Blocks b;
   b.bytes.resize(P);
@@ -238,7 +243,7 @@ Blocks blocks(CollOp& op, const void* buf, int P, const int counts[], const int 
 
 // ---- argument checks --------------------------------------------------------------------
 
-int check_buffer_type(MPI_Comm comm, int count, MPI_Datatype type, const char* fn) {
+int check_buffer_type(MPI_Comm comm, MPI_Count count, MPI_Datatype type, const char* fn) {
   if (int rc = check_count(comm, count, fn)) return rc;
   return check_type(comm, type, fn);
 }
@@ -250,11 +255,13 @@ int check_op(MPI_Comm comm, MPI_Op op, MPI_Datatype type, const char* fn) {
   return MPI_SUCCESS;
 }
 
-int check_counts(MPI_Comm comm, int P, const int counts[], const int displs[], const char* fn) {
+template <class C, class D>
+int check_counts(MPI_Comm comm, int P, const C counts[], const D displs[], const char* fn) {
   if (!counts) return raise(comm, MPI_ERR_COUNT, fn, "null counts array");
   for (int i = 0; i < P; ++i)
     if (counts[i] < 0)
-      return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %d for rank %d", counts[i], i);
+      return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %lld for rank %d",
+                    static_cast<long long>(counts[i]), i);
   if (displs == nullptr && P > 0) return raise(comm, MPI_ERR_ARG, fn, "null displacements array");
   return MPI_SUCCESS;
 }
@@ -280,7 +287,7 @@ int start_barrier(CollOp& op, MPI_Comm comm, const char* fn) {
   return MPI_SUCCESS;
 }
 
-int start_bcast(CollOp& op, void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+int start_bcast(CollOp& op, void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
                 const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
@@ -291,7 +298,7 @@ int start_bcast(CollOp& op, void* buf, int count, MPI_Datatype type, int root, M
   return MPI_SUCCESS;
 }
 
-int start_reduce(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+int start_reduce(CollOp& op, const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
                  MPI_Op mop, int root, MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
@@ -309,8 +316,8 @@ int start_reduce(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_
   return MPI_SUCCESS;
 }
 
-int start_allreduce(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                    MPI_Op mop, MPI_Comm comm, const char* fn) {
+int start_allreduce(CollOp& op, const void* sendbuf, void* recvbuf, MPI_Count count,
+                    MPI_Datatype type, MPI_Op mop, MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
   if (int rc = check_op(comm, mop, type, fn)) return rc;
@@ -324,8 +331,8 @@ int start_allreduce(CollOp& op, const void* sendbuf, void* recvbuf, int count, M
   return MPI_SUCCESS;
 }
 
-int start_gather(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+int start_gather(CollOp& op, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_root(comm, root, fn)) return rc;
@@ -344,8 +351,9 @@ int start_gather(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype se
   return MPI_SUCCESS;
 }
 
-int start_gatherv(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+template <class C, class D>
+int start_gatherv(CollOp& op, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, const C recvcounts[], const D displs[], MPI_Datatype recvtype,
                   int root, MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_root(comm, root, fn)) return rc;
@@ -366,9 +374,9 @@ int start_gatherv(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype s
   return MPI_SUCCESS;
 }
 
-int start_scatter(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  const char* fn) {
+int start_scatter(CollOp& op, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_root(comm, root, fn)) return rc;
   const bool is_root = comm->rank == root, ip = in_place(recvbuf);
@@ -386,8 +394,9 @@ int start_scatter(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype s
   return MPI_SUCCESS;
 }
 
-int start_scatterv(CollOp& op, const void* sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+template <class C, class D>
+int start_scatterv(CollOp& op, const void* sendbuf, const C sendcounts[], const D displs[],
+                   MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_root(comm, root, fn)) return rc;
@@ -408,8 +417,8 @@ int start_scatterv(CollOp& op, const void* sendbuf, const int sendcounts[], cons
   return MPI_SUCCESS;
 }
 
-int start_allgather(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+int start_allgather(CollOp& op, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   const bool ip = in_place(sendbuf);
@@ -422,9 +431,10 @@ int start_allgather(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype
   return MPI_SUCCESS;
 }
 
-int start_allgatherv(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                     void* recvbuf, const int recvcounts[], const int displs[],
-                     MPI_Datatype recvtype, MPI_Comm comm, const char* fn) {
+template <class C, class D>
+int start_allgatherv(CollOp& op, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const C recvcounts[], const D displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   const bool ip = in_place(sendbuf);
   if (!ip)
@@ -440,8 +450,8 @@ int start_allgatherv(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatyp
   return MPI_SUCCESS;
 }
 
-int start_alltoall(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+int start_alltoall(CollOp& op, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                    const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   const bool ip = in_place(sendbuf);
@@ -449,22 +459,25 @@ int start_alltoall(CollOp& op, const void* sendbuf, int sendcount, MPI_Datatype 
     if (int rc = check_buffer_type(comm, sendcount, sendtype, fn)) return rc;
   if (int rc = check_buffer_type(comm, recvcount, recvtype, fn)) return rc;
   const std::size_t P = comm->size;
-  const B* s = ip ? nullptr : view(op, sendbuf, sendcount * P, sendtype, true, false);
-  B* r = view(op, recvbuf, recvcount * P, recvtype, ip, true);
+  const B* s =
+      ip ? nullptr
+         : view(op, sendbuf, static_cast<std::size_t>(sendcount) * P, sendtype, true, false);
+  B* r = view(op, recvbuf, static_cast<std::size_t>(recvcount) * P, recvtype, ip, true);
   op.start(coll::ialltoall(group_of(comm), s, r, bytes_of(recvcount, recvtype)));
   return MPI_SUCCESS;
 }
 
 // Alltoallv (one type per side, displacements in extents) and Alltoallw (a type per peer,
 // displacements in bytes) share this.
-int start_alltoallvw(CollOp& op, const void* sendbuf, const int sendcounts[], const int sdispls[],
-                     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                     const int rdispls[], const MPI_Datatype recvtypes[], bool w, MPI_Comm comm,
+template <class C, class D>
+int start_alltoallvw(CollOp& op, const void* sendbuf, const C sendcounts[], const D sdispls[],
+                     const MPI_Datatype sendtypes[], void* recvbuf, const C recvcounts[],
+                     const D rdispls[], const MPI_Datatype recvtypes[], bool w, MPI_Comm comm,
                      const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   const int P = comm->size;
   const bool ip = in_place(sendbuf);
-  auto check_side = [&](const int counts[], const int displs[], const MPI_Datatype types[]) {
+  auto check_side = [&](const C counts[], const D displs[], const MPI_Datatype types[]) {
     if (int rc = check_counts(comm, P, counts, displs, fn)) return rc;
     if (!types) return raise(comm, MPI_ERR_TYPE, fn, "null datatype array");
     for (int i = 0; i < (w ? P : 1); ++i)
@@ -485,7 +498,8 @@ int start_alltoallvw(CollOp& op, const void* sendbuf, const int sendcounts[], co
   return MPI_SUCCESS;
 }
 
-int start_reduce_scatter(CollOp& op, const void* sendbuf, void* recvbuf, const int recvcounts[],
+template <class C>
+int start_reduce_scatter(CollOp& op, const void* sendbuf, void* recvbuf, const C recvcounts[],
                          MPI_Datatype type, MPI_Op mop, MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_type(comm, type, fn)) return rc;
@@ -496,8 +510,9 @@ int start_reduce_scatter(CollOp& op, const void* sendbuf, void* recvbuf, const i
   std::size_t total = 0;
   for (int i = 0; i < P; ++i) {
     if (recvcounts[i] < 0)
-      return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %d for rank %d", recvcounts[i], i);
-    counts[i] = recvcounts[i];
+      return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %lld for rank %d",
+                    static_cast<long long>(recvcounts[i]), i);
+    counts[i] = static_cast<std::size_t>(recvcounts[i]);
     total += counts[i];
   }
   const bool ip = in_place(sendbuf);
@@ -514,7 +529,7 @@ int start_reduce_scatter(CollOp& op, const void* sendbuf, void* recvbuf, const i
   return MPI_SUCCESS;
 }
 
-int start_reduce_scatter_block(CollOp& op, const void* sendbuf, void* recvbuf, int recvcount,
+int start_reduce_scatter_block(CollOp& op, const void* sendbuf, void* recvbuf, MPI_Count recvcount,
                                MPI_Datatype type, MPI_Op mop, MPI_Comm comm, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_buffer_type(comm, recvcount, type, fn)) return rc;
@@ -534,7 +549,7 @@ int start_reduce_scatter_block(CollOp& op, const void* sendbuf, void* recvbuf, i
   return MPI_SUCCESS;
 }
 
-int start_scan(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+int start_scan(CollOp& op, const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
                MPI_Op mop, MPI_Comm comm, bool exclusive, const char* fn) {
   if (int rc = check_comm(comm, fn)) return rc;
   if (int rc = check_buffer_type(comm, count, type, fn)) return rc;
@@ -549,6 +564,44 @@ int start_scan(CollOp& op, const void* sendbuf, void* recvbuf, int count, MPI_Da
   coll::Group& g = group_of(comm);
   op.start(exclusive ? coll::iexscan(g, s, r, count, red) : coll::iscan(g, s, r, count, red));
   return MPI_SUCCESS;
+}
+
+// ---- the MPI-4.0 _c forms on intercommunicators ---------------------------------------------
+
+// inter.cpp works with int counts and displacements: a _c collective on an intercommunicator
+// calls the int form when every count and displacement it reads fits, else raises
+// MPI_ERR_COUNT.
+class Narrow {
+ public:
+  Narrow(MPI_Comm comm, const char* fn) : comm_(comm), fn_(fn) { arrays_.reserve(4); }
+  int operator()(MPI_Count v) {
+    if (v < INT_MIN || v > INT_MAX) fits_ = false;
+    return static_cast<int>(v);
+  }
+  // The first n elements of `a` (n = 0 where the argument is not significant).
+  template <class T>
+  const int* array(const T* a, int n) {
+    if (!a) return nullptr;
+    std::vector<int>& v = arrays_.emplace_back(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) v[i] = (*this)(a[i]);
+    return v.data();
+  }
+  int error() const {
+    if (fits_) return MPI_SUCCESS;
+    return raise(comm_, MPI_ERR_COUNT, fn_,
+                 "a count or displacement beyond INT_MAX on an intercommunicator (not supported)");
+  }
+
+ private:
+  MPI_Comm comm_;
+  const char* fn_;
+  std::vector<std::vector<int>> arrays_;  // reserved: the pointers handed out stay valid
+  bool fits_ = true;
+};
+
+// The number of elements of a root-side array of a rooted collective on an intercommunicator.
+int root_side(MPI_Comm comm, int root) {
+  return root == MPI_ROOT ? comm->size : 0;
 }
 
 // ---- blocking and nonblocking completion ---------------------------------------------------
@@ -943,6 +996,417 @@ int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
       start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, true, "MPI_Iexscan"));
 }
 
+// ---- MPI-4.0 large counts: the start_* functions above with MPI_Count counts and MPI_Aint
+// displacements; on an intercommunicator, the int form after narrowing (Narrow).
+
+int PMPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Bcast_c");
+    const int c = n(count);
+    if (int rc = n.error()) return rc;
+    return PMPI_Bcast(buffer, c, datatype, root, comm);
+  }
+  SLUICE_BLOCKING("MPI_Bcast_c", comm,
+                  start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Bcast_c"));
+}
+int PMPI_Ibcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Ibcast_c");
+    const int c = n(count);
+    if (int rc = n.error()) return rc;
+    return PMPI_Ibcast(buffer, c, datatype, root, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Ibcast_c", comm, request,
+                     start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Ibcast_c"));
+}
+
+int PMPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Reduce_c");
+    const int c = n(count);
+    if (int rc = n.error()) return rc;
+    return PMPI_Reduce(sendbuf, recvbuf, c, datatype, op, root, comm);
+  }
+  SLUICE_BLOCKING(
+      "MPI_Reduce_c", comm,
+      start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Reduce_c"));
+}
+int PMPI_Ireduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Ireduce_c");
+    const int c = n(count);
+    if (int rc = n.error()) return rc;
+    return PMPI_Ireduce(sendbuf, recvbuf, c, datatype, op, root, comm, request);
+  }
+  SLUICE_NONBLOCKING(
+      "MPI_Ireduce_c", comm, request,
+      start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Ireduce_c"));
+}
+
+int PMPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Allreduce_c");
+    const int c = n(count);
+    if (int rc = n.error()) return rc;
+    return PMPI_Allreduce(sendbuf, recvbuf, c, datatype, op, comm);
+  }
+  SLUICE_BLOCKING(
+      "MPI_Allreduce_c", comm,
+      start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Allreduce_c"));
+}
+int PMPI_Iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Iallreduce_c");
+    const int c = n(count);
+    if (int rc = n.error()) return rc;
+    return PMPI_Iallreduce(sendbuf, recvbuf, c, datatype, op, comm, request);
+  }
+  SLUICE_NONBLOCKING(
+      "MPI_Iallreduce_c", comm, request,
+      start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Iallreduce_c"));
+}
+
+int PMPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Gather_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Gather(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, root, comm);
+  }
+  SLUICE_BLOCKING("MPI_Gather_c", comm,
+                  start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root, comm, "MPI_Gather_c"));
+}
+int PMPI_Igather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Igather_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Igather(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, root, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Igather_c", comm, request,
+                     start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  root, comm, "MPI_Igather_c"));
+}
+
+int PMPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Gatherv_c");
+    const int sc = n(sendcount), P = root_side(comm, root);
+    const int *rcs = n.array(recvcounts, P), *ds = n.array(displs, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Gatherv(sendbuf, sc, sendtype, recvbuf, rcs, ds, recvtype, root, comm);
+  }
+  SLUICE_BLOCKING("MPI_Gatherv_c", comm,
+                  start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                recvtype, root, comm, "MPI_Gatherv_c"));
+}
+int PMPI_Igatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Igatherv_c");
+    const int sc = n(sendcount), P = root_side(comm, root);
+    const int *rcs = n.array(recvcounts, P), *ds = n.array(displs, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Igatherv(sendbuf, sc, sendtype, recvbuf, rcs, ds, recvtype, root, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Igatherv_c", comm, request,
+                     start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                   recvtype, root, comm, "MPI_Igatherv_c"));
+}
+
+int PMPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Scatter_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Scatter(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, root, comm);
+  }
+  SLUICE_BLOCKING("MPI_Scatter_c", comm,
+                  start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                root, comm, "MPI_Scatter_c"));
+}
+int PMPI_Iscatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Iscatter_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Iscatter(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, root, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Iscatter_c", comm, request,
+                     start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   root, comm, "MPI_Iscatter_c"));
+}
+
+int PMPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Scatterv_c");
+    const int P = root_side(comm, root), rc_ = n(recvcount);
+    const int *scs = n.array(sendcounts, P), *ds = n.array(displs, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Scatterv(sendbuf, scs, ds, sendtype, recvbuf, rc_, recvtype, root, comm);
+  }
+  SLUICE_BLOCKING("MPI_Scatterv_c", comm,
+                  start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                 recvtype, root, comm, "MPI_Scatterv_c"));
+}
+int PMPI_Iscatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Iscatterv_c");
+    const int P = root_side(comm, root), rc_ = n(recvcount);
+    const int *scs = n.array(sendcounts, P), *ds = n.array(displs, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Iscatterv(sendbuf, scs, ds, sendtype, recvbuf, rc_, recvtype, root, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Iscatterv_c", comm, request,
+                     start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                    recvtype, root, comm, "MPI_Iscatterv_c"));
+}
+
+int PMPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Allgather_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Allgather(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, comm);
+  }
+  SLUICE_BLOCKING("MPI_Allgather_c", comm,
+                  start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, "MPI_Allgather_c"));
+}
+int PMPI_Iallgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Iallgather_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Iallgather(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Iallgather_c", comm, request,
+                     start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                     recvtype, comm, "MPI_Iallgather_c"));
+}
+
+int PMPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Allgatherv_c");
+    const int sc = n(sendcount);
+    const int *rcs = n.array(recvcounts, comm->size), *ds = n.array(displs, comm->size);
+    if (int rc = n.error()) return rc;
+    return PMPI_Allgatherv(sendbuf, sc, sendtype, recvbuf, rcs, ds, recvtype, comm);
+  }
+  SLUICE_BLOCKING("MPI_Allgatherv_c", comm,
+                  start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                   recvtype, comm, "MPI_Allgatherv_c"));
+}
+int PMPI_Iallgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Iallgatherv_c");
+    const int sc = n(sendcount);
+    const int *rcs = n.array(recvcounts, comm->size), *ds = n.array(displs, comm->size);
+    if (int rc = n.error()) return rc;
+    return PMPI_Iallgatherv(sendbuf, sc, sendtype, recvbuf, rcs, ds, recvtype, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Iallgatherv_c", comm, request,
+                     start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                      displs, recvtype, comm, "MPI_Iallgatherv_c"));
+}
+
+int PMPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Alltoall_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Alltoall(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, comm);
+  }
+  SLUICE_BLOCKING("MPI_Alltoall_c", comm,
+                  start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm, "MPI_Alltoall_c"));
+}
+int PMPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Ialltoall_c");
+    const int sc = n(sendcount), rc_ = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Ialltoall(sendbuf, sc, sendtype, recvbuf, rc_, recvtype, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Ialltoall_c", comm, request,
+                     start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, "MPI_Ialltoall_c"));
+}
+
+int PMPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Alltoallv_c");
+    const int P = comm->size;
+    const int *scs = n.array(sendcounts, P), *sds = n.array(sdispls, P);
+    const int *rcs = n.array(recvcounts, P), *rds = n.array(rdispls, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Alltoallv(sendbuf, scs, sds, sendtype, recvbuf, rcs, rds, recvtype, comm);
+  }
+  const MPI_Datatype st[1] = {sendtype}, rt[1] = {recvtype};
+  SLUICE_BLOCKING("MPI_Alltoallv_c", comm,
+                  start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
+                                   rdispls, rt, false, comm, "MPI_Alltoallv_c"));
+}
+int PMPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Ialltoallv_c");
+    const int P = comm->size;
+    const int *scs = n.array(sendcounts, P), *sds = n.array(sdispls, P);
+    const int *rcs = n.array(recvcounts, P), *rds = n.array(rdispls, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Ialltoallv(sendbuf, scs, sds, sendtype, recvbuf, rcs, rds, recvtype, comm, request);
+  }
+  const MPI_Datatype st[1] = {sendtype}, rt[1] = {recvtype};
+  SLUICE_NONBLOCKING("MPI_Ialltoallv_c", comm, request,
+                     start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
+                                      rdispls, rt, false, comm, "MPI_Ialltoallv_c"));
+}
+
+int PMPI_Alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Alltoallw_c");
+    const int P = comm->size;
+    const int *scs = n.array(sendcounts, P), *sds = n.array(sdispls, P);
+    const int *rcs = n.array(recvcounts, P), *rds = n.array(rdispls, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Alltoallw(sendbuf, scs, sds, sendtypes, recvbuf, rcs, rds, recvtypes, comm);
+  }
+  SLUICE_BLOCKING("MPI_Alltoallw_c", comm,
+                  start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                   recvcounts, rdispls, recvtypes, true, comm, "MPI_Alltoallw_c"));
+}
+int PMPI_Ialltoallw_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Ialltoallw_c");
+    const int P = comm->size;
+    const int *scs = n.array(sendcounts, P), *sds = n.array(sdispls, P);
+    const int *rcs = n.array(recvcounts, P), *rds = n.array(rdispls, P);
+    if (int rc = n.error()) return rc;
+    return PMPI_Ialltoallw(sendbuf, scs, sds, sendtypes, recvbuf, rcs, rds, recvtypes, comm,
+                           request);
+  }
+  SLUICE_NONBLOCKING(
+      "MPI_Ialltoallw_c", comm, request,
+      start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                       recvtypes, true, comm, "MPI_Ialltoallw_c"));
+}
+
+int PMPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Reduce_scatter_c");
+    const int* rcs = n.array(recvcounts, inter_local_size(comm));
+    if (int rc = n.error()) return rc;
+    return PMPI_Reduce_scatter(sendbuf, recvbuf, rcs, datatype, op, comm);
+  }
+  SLUICE_BLOCKING("MPI_Reduce_scatter_c", comm,
+                  start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                                       "MPI_Reduce_scatter_c"));
+}
+int PMPI_Ireduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Ireduce_scatter_c");
+    const int* rcs = n.array(recvcounts, inter_local_size(comm));
+    if (int rc = n.error()) return rc;
+    return PMPI_Ireduce_scatter(sendbuf, recvbuf, rcs, datatype, op, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Ireduce_scatter_c", comm, request,
+                     start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                                          "MPI_Ireduce_scatter_c"));
+}
+
+int PMPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Reduce_scatter_block_c");
+    const int c = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, c, datatype, op, comm);
+  }
+  SLUICE_BLOCKING("MPI_Reduce_scatter_block_c", comm,
+                  start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                             "MPI_Reduce_scatter_block_c"));
+}
+int PMPI_Ireduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]] {
+    Narrow n(comm, "MPI_Ireduce_scatter_block_c");
+    const int c = n(recvcount);
+    if (int rc = n.error()) return rc;
+    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, c, datatype, op, comm, request);
+  }
+  SLUICE_NONBLOCKING("MPI_Ireduce_scatter_block_c", comm, request,
+                     start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op,
+                                                comm, "MPI_Ireduce_scatter_block_c"));
+}
+
+int PMPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm) {
+  SLUICE_BLOCKING(
+      "MPI_Scan_c", comm,
+      start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, false, "MPI_Scan_c"));
+}
+int PMPI_Iscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING(
+      "MPI_Iscan_c", comm, request,
+      start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, false, "MPI_Iscan_c"));
+}
+
+int PMPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm) {
+  SLUICE_BLOCKING(
+      "MPI_Exscan_c", comm,
+      start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, true, "MPI_Exscan_c"));
+}
+int PMPI_Iexscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_NONBLOCKING(
+      "MPI_Iexscan_c", comm, request,
+      start_scan(op_, sendbuf, recvbuf, count, datatype, op, comm, true, "MPI_Iexscan_c"));
+}
+
 }  // extern "C"
 
 // The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
@@ -981,3 +1445,35 @@ int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
 #pragma weak MPI_Iscan = PMPI_Iscan
 #pragma weak MPI_Exscan = PMPI_Exscan
 #pragma weak MPI_Iexscan = PMPI_Iexscan
+#pragma weak MPI_Bcast_c = PMPI_Bcast_c
+#pragma weak MPI_Ibcast_c = PMPI_Ibcast_c
+#pragma weak MPI_Reduce_c = PMPI_Reduce_c
+#pragma weak MPI_Ireduce_c = PMPI_Ireduce_c
+#pragma weak MPI_Allreduce_c = PMPI_Allreduce_c
+#pragma weak MPI_Iallreduce_c = PMPI_Iallreduce_c
+#pragma weak MPI_Gather_c = PMPI_Gather_c
+#pragma weak MPI_Igather_c = PMPI_Igather_c
+#pragma weak MPI_Gatherv_c = PMPI_Gatherv_c
+#pragma weak MPI_Igatherv_c = PMPI_Igatherv_c
+#pragma weak MPI_Scatter_c = PMPI_Scatter_c
+#pragma weak MPI_Iscatter_c = PMPI_Iscatter_c
+#pragma weak MPI_Scatterv_c = PMPI_Scatterv_c
+#pragma weak MPI_Iscatterv_c = PMPI_Iscatterv_c
+#pragma weak MPI_Allgather_c = PMPI_Allgather_c
+#pragma weak MPI_Iallgather_c = PMPI_Iallgather_c
+#pragma weak MPI_Allgatherv_c = PMPI_Allgatherv_c
+#pragma weak MPI_Iallgatherv_c = PMPI_Iallgatherv_c
+#pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
+#pragma weak MPI_Ialltoall_c = PMPI_Ialltoall_c
+#pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
+#pragma weak MPI_Ialltoallv_c = PMPI_Ialltoallv_c
+#pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
+#pragma weak MPI_Ialltoallw_c = PMPI_Ialltoallw_c
+#pragma weak MPI_Reduce_scatter_c = PMPI_Reduce_scatter_c
+#pragma weak MPI_Ireduce_scatter_c = PMPI_Ireduce_scatter_c
+#pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
+#pragma weak MPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c
+#pragma weak MPI_Scan_c = PMPI_Scan_c
+#pragma weak MPI_Iscan_c = PMPI_Iscan_c
+#pragma weak MPI_Exscan_c = PMPI_Exscan_c
+#pragma weak MPI_Iexscan_c = PMPI_Iexscan_c

@@ -291,6 +291,242 @@ int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
                                         recvcounts, rdispls, recvtypes, comm, r);
       });
 }
+
+// The MPI-4.0 large-count forms: the same, starting the nonblocking _c collective.
+
+int PMPI_Bcast_init_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Bcast_init_c", {datatype},
+      [=](MPI_Request* r) { return PMPI_Ibcast_c(buffer, count, datatype, root, comm, r); });
+}
+
+int PMPI_Reduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Reduce_init_c", {datatype}, [=](MPI_Request* r) {
+        return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, r);
+      });
+}
+
+int PMPI_Allreduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                          MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Allreduce_init_c", {datatype}, [=](MPI_Request* r) {
+        return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, r);
+      });
+}
+
+int PMPI_Gather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Gather_init_c", {sendtype, recvtype},
+                               [=](MPI_Request* r) {
+                                 return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                       recvcount, recvtype, root, comm, r);
+                               });
+}
+
+int PMPI_Gatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Gatherv_init_c", {sendtype, recvtype}, [=](MPI_Request* r) {
+        return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                               root, comm, r);
+      });
+}
+
+int PMPI_Scatter_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Scatter_init_c", {sendtype, recvtype},
+                               [=](MPI_Request* r) {
+                                 return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                        recvcount, recvtype, root, comm, r);
+                               });
+}
+
+int PMPI_Scatterv_init_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                         MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Scatterv_init_c", {sendtype, recvtype}, [=](MPI_Request* r) {
+        return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                                root, comm, r);
+      });
+}
+
+int PMPI_Allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Allgather_init_c", {sendtype, recvtype},
+                               [=](MPI_Request* r) {
+                                 return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                          recvcount, recvtype, comm, r);
+                               });
+}
+
+int PMPI_Allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Allgatherv_init_c", {sendtype, recvtype},
+                               [=](MPI_Request* r) {
+                                 return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                           recvcounts, displs, recvtype, comm, r);
+                               });
+}
+
+int PMPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Alltoall_init_c", {sendtype, recvtype},
+                               [=](MPI_Request* r) {
+                                 return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                         recvcount, recvtype, comm, r);
+                               });
+}
+
+int PMPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Alltoallv_init_c", {sendtype, recvtype}, [=](MPI_Request* r) {
+        return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, r);
+      });
+}
+
+int PMPI_Alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                          MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Alltoallw_init_c", {}, [=](MPI_Request* r) {
+        return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm, r);
+      });
+}
+
+int PMPI_Reduce_scatter_init_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Reduce_scatter_init_c", {datatype}, [=](MPI_Request* r) {
+        return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, r);
+      });
+}
+
+int PMPI_Reduce_scatter_block_init_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Reduce_scatter_block_init_c", {datatype}, [=](MPI_Request* r) {
+        return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, r);
+      });
+}
+
+int PMPI_Scan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Scan_init_c", {datatype},
+      [=](MPI_Request* r) { return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, r); });
+}
+
+int PMPI_Exscan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Exscan_init_c", {datatype}, [=](MPI_Request* r) {
+        return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, r);
+      });
+}
+
+int PMPI_Neighbor_allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Neighbor_allgather_init_c",
+                               {sendtype, recvtype}, [=](MPI_Request* r) {
+                                 return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype,
+                                                                   recvbuf, recvcount, recvtype,
+                                                                   comm, r);
+                               });
+}
+
+int PMPI_Neighbor_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, const MPI_Count recvcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Neighbor_allgatherv_init_c",
+                               {sendtype, recvtype}, [=](MPI_Request* r) {
+                                 return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype,
+                                                                    recvbuf, recvcounts, displs,
+                                                                    recvtype, comm, r);
+                               });
+}
+
+int PMPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Neighbor_alltoall_init_c",
+                               {sendtype, recvtype}, [=](MPI_Request* r) {
+                                 return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype,
+                                                                  recvbuf, recvcount, recvtype,
+                                                                  comm, r);
+                               });
+}
+
+int PMPI_Neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(comm, info, request, "MPI_Neighbor_alltoallv_init_c",
+                               {sendtype, recvtype}, [=](MPI_Request* r) {
+                                 return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls,
+                                                                   sendtype, recvbuf, recvcounts,
+                                                                   rdispls, recvtype, comm, r);
+                               });
+}
+
+int PMPI_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void* recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                   MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_collective(
+      comm, info, request, "MPI_Neighbor_alltoallw_init_c", {}, [=](MPI_Request* r) {
+        return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                          recvcounts, rdispls, recvtypes, comm, r);
+      });
+}
 }  // extern "C"
 
 #pragma weak MPI_Barrier_init = PMPI_Barrier_init
@@ -315,3 +551,24 @@ int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
 #pragma weak MPI_Neighbor_alltoall_init = PMPI_Neighbor_alltoall_init
 #pragma weak MPI_Neighbor_alltoallv_init = PMPI_Neighbor_alltoallv_init
 #pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init
+#pragma weak MPI_Bcast_init_c = PMPI_Bcast_init_c
+#pragma weak MPI_Reduce_init_c = PMPI_Reduce_init_c
+#pragma weak MPI_Allreduce_init_c = PMPI_Allreduce_init_c
+#pragma weak MPI_Gather_init_c = PMPI_Gather_init_c
+#pragma weak MPI_Gatherv_init_c = PMPI_Gatherv_init_c
+#pragma weak MPI_Scatter_init_c = PMPI_Scatter_init_c
+#pragma weak MPI_Scatterv_init_c = PMPI_Scatterv_init_c
+#pragma weak MPI_Allgather_init_c = PMPI_Allgather_init_c
+#pragma weak MPI_Allgatherv_init_c = PMPI_Allgatherv_init_c
+#pragma weak MPI_Alltoall_init_c = PMPI_Alltoall_init_c
+#pragma weak MPI_Alltoallv_init_c = PMPI_Alltoallv_init_c
+#pragma weak MPI_Alltoallw_init_c = PMPI_Alltoallw_init_c
+#pragma weak MPI_Reduce_scatter_init_c = PMPI_Reduce_scatter_init_c
+#pragma weak MPI_Reduce_scatter_block_init_c = PMPI_Reduce_scatter_block_init_c
+#pragma weak MPI_Scan_init_c = PMPI_Scan_init_c
+#pragma weak MPI_Exscan_init_c = PMPI_Exscan_init_c
+#pragma weak MPI_Neighbor_allgather_init_c = PMPI_Neighbor_allgather_init_c
+#pragma weak MPI_Neighbor_allgatherv_init_c = PMPI_Neighbor_allgatherv_init_c
+#pragma weak MPI_Neighbor_alltoall_init_c = PMPI_Neighbor_alltoall_init_c
+#pragma weak MPI_Neighbor_alltoallv_init_c = PMPI_Neighbor_alltoallv_init_c
+#pragma weak MPI_Neighbor_alltoallw_init_c = PMPI_Neighbor_alltoallw_init_c

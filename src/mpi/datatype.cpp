@@ -930,13 +930,15 @@ MPI_Datatype dt_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent) {
   return t;
 }
 
-MPI_Datatype dt_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
-                         int order, MPI_Datatype old) {
+MPI_Datatype dt_subarray(int ndims, const MPI_Count* sizes, const MPI_Count* subsizes,
+                         const MPI_Count* starts, int order, MPI_Datatype old) {
   // Work in C order (last dimension fastest); Fortran order is the reversed dimensions.
   std::vector<std::size_t> size(ndims), sub(ndims), start(ndims);
   for (int d = 0; d < ndims; ++d) {
     int src = order == MPI_ORDER_C ? d : ndims - 1 - d;
-    size[d] = sizes[src], sub[d] = subsizes[src], start[d] = starts[src];
+    size[d] = static_cast<std::size_t>(sizes[src]);
+    sub[d] = static_cast<std::size_t>(subsizes[src]);
+    start[d] = static_cast<std::size_t>(starts[src]);
   }
   const MPI_Aint ext = old->extent();
   // Byte stride of each dimension in the full array.
@@ -966,8 +968,8 @@ MPI_Datatype dt_subarray(int ndims, const int* sizes, const int* subsizes, const
   return t;
 }
 
-MPI_Datatype dt_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
-                       const int* dargs, const int* psizes, int order, MPI_Datatype old) {
+MPI_Datatype dt_darray(int size, int rank, int ndims, const MPI_Count* gsizes, const int* distribs,
+                       const MPI_Count* dargs, const int* psizes, int order, MPI_Datatype old) {
   // The process grid is row-major whatever the array's order (as MPI_Cart_create's).
   std::vector<int> coord(ndims);
   for (int d = ndims - 1, r = rank; d >= 0; --d) coord[d] = r % psizes[d], r /= psizes[d];

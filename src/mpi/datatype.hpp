@@ -116,6 +116,10 @@ struct sluice_datatype_s {
   std::vector<int> args_int;
   std::vector<MPI_Aint> args_addr;
   std::vector<MPI_Datatype> args_type;
+  // Types made by the MPI-4.0 large-count constructors (MPI_Type_vector_c ...) keep their
+  // counts, block lengths and displacements here instead (MPI-4.0 §5.1.13's layout: the
+  // integers left are ndims/order/size/rank/distribs/dargs/psizes); never empty for them.
+  std::vector<MPI_Count> args_large;
   // User attributes (type_attr.cpp): (keyval, value) in the order set.
   std::vector<std::pair<int, void*>> attrs;
 
@@ -185,12 +189,12 @@ MPI_Datatype dt_struct(std::size_t count, const std::size_t* blocklengths,
                        const MPI_Aint* displacements, const MPI_Datatype* types);
 MPI_Datatype dt_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent);
 // `order` is MPI_ORDER_C or MPI_ORDER_FORTRAN; arguments already validated.
-MPI_Datatype dt_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
-                         int order, MPI_Datatype old);
+MPI_Datatype dt_subarray(int ndims, const MPI_Count* sizes, const MPI_Count* subsizes,
+                         const MPI_Count* starts, int order, MPI_Datatype old);
 // The block of a distributed array one process holds (MPI-3.1 §4.1.4); arguments already
 // validated, `dargs` resolved (no MPI_DISTRIBUTE_DFLT_DARG).
-MPI_Datatype dt_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
-                       const int* dargs, const int* psizes, int order, MPI_Datatype old);
+MPI_Datatype dt_darray(int size, int rank, int ndims, const MPI_Count* gsizes, const int* distribs,
+                       const MPI_Count* dargs, const int* psizes, int order, MPI_Datatype old);
 MPI_Datatype dt_dup(MPI_Datatype old);
 
 }  // namespace sluice::mpi

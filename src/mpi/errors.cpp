@@ -226,8 +226,8 @@ int comm(MPI_Comm comm, const char* function) {
                "invalid communicator (freed or not a communicator)");
 }
 
-int count(MPI_Comm comm, int count, const char* function) {
-  return raisef(comm, MPI_ERR_COUNT, function, "invalid count %d", count);
+int count(MPI_Comm comm, MPI_Count count, const char* function) {
+  return raisef(comm, MPI_ERR_COUNT, function, "invalid count %lld", count);
 }
 
 int type(MPI_Comm comm, MPI_Datatype type, const char* function) {
@@ -250,13 +250,14 @@ int root(MPI_Comm comm, int root, const char* function) {
                 root, comm_label(comm), comm->size);
 }
 
-int buffer(MPI_Comm comm, const void* buf, int count, MPI_Datatype type, const char* function) {
+int buffer(MPI_Comm comm, const void* buf, MPI_Count count, MPI_Datatype type,
+           const char* function) {
   // As MPICH: a predefined type, or a derived one whose data starts at its origin, cannot be
   // addressed from NULL; a type of absolute addresses is used with MPI_BOTTOM (NULL).
   if (buf || count == 0 || !type || dt_size(type) == 0 ||
       (!type->predefined && dt_true_lb(type) != 0))
     return MPI_SUCCESS;
-  return raisef(comm, MPI_ERR_BUFFER, function, "buffer is NULL with count %d", count);
+  return raisef(comm, MPI_ERR_BUFFER, function, "buffer is NULL with count %lld", count);
 }
 
 }  // namespace check_failed

@@ -77,9 +77,18 @@ bool predefined_values(MPI_Datatype t, MPI_Aint at, F& visit) {
 // False for a type external32 (or this walk) does not handle: MPI_Type_create_darray.
 template <typename F>
 bool walk(MPI_Datatype t, MPI_Aint at, F& visit) {
-  const auto& ints = t->args_int;
-  const auto& addrs = t->args_addr;
   const auto& types = t->args_type;
+  // The constructor's counts and displacements, from wherever the envelope keeps them:
+  // a large-count constructor (MPI_Type_vector_c ...) keeps all of them in args_large, the
+  // others keep counts in args_int and byte displacements in args_addr (MPI-4.0 §5.1.13).
+  const bool large = !t->args_large.empty();
+  auto I = [&](std::size_t k) -> MPI_Count {
+    return large ? t->args_large[k] : static_cast<MPI_Count>(t->args_int[k]);
+  };
+  // Byte displacement k of an h-constructor: in args_large after the `skip` counts before it.
+  auto A = [&](std::size_t k, std::size_t skip) -> MPI_Aint {
+    return large ? static_cast<MPI_Aint>(t->args_large[skip + k]) : t->args_addr[k];
+  };
   auto repeat = [&](MPI_Datatype child, MPI_Aint from, std::size_t n) {
     for (std::size_t j = 0; j < n; ++j)
       if (!walk(child, from + static_cast<MPI_Aint>(j) * dt_extent(child), visit)) return false;
@@ -92,61 +101,68 @@ bool walk(MPI_Datatype t, MPI_Aint at, F& visit) {
     case MPI_COMBINER_RESIZED:
       return walk(types[0], at, visit);
     case MPI_COMBINER_CONTIGUOUS:
-      return repeat(types[0], at, static_cast<std::size_t>(ints[0]));
+      return repeat(types[0], at, static_cast<std::size_t>(I(0)));
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR: {
       const MPI_Aint stride = t->combiner == MPI_COMBINER_VECTOR
-                                  ? static_cast<MPI_Aint>(ints[2]) * dt_extent(types[0])
-                                  : addrs[0];
-      for (int i = 0; i < ints[0]; ++i)
-        if (!repeat(types[0], at + i * stride, static_cast<std::size_t>(ints[1]))) return false;
+                                  ? static_cast<MPI_Aint>(I(2)) * dt_extent(types[0])
+                                  : A(0, 2);
+      for (MPI_Count i = 0; i < I(0); ++i)
+        if (!repeat(types[0], at + i * stride, static_cast<std::size_t>(I(1)))) return false;
       return true;
     }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED:
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK: {
-      const int n = ints[0];
+      const auto n = static_cast<std::size_t>(I(0));
       const bool block =
           t->combiner == MPI_COMBINER_INDEXED_BLOCK || t->combiner == MPI_COMBINER_HINDEXED_BLOCK;
       const bool in_bytes =
           t->combiner == MPI_COMBINER_HINDEXED || t->combiner == MPI_COMBINER_HINDEXED_BLOCK;
-      const int disp_at = block ? 2 : 1 + n;  // where element displacements start in ints
-      for (int i = 0; i < n; ++i) {
-        const int length = block ? ints[1] : ints[1 + i];
-        const MPI_Aint disp = in_bytes ? addrs[i] : ints[disp_at + i] * dt_extent(types[0]);
+      const std::size_t disp_at = block ? 2 : 1 + n;  // where displacements start in the counts
+      for (std::size_t i = 0; i < n; ++i) {
+        const MPI_Count length = block ? I(1) : I(1 + i);
+        const MPI_Aint disp =
+            in_bytes ? A(i, disp_at) : static_cast<MPI_Aint>(I(disp_at + i)) * dt_extent(types[0]);
         if (!repeat(types[0], at + disp, static_cast<std::size_t>(length))) return false;
       }
       return true;
     }
-    case MPI_COMBINER_STRUCT:
-      for (int i = 0; i < ints[0]; ++i)
-        if (!repeat(types[i], at + addrs[i], static_cast<std::size_t>(ints[1 + i]))) return false;
+    case MPI_COMBINER_STRUCT: {
+      const auto n = static_cast<std::size_t>(I(0));
+      for (std::size_t i = 0; i < n; ++i)
+        if (!repeat(types[i], at + A(i, 1 + n), static_cast<std::size_t>(I(1 + i)))) return false;
       return true;
+    }
     case MPI_COMBINER_SUBARRAY: {
-      const int ndims = ints[0];
-      const int* sizes = &ints[1];
-      const int* subsizes = &ints[1 + ndims];
-      const int* starts = &ints[1 + 2 * ndims];
-      const bool c_order = ints[1 + 3 * ndims] == MPI_ORDER_C;
+      // args_int: ndims, sizes, subsizes, starts, order; large: ints ndims, order and the
+      // three arrays as large counts.
+      const int ndims = t->args_int[0];
+      const std::size_t first = large ? 0 : 1;
+      auto sizes = [&](int d) { return I(first + d); };
+      auto subsizes = [&](int d) { return I(first + ndims + d); };
+      auto starts = [&](int d) { return I(first + 2 * ndims + d); };
+      const int order = large ? t->args_int[1] : t->args_int[1 + 3 * ndims];
+      const bool c_order = order == MPI_ORDER_C;
       std::vector<MPI_Aint> stride(ndims);  // in elements of the old type
       MPI_Aint s = 1;
       for (int k = 0; k < ndims; ++k) {
         const int d = c_order ? ndims - 1 - k : k;  // fastest dimension first
         stride[d] = s;
-        s *= sizes[d];
+        s *= sizes(d);
       }
-      std::vector<int> idx(ndims, 0);
+      std::vector<MPI_Count> idx(ndims, 0);
       for (int d = 0; d < ndims; ++d)
-        if (subsizes[d] == 0) return true;
+        if (subsizes(d) == 0) return true;
       while (true) {
         MPI_Aint element = 0;
-        for (int d = 0; d < ndims; ++d) element += (starts[d] + idx[d]) * stride[d];
+        for (int d = 0; d < ndims; ++d) element += (starts(d) + idx[d]) * stride[d];
         if (!walk(types[0], at + element * dt_extent(types[0]), visit)) return false;
         int k = 0;  // next index, fastest dimension first
         for (; k < ndims; ++k) {
           const int d = c_order ? ndims - 1 - k : k;
-          if (++idx[d] < subsizes[d]) break;
+          if (++idx[d] < subsizes(d)) break;
           idx[d] = 0;
         }
         if (k == ndims) return true;
@@ -273,6 +289,47 @@ using namespace sluice::mpi;
 
 extern "C" {
 
+// The int bindings and the MPI-4.0 _c ones share these (MPI_Count counts and positions).
+static int pack_external(const char* f, const char datarep[], const void* inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
+                         MPI_Count* position) {
+  MPI_Aint bytes = 0;
+  if (int rc = prepare(f, datarep, incount, datatype, &bytes)) return rc;
+  if (!position) return raise(nullptr, MPI_ERR_ARG, f, "position is NULL");
+  if (*position < 0 || *position + bytes > outsize)
+    return raisef(nullptr, MPI_ERR_TRUNCATE, f, "%ld bytes at position %lld overrun outsize %lld",
+                  long(bytes), *position, outsize);
+  auto* out = static_cast<std::byte*>(outbuf) + *position;
+  const auto* in = static_cast<const std::byte*>(inbuf);
+  auto pack = [&](const Value& v) {
+    pack_value(v, in + v.offset, out);
+    out += v.wire;
+  };
+  for (MPI_Count i = 0; i < incount; ++i) walk(datatype, i * dt_extent(datatype), pack);
+  *position += bytes;
+  return MPI_SUCCESS;
+}
+
+static int unpack_external(const char* f, const char datarep[], const void* inbuf, MPI_Count insize,
+                           MPI_Count* position, void* outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype) {
+  MPI_Aint bytes = 0;
+  if (int rc = prepare(f, datarep, outcount, datatype, &bytes)) return rc;
+  if (!position) return raise(nullptr, MPI_ERR_ARG, f, "position is NULL");
+  if (*position < 0 || *position + bytes > insize)
+    return raisef(nullptr, MPI_ERR_TRUNCATE, f, "%ld bytes at position %lld overrun insize %lld",
+                  long(bytes), *position, insize);
+  const auto* in = static_cast<const std::byte*>(inbuf) + *position;
+  auto* out = static_cast<std::byte*>(outbuf);
+  auto unpack = [&](const Value& v) {
+    unpack_value(v, in, out + v.offset);
+    in += v.wire;
+  };
+  for (MPI_Count i = 0; i < outcount; ++i) walk(datatype, i * dt_extent(datatype), unpack);
+  *position += bytes;
+  return MPI_SUCCESS;
+}
+
 int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                             MPI_Aint* size) {
   SLUICE_MPI_CALL;
@@ -280,46 +337,52 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
   return prepare("MPI_Pack_external_size", datarep, incount, datatype, size);
 }
 
+int PMPI_Pack_external_size_c(const char* datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count* size) {
+  SLUICE_MPI_CALL;
+  if (!size) return raise(nullptr, MPI_ERR_ARG, "MPI_Pack_external_size_c", "size is NULL");
+  MPI_Aint bytes = 0;
+  if (int rc = prepare("MPI_Pack_external_size_c", datarep, incount, datatype, &bytes)) return rc;
+  *size = bytes;
+  return MPI_SUCCESS;
+}
+
 int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
                        void* outbuf, MPI_Aint outsize, MPI_Aint* position) {
   SLUICE_MPI_CALL;
-  constexpr const char* f = "MPI_Pack_external";
-  MPI_Aint bytes = 0;
-  if (int rc = prepare(f, datarep, incount, datatype, &bytes)) return rc;
-  if (!position) return raise(nullptr, MPI_ERR_ARG, f, "position is NULL");
-  if (*position < 0 || *position + bytes > outsize)
-    return raisef(nullptr, MPI_ERR_TRUNCATE, f, "%ld bytes at position %ld overrun outsize %ld",
-                  long(bytes), long(*position), long(outsize));
-  auto* out = static_cast<std::byte*>(outbuf) + *position;
-  const auto* in = static_cast<const std::byte*>(inbuf);
-  auto pack = [&](const Value& v) {
-    pack_value(v, in + v.offset, out);
-    out += v.wire;
-  };
-  for (int i = 0; i < incount; ++i) walk(datatype, i * dt_extent(datatype), pack);
-  *position += bytes;
-  return MPI_SUCCESS;
+  if (!position) return raise(nullptr, MPI_ERR_ARG, "MPI_Pack_external", "position is NULL");
+  MPI_Count pos = *position;
+  const int rc =
+      pack_external("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf, outsize, &pos);
+  *position = static_cast<MPI_Aint>(pos);
+  return rc;
+}
+
+int PMPI_Pack_external_c(const char* datarep, const void* inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
+                         MPI_Count* position) {
+  SLUICE_MPI_CALL;
+  return pack_external("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf, outsize,
+                       position);
 }
 
 int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
                          MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype) {
   SLUICE_MPI_CALL;
-  constexpr const char* f = "MPI_Unpack_external";
-  MPI_Aint bytes = 0;
-  if (int rc = prepare(f, datarep, outcount, datatype, &bytes)) return rc;
-  if (!position) return raise(nullptr, MPI_ERR_ARG, f, "position is NULL");
-  if (*position < 0 || *position + bytes > insize)
-    return raisef(nullptr, MPI_ERR_TRUNCATE, f, "%ld bytes at position %ld overrun insize %ld",
-                  long(bytes), long(*position), long(insize));
-  const auto* in = static_cast<const std::byte*>(inbuf) + *position;
-  auto* out = static_cast<std::byte*>(outbuf);
-  auto unpack = [&](const Value& v) {
-    unpack_value(v, in, out + v.offset);
-    in += v.wire;
-  };
-  for (int i = 0; i < outcount; ++i) walk(datatype, i * dt_extent(datatype), unpack);
-  *position += bytes;
-  return MPI_SUCCESS;
+  if (!position) return raise(nullptr, MPI_ERR_ARG, "MPI_Unpack_external", "position is NULL");
+  MPI_Count pos = *position;
+  const int rc = unpack_external("MPI_Unpack_external", datarep, inbuf, insize, &pos, outbuf,
+                                 outcount, datatype);
+  *position = static_cast<MPI_Aint>(pos);
+  return rc;
+}
+
+int PMPI_Unpack_external_c(const char datarep[], const void* inbuf, MPI_Count insize,
+                           MPI_Count* position, void* outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype) {
+  SLUICE_MPI_CALL;
+  return unpack_external("MPI_Unpack_external_c", datarep, inbuf, insize, position, outbuf,
+                         outcount, datatype);
 }
 
 }  // extern "C"
@@ -329,3 +392,6 @@ int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insiz
 #pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
 #pragma weak MPI_Pack_external = PMPI_Pack_external
 #pragma weak MPI_Unpack_external = PMPI_Unpack_external
+#pragma weak MPI_Pack_external_size_c = PMPI_Pack_external_size_c
+#pragma weak MPI_Pack_external_c = PMPI_Pack_external_c
+#pragma weak MPI_Unpack_external_c = PMPI_Unpack_external_c

@@ -121,7 +121,7 @@ struct sluice_request_s {
   // Receives into (and sends from) non-contiguous types go through `staging`.
   std::vector<std::byte> staging;
   void* buf = nullptr;  // user buffer
-  int count = 0;
+  MPI_Count count = 0;
   MPI_Datatype type = nullptr;  // retained while the request exists
   // Persistent requests: the arguments Start uses.
   int peer = 0;  // comm rank, MPI_ANY_SOURCE or MPI_PROC_NULL
@@ -187,12 +187,12 @@ int errc_to_class(Errc e);
 // are inline and the raising is out of line, so a valid call costs a few compares.
 namespace check_failed {  // the error paths of the checks below (errors.cpp)
 [[gnu::cold]] int comm(MPI_Comm comm, const char* function);
-[[gnu::cold]] int count(MPI_Comm comm, int count, const char* function);
+[[gnu::cold]] int count(MPI_Comm comm, MPI_Count count, const char* function);
 [[gnu::cold]] int type(MPI_Comm comm, MPI_Datatype type, const char* function);
 [[gnu::cold]] int rank(MPI_Comm comm, int rank, const char* function);
 [[gnu::cold]] int tag(MPI_Comm comm, int tag, const char* function);
 [[gnu::cold]] int root(MPI_Comm comm, int root, const char* function);
-[[gnu::cold]] int buffer(MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+[[gnu::cold]] int buffer(MPI_Comm comm, const void* buf, MPI_Count count, MPI_Datatype type,
                          const char* function);
 }  // namespace check_failed
 
@@ -202,14 +202,15 @@ inline int check_comm(MPI_Comm comm, const char* function) {
     return MPI_SUCCESS;
   return check_failed::comm(comm, function);
 }
-inline int check_count(MPI_Comm comm, int count, const char* function) {
+// Counts are MPI_Count throughout: the int bindings and their MPI-4.0 _c forms share the code.
+inline int check_count(MPI_Comm comm, MPI_Count count, const char* function) {
   if (count >= 0) [[likely]]
     return MPI_SUCCESS;
   return check_failed::count(comm, count, function);
 }
 // A NULL buffer with a non-zero count (MPI_ERR_BUFFER), unless the datatype holds no data
 // or is built from absolute addresses (MPI_BOTTOM is address 0). Checked after the type.
-inline int check_buffer(MPI_Comm comm, const void* buf, int count, MPI_Datatype type,
+inline int check_buffer(MPI_Comm comm, const void* buf, MPI_Count count, MPI_Datatype type,
                         const char* function) {
   if (buf || count == 0) [[likely]]
     return MPI_SUCCESS;

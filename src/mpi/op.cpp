@@ -276,6 +276,12 @@ bool allowed(OpKind k, TypeClass c) {
 }
 
 void call_user(MPI_Op op, MPI_Datatype dt, const void* in, void* inout, std::size_t count) {
+  if (op->user_fn_c) {  // MPI_Op_create_c: one call, an MPI_Count length
+    MPI_Count len = static_cast<MPI_Count>(count);
+    MPI_Datatype type = dt;
+    op->user_fn_c(const_cast<void*>(in), inout, &len, &type);
+    return;
+  }
   // The user function takes an int length: hand it at most INT_MAX elements at a time.
   const MPI_Aint extent = dt->extent();
   std::size_t done = 0;
@@ -422,11 +428,12 @@ void op_release(MPI_Op op) {
   if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
 }
 
-MPI_Op op_create(MPI_User_function* fn, bool commutative) {
+MPI_Op op_create(MPI_User_function* fn, MPI_User_function_c* fn_c, bool commutative) {
   auto* op = new sluice_op_s;
   op->kind = OpKind::user;
   op->commutative = commutative;
   op->user_fn = fn;
+  op->user_fn_c = fn_c;
   return op;
 }
 

@@ -42,6 +42,7 @@ struct sluice_op_s {
   bool predefined = false;
   bool commutative = true;
   MPI_User_function* user_fn = nullptr;
+  MPI_User_function_c* user_fn_c = nullptr;  // MPI_Op_create_c: MPI_Count length
 };
 
 namespace sluice::mpi {
@@ -67,6 +68,10 @@ PackedReduceFn op_direct_kernel(MPI_Op, MPI_Datatype);
 // Reference counting for user ops, so a pending nonblocking collective survives Op_free.
 void op_retain(MPI_Op);
 void op_release(MPI_Op);
-MPI_Op op_create(MPI_User_function* fn, bool commutative);
+// Exactly one of `fn` (MPI_Op_create) and `fn_c` (MPI_Op_create_c) is set.
+MPI_Op op_create(MPI_User_function* fn, MPI_User_function_c* fn_c, bool commutative);
+inline MPI_Op op_create(MPI_User_function* fn, bool commutative) {
+  return op_create(fn, nullptr, commutative);
+}
 
 }  // namespace sluice::mpi

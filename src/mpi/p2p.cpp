@@ -129,7 +129,7 @@ std::byte* first_byte(const void* buf, MPI_Datatype type) {
                                       static_cast<std::uintptr_t>(dt_true_lb(type)));
 }
 
-std::size_t bytes_of(int count, MPI_Datatype type) {
+std::size_t bytes_of(MPI_Count count, MPI_Datatype type) {
   return static_cast<std::size_t>(count) * dt_size(type);
 }
 
@@ -275,7 +275,8 @@ inline MPI_Request alloc_request() {
 }
 
 inline MPI_Request new_request(sluice_request_s::Kind kind, MPI_Comm comm, const void* buf,
-                               int count, MPI_Datatype type, int peer, int tag, SendMode mode) {
+                               MPI_Count count, MPI_Datatype type, int peer, int tag,
+                               SendMode mode) {
   MPI_Request r = alloc_request();
   r->kind = kind;
   r->comm = comm;
@@ -322,7 +323,7 @@ inline void delete_request(MPI_Request r) {
   ++g_free_count;
 }
 
-[[gnu::always_inline]] inline int check_send_args(MPI_Comm comm, const void* buf, int count,
+[[gnu::always_inline]] inline int check_send_args(MPI_Comm comm, const void* buf, MPI_Count count,
                                                   MPI_Datatype type, int dest, int tag,
                                                   const char* function) {
   if (int rc = check_comm(comm, function)) return rc;
@@ -335,7 +336,7 @@ inline void delete_request(MPI_Request r) {
   return MPI_SUCCESS;
 }
 
-[[gnu::always_inline]] inline int check_recv_args(MPI_Comm comm, void* buf, int count,
+[[gnu::always_inline]] inline int check_recv_args(MPI_Comm comm, void* buf, MPI_Count count,
                                                   MPI_Datatype type, int source, int tag,
                                                   const char* function) {
   if (int rc = check_comm(comm, function)) return rc;
@@ -437,7 +438,7 @@ int check_request_array(int count, MPI_Request reqs[], const char* function) {
   return MPI_SUCCESS;
 }
 
-[[gnu::always_inline]] inline int isend_common(const void* buf, int count, MPI_Datatype type,
+[[gnu::always_inline]] inline int isend_common(const void* buf, MPI_Count count, MPI_Datatype type,
                                                int dest, int tag, MPI_Comm comm,
                                                MPI_Request* request, SendMode mode,
                                                const char* function) {
@@ -456,8 +457,8 @@ int check_request_array(int count, MPI_Request reqs[], const char* function) {
   return MPI_SUCCESS;
 }
 
-int send_common(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                SendMode mode, const char* function) {
+int send_common(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm, SendMode mode, const char* function) {
   if (int rc = check_send_args(comm, buf, count, type, dest, tag, function)) return rc;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   if (mode != SendMode::sync && mode != SendMode::buffered && !g_threaded &&
@@ -499,8 +500,8 @@ int check_probe_args(MPI_Comm comm, int source, int tag, const char* function) {
   return MPI_SUCCESS;
 }
 
-int mrecv_start(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* out,
-                const char* function) {
+int mrecv_start(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+                MPI_Request* out, const char* function) {
   if (!out) return raise(nullptr, MPI_ERR_ARG, function, "request is NULL");
   if (!message || !*message)
     return raise(nullptr, MPI_ERR_REQUEST, function, "invalid message MPI_MESSAGE_NULL");
@@ -671,37 +672,90 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
   return send_common(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend");
 }
 
-int PMPI_Buffer_attach(void* buffer, int size) {
+// The MPI-4.0 large-count forms: the same code with an MPI_Count count.
+int PMPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm) {
   SLUICE_MPI_CALL;
-  if (!initialized()) abort_not_initialized("MPI_Buffer_attach");
-  if (g_bsend.base)
-    return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::standard, "MPI_Send_c");
+}
+
+int PMPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm) {
+  SLUICE_MPI_CALL;
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::sync, "MPI_Ssend_c");
+}
+
+int PMPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm) {
+  SLUICE_MPI_CALL;
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::ready, "MPI_Rsend_c");
+}
+
+int PMPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm) {
+  SLUICE_MPI_CALL;
+  return send_common(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend_c");
+}
+
+static int buffer_attach(void* buffer, MPI_Count size, const char* fn) {
+  if (!initialized()) abort_not_initialized(fn);
+  if (g_bsend.base) return raise(nullptr, MPI_ERR_BUFFER, fn, "a buffer is already attached");
   if (size < 0 || (size > 0 && !buffer))
-    return raisef(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "invalid buffer (size %d)", size);
+    return raisef(nullptr, MPI_ERR_BUFFER, fn, "invalid buffer (size %lld)", size);
   g_bsend.base = static_cast<std::byte*>(buffer);
   g_bsend.size = static_cast<std::size_t>(size);
   return MPI_SUCCESS;
 }
 
-int PMPI_Buffer_detach(void* buffer_addr, int* size) {
-  SLUICE_MPI_CALL;
-  if (!initialized()) abort_not_initialized("MPI_Buffer_detach");
-  // Blocks until every message in the buffer has been sent.
+// Blocks until every message in the buffer has been sent; the size is that of the buffer.
+static int buffer_detach(void* buffer_addr, MPI_Count* size, const char* fn) {
+  if (!initialized()) abort_not_initialized(fn);
+  if (!buffer_addr || !size) return raise(nullptr, MPI_ERR_ARG, fn, "buffer_addr or size is NULL");
   block_until([] {
     reap_bsends();
     return g_bsend.segments.empty();
   });
   *static_cast<void**>(buffer_addr) = g_bsend.base;
-  *size = static_cast<int>(g_bsend.size);
+  *size = static_cast<MPI_Count>(g_bsend.size);
   g_bsend.base = nullptr;
   g_bsend.size = 0;
   return MPI_SUCCESS;
 }
 
-int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status* status) {
+int PMPI_Buffer_attach(void* buffer, int size) {
   SLUICE_MPI_CALL;
-  if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, "MPI_Recv")) return rc;
+  return buffer_attach(buffer, size, "MPI_Buffer_attach");
+}
+
+int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) {
+  SLUICE_MPI_CALL;
+  return buffer_attach(buffer, size, "MPI_Buffer_attach_c");
+}
+
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
+  SLUICE_MPI_CALL;
+  if (!size) return raise(nullptr, MPI_ERR_ARG, "MPI_Buffer_detach", "size is NULL");
+  MPI_Count n = 0;
+  if (int rc = buffer_detach(buffer_addr, &n, "MPI_Buffer_detach")) return rc;
+  // A buffer attached with MPI_Buffer_attach_c may not fit the int (detached all the same).
+  if (n > INT_MAX)
+    return raisef(nullptr, MPI_ERR_VALUE_TOO_LARGE, "MPI_Buffer_detach",
+                  "the detached buffer has %lld bytes (use MPI_Buffer_detach_c)", n);
+  *size = static_cast<int>(n);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
+  SLUICE_MPI_CALL;
+  return buffer_detach(buffer_addr, size, "MPI_Buffer_detach_c");
+}
+
+// Inlined into both bindings: MPI_Recv's fast path stays as it was.
+[[gnu::always_inline]] static inline int recv_common(void* buf, MPI_Count count,
+                                                     MPI_Datatype datatype, int source, int tag,
+                                                     MPI_Comm comm, MPI_Status* status,
+                                                     const char* fn) {
+  if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, fn)) return rc;
   if (source != MPI_PROC_NULL && dt_is_contiguous(datatype)) {
     // Fast path: one engine request, no MPI request object.
     const std::size_t bytes = bytes_of(count, datatype);
@@ -719,16 +773,28 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
     }
     if (s.error == Errc::ok) return MPI_SUCCESS;
     if (s.error == Errc::truncated)
-      return raisef(comm, MPI_ERR_TRUNCATE, "MPI_Recv",
+      return raisef(comm, MPI_ERR_TRUNCATE, fn,
                     "message truncated: %zu bytes arrived for a receive buffer of %zu bytes "
                     "(source %d, tag %d)",
                     s.size, bytes, comm->comm_rank_of(s.source), s.tag);
-    return raise(comm, errc_to_class(s.error), "MPI_Recv", "receive failed");
+    return raise(comm, errc_to_class(s.error), fn, "receive failed");
   }
   MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
                               SendMode::standard);
   start_recv(r);
-  return wait_one(&r, status, "MPI_Recv");
+  return wait_one(&r, status, fn);
+}
+
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
+  SLUICE_MPI_CALL;
+  return recv_common(buf, count, datatype, source, tag, comm, status, "MPI_Recv");
+}
+
+int PMPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status* status) {
+  SLUICE_MPI_CALL;
+  return recv_common(buf, count, datatype, source, tag, comm, status, "MPI_Recv_c");
 }
 
 // ---- nonblocking ---------------------------------------------------------------------------
@@ -760,11 +826,40 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int
                       "MPI_Ibsend");
 }
 
-int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+int PMPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request* request) {
   SLUICE_MPI_CALL;
-  if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, "MPI_Irecv")) return rc;
-  if (!request) return raise(comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::standard,
+                      "MPI_Isend_c");
+}
+
+int PMPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::sync,
+                      "MPI_Issend_c");
+}
+
+int PMPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::ready,
+                      "MPI_Irsend_c");
+}
+
+int PMPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::buffered,
+                      "MPI_Ibsend_c");
+}
+
+[[gnu::always_inline]] static inline int irecv_common(void* buf, MPI_Count count,
+                                                      MPI_Datatype datatype, int source, int tag,
+                                                      MPI_Comm comm, MPI_Request* request,
+                                                      const char* fn) {
+  if (int rc = check_recv_args(comm, buf, count, datatype, source, tag, fn)) return rc;
+  if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   MPI_Request r = new_request(sluice_request_s::Kind::recv, comm, buf, count, datatype, source, tag,
                               SendMode::standard);
   if (source != MPI_PROC_NULL && dt_is_contiguous(datatype)) [[likely]]
@@ -775,29 +870,54 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
   return MPI_SUCCESS;
 }
 
-int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status* status) {
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
   SLUICE_MPI_CALL;
-  if (int rc = check_send_args(comm, sendbuf, sendcount, sendtype, dest, sendtag, "MPI_Sendrecv"))
-    return rc;
-  if (int rc = check_recv_args(comm, recvbuf, recvcount, recvtype, source, recvtag, "MPI_Sendrecv"))
-    return rc;
+  return irecv_common(buf, count, datatype, source, tag, comm, request, "MPI_Irecv");
+}
+
+int PMPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                 MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return irecv_common(buf, count, datatype, source, tag, comm, request, "MPI_Irecv_c");
+}
+
+static int sendrecv_common(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           int dest, int sendtag, void* recvbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                           MPI_Status* status, const char* fn) {
+  if (int rc = check_send_args(comm, sendbuf, sendcount, sendtype, dest, sendtag, fn)) return rc;
+  if (int rc = check_recv_args(comm, recvbuf, recvcount, recvtype, source, recvtag, fn)) return rc;
   MPI_Request rr = new_request(sluice_request_s::Kind::recv, comm, recvbuf, recvcount, recvtype,
                                source, recvtag, SendMode::standard);
   start_recv(rr);
   MPI_Request sr = new_request(sluice_request_s::Kind::send, comm, sendbuf, sendcount, sendtype,
                                dest, sendtag, SendMode::standard);
-  start_send(sr, "MPI_Sendrecv");
-  const int e1 = wait_one(&sr, MPI_STATUS_IGNORE, "MPI_Sendrecv");
-  const int e2 = wait_one(&rr, status, "MPI_Sendrecv");
+  start_send(sr, fn);
+  const int e1 = wait_one(&sr, MPI_STATUS_IGNORE, fn);
+  const int e2 = wait_one(&rr, status, fn);
   return e1 != MPI_SUCCESS ? e1 : e2;
 }
 
-int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status) {
   SLUICE_MPI_CALL;
-  const char* fn = "MPI_Sendrecv_replace";
+  return sendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status, "MPI_Sendrecv");
+}
+
+int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  SLUICE_MPI_CALL;
+  return sendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status, "MPI_Sendrecv_c");
+}
+
+static int sendrecv_replace_common(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                   int sendtag, int source, int recvtag, MPI_Comm comm,
+                                   MPI_Status* status, const char* fn) {
   if (int rc = check_send_args(comm, buf, count, datatype, dest, sendtag, fn)) return rc;
   if (int rc = check_recv_args(comm, buf, count, datatype, source, recvtag, fn)) return rc;
   // The outgoing data is packed first, so the receive may overwrite the buffer.
@@ -817,6 +937,21 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   }
   const int e2 = wait_one(&rr, status, fn);
   return e1 != MPI_SUCCESS ? e1 : e2;
+}
+
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  SLUICE_MPI_CALL;
+  return sendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+                                 "MPI_Sendrecv_replace");
+}
+
+int PMPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status* status) {
+  SLUICE_MPI_CALL;
+  return sendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+                                 "MPI_Sendrecv_replace_c");
 }
 
 }  // extern "C"
@@ -870,11 +1005,10 @@ MPI_Request start_sendrecv(MPI_Comm comm, MPI_Request send, MPI_Request recv, co
 
 extern "C" {
 
-int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  const char* fn = "MPI_Isendrecv";
+static int isendrecv_common(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            int dest, int sendtag, void* recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request* request, const char* fn) {
   if (int rc = check_send_args(comm, sendbuf, sendcount, sendtype, dest, sendtag, fn)) return rc;
   if (int rc = check_recv_args(comm, recvbuf, recvcount, recvtype, source, recvtag, fn)) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
@@ -886,20 +1020,34 @@ int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, in
   return MPI_SUCCESS;
 }
 
-int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) {
   SLUICE_MPI_CALL;
-  const char* fn = "MPI_Isendrecv_replace";
+  return isendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                          source, recvtag, comm, request, "MPI_Isendrecv");
+}
+
+int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return isendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                          source, recvtag, comm, request, "MPI_Isendrecv_c");
+}
+
+static int isendrecv_replace_common(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                    int sendtag, int source, int recvtag, MPI_Comm comm,
+                                    MPI_Request* request, const char* fn) {
   if (int rc = check_send_args(comm, buf, count, datatype, dest, sendtag, fn)) return rc;
   if (int rc = check_recv_args(comm, buf, count, datatype, source, recvtag, fn)) return rc;
   if (!request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
   const std::size_t bytes = bytes_of(count, datatype);
-  if (bytes > static_cast<std::size_t>(INT_MAX))
-    return raisef(comm, MPI_ERR_COUNT, fn, "%zu bytes: more than an int count of MPI_BYTE", bytes);
   // The outgoing data is packed first (the receive may overwrite the buffer before the send
   // has read it); the send request owns the copy in its staging.
-  MPI_Request sr = new_request(sluice_request_s::Kind::send, comm, nullptr, static_cast<int>(bytes),
-                               MPI_BYTE, dest, sendtag, SendMode::standard);
+  MPI_Request sr =
+      new_request(sluice_request_s::Kind::send, comm, nullptr, static_cast<MPI_Count>(bytes),
+                  MPI_BYTE, dest, sendtag, SendMode::standard);
   sr->staging.resize(bytes);
   dt_pack(datatype, buf, count, sr->staging.data());
   sr->buf = sr->staging.data();
@@ -907,6 +1055,21 @@ int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest
                                recvtag, SendMode::standard);
   *request = start_sendrecv(comm, sr, rr, fn);
   return MPI_SUCCESS;
+}
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return isendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                  request, "MPI_Isendrecv_replace");
+}
+
+int PMPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return isendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                  request, "MPI_Isendrecv_replace_c");
 }
 
 // ---- probes --------------------------------------------------------------------------------
@@ -1003,6 +1166,20 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
                 MPI_Request* request) {
   SLUICE_MPI_CALL;
   return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv");
+}
+
+int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                 MPI_Status* status) {
+  SLUICE_MPI_CALL;
+  MPI_Request r;
+  if (int rc = mrecv_start(buf, count, datatype, message, &r, "MPI_Mrecv_c")) return rc;
+  return wait_one(&r, status, "MPI_Mrecv_c");
+}
+
+int PMPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                  MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv_c");
 }
 
 // ---- completion ------------------------------------------------------------------------------
@@ -1368,7 +1545,7 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Co
 
 // ---- persistent requests -------------------------------------------------------------------
 
-static int persistent_init(const void* buf, int count, MPI_Datatype type, int peer, int tag,
+static int persistent_init(const void* buf, MPI_Count count, MPI_Datatype type, int peer, int tag,
                            MPI_Comm comm, MPI_Request* request, sluice_request_s::Kind kind,
                            SendMode mode, const char* function) {
   const int rc =
@@ -1416,6 +1593,41 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int 
   SLUICE_MPI_CALL;
   return persistent_init(buf, count, datatype, source, tag, comm, request,
                          sluice_request_s::Kind::recv, SendMode::standard, "MPI_Recv_init");
+}
+
+int PMPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::standard, "MPI_Send_init_c");
+}
+
+int PMPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::sync, "MPI_Ssend_init_c");
+}
+
+int PMPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::buffered, "MPI_Bsend_init_c");
+}
+
+int PMPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, dest, tag, comm, request,
+                         sluice_request_s::Kind::send, SendMode::ready, "MPI_Rsend_init_c");
+}
+
+int PMPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return persistent_init(buf, count, datatype, source, tag, comm, request,
+                         sluice_request_s::Kind::recv, SendMode::standard, "MPI_Recv_init_c");
 }
 
 int PMPI_Start(MPI_Request* request) {
@@ -1497,3 +1709,26 @@ int PMPI_Startall(int count, MPI_Request reqs[]) {
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 #pragma weak MPI_Start = PMPI_Start
 #pragma weak MPI_Startall = PMPI_Startall
+#pragma weak MPI_Send_c = PMPI_Send_c
+#pragma weak MPI_Ssend_c = PMPI_Ssend_c
+#pragma weak MPI_Rsend_c = PMPI_Rsend_c
+#pragma weak MPI_Bsend_c = PMPI_Bsend_c
+#pragma weak MPI_Buffer_attach_c = PMPI_Buffer_attach_c
+#pragma weak MPI_Buffer_detach_c = PMPI_Buffer_detach_c
+#pragma weak MPI_Recv_c = PMPI_Recv_c
+#pragma weak MPI_Isend_c = PMPI_Isend_c
+#pragma weak MPI_Issend_c = PMPI_Issend_c
+#pragma weak MPI_Irsend_c = PMPI_Irsend_c
+#pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
+#pragma weak MPI_Irecv_c = PMPI_Irecv_c
+#pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
+#pragma weak MPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c
+#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
+#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
+#pragma weak MPI_Mrecv_c = PMPI_Mrecv_c
+#pragma weak MPI_Imrecv_c = PMPI_Imrecv_c
+#pragma weak MPI_Send_init_c = PMPI_Send_init_c
+#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
+#pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
+#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
+#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c

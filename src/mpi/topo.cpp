@@ -129,7 +129,7 @@ class NeighborOp final : public AsyncOp {
   }
 
   // `count` elements of `type` at `buf` to comm rank `peer`.
-  void send(int peer, int tag, const void* buf, int count, MPI_Datatype type) {
+  void send(int peer, int tag, const void* buf, MPI_Count count, MPI_Datatype type) {
     if (peer == MPI_PROC_NULL) return;
     const std::size_t bytes = static_cast<std::size_t>(count) * type->size;
     const B* from;
@@ -137,12 +137,12 @@ class NeighborOp final : public AsyncOp {
       from = static_cast<const B*>(buf) + type->true_lb;
     } else {
       staging_.emplace_back(bytes);
-      dt_pack(type, buf, count, staging_.back().data());
+      dt_pack(type, buf, static_cast<std::size_t>(count), staging_.back().data());
       from = staging_.back().data();
     }
     reqs_.push_back(isend_bytes(comm_, from, bytes, peer, tag, comm_->coll_ctx));
   }
-  void recv(int peer, int tag, void* buf, int count, MPI_Datatype type) {
+  void recv(int peer, int tag, void* buf, MPI_Count count, MPI_Datatype type) {
     if (peer == MPI_PROC_NULL) return;
     const std::size_t bytes = static_cast<std::size_t>(count) * type->size;
     B* to;
@@ -233,7 +233,7 @@ int check_rank_in(MPI_Comm comm, int rank, const char* function) {
                 comm_label(comm), comm->size);
 }
 
-int check_buffer(MPI_Comm comm, int count, MPI_Datatype type, const char* function) {
+int check_buffer(MPI_Comm comm, MPI_Count count, MPI_Datatype type, const char* function) {
   if (int rc = check_count(comm, count, function)) return rc;
   return check_type(comm, type, function);
 }
@@ -253,8 +253,10 @@ inline B* at(void* buf, MPI_Aint offset) {
   return static_cast<B*>(buf) + offset;
 }
 
-int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
+// Counts are MPI_Count and the v/w arrays templates (int, or MPI_Count and MPI_Aint for the
+// MPI-4.0 _c forms): the int bindings and the _c ones share these.
+int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
               const char* function) {
   SLUICE_MPI_CALL;
   std::vector<Neighbor> in, out;
@@ -269,8 +271,9 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   return finish(comm, std::move(op), request, function);
 }
 
-int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+template <class C, class D>
+int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+               const C recvcounts[], const D displs[], MPI_Datatype recvtype, MPI_Comm comm,
                MPI_Request* request, const char* function) {
   SLUICE_MPI_CALL;
   std::vector<Neighbor> in, out;
@@ -282,13 +285,14 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   auto op = std::make_unique<NeighborOp>(comm);
   const MPI_Aint ext = recvtype->extent();
   for (std::size_t i = 0; i < in.size(); ++i)
-    op->recv(in[i].rank, in[i].tag, at(recvbuf, displs[i] * ext), recvcounts[i], recvtype);
+    op->recv(in[i].rank, in[i].tag, at(recvbuf, static_cast<MPI_Aint>(displs[i]) * ext),
+             recvcounts[i], recvtype);
   for (const Neighbor& n : out) op->send(n.rank, n.tag, sendbuf, sendcount, sendtype);
   return finish(comm, std::move(op), request, function);
 }
 
-int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
+int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
              const char* function) {
   SLUICE_MPI_CALL;
   std::vector<Neighbor> in, out;
@@ -306,9 +310,10 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
 }
 
 // v (displacements in extents of one type) and w (byte displacements, a type per block).
-int alltoallvw(const void* sendbuf, const int sendcounts[], const int* sdispls_v,
+template <class C, class D>
+int alltoallvw(const void* sendbuf, const C sendcounts[], const D* sdispls_v,
                const MPI_Aint* sdispls_w, const MPI_Datatype* sendtypes, void* recvbuf,
-               const int recvcounts[], const int* rdispls_v, const MPI_Aint* rdispls_w,
+               const C recvcounts[], const D* rdispls_v, const MPI_Aint* rdispls_w,
                const MPI_Datatype* recvtypes, bool w, MPI_Comm comm, MPI_Request* request,
                const char* function) {
   SLUICE_MPI_CALL;
@@ -322,11 +327,13 @@ int alltoallvw(const void* sendbuf, const int sendcounts[], const int* sdispls_v
     if (int rc = check_buffer(comm, recvcounts[i], rtype(i), function)) return rc;
   auto op = std::make_unique<NeighborOp>(comm);
   for (std::size_t i = 0; i < in.size(); ++i) {
-    const MPI_Aint off = w ? rdispls_w[i] : rdispls_v[i] * rtype(i)->extent();
+    const MPI_Aint off =
+        w ? rdispls_w[i] : static_cast<MPI_Aint>(rdispls_v[i]) * rtype(i)->extent();
     op->recv(in[i].rank, in[i].tag, at(recvbuf, off), recvcounts[i], rtype(i));
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const MPI_Aint off = w ? sdispls_w[i] : sdispls_v[i] * stype(i)->extent();
+    const MPI_Aint off =
+        w ? sdispls_w[i] : static_cast<MPI_Aint>(sdispls_v[i]) * stype(i)->extent();
     op->send(out[i].rank, out[i].tag, at(sendbuf, off), sendcounts[i], stype(i));
   }
   return finish(comm, std::move(op), request, function);
@@ -852,16 +859,98 @@ int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                             MPI_Comm comm) {
-  return alltoallvw(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf, recvcounts, nullptr,
-                    rdispls, recvtypes, true, comm, nullptr, "MPI_Neighbor_alltoallw");
+  return alltoallvw<int, int>(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf, recvcounts,
+                              nullptr, rdispls, recvtypes, true, comm, nullptr,
+                              "MPI_Neighbor_alltoallw");
 }
 
 int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                              MPI_Comm comm, MPI_Request* request) {
-  return alltoallvw(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf, recvcounts, nullptr,
-                    rdispls, recvtypes, true, comm, request, "MPI_Ineighbor_alltoallw");
+  return alltoallvw<int, int>(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf, recvcounts,
+                              nullptr, rdispls, recvtypes, true, comm, request,
+                              "MPI_Ineighbor_alltoallw");
+}
+
+// The MPI-4.0 large-count forms.
+
+int PMPI_Neighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
+                   "MPI_Neighbor_allgather_c");
+}
+
+int PMPI_Ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request* request) {
+  return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                   "MPI_Ineighbor_allgather_c");
+}
+
+int PMPI_Neighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                    nullptr, "MPI_Neighbor_allgatherv_c");
+}
+
+int PMPI_Ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request* request) {
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                    request, "MPI_Ineighbor_allgatherv_c");
+}
+
+int PMPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm) {
+  return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
+                  "MPI_Neighbor_alltoall_c");
+}
+
+int PMPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request* request) {
+  return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                  "MPI_Ineighbor_alltoall_c");
+}
+
+int PMPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm) {
+  return alltoallvw(sendbuf, sendcounts, sdispls, nullptr, &sendtype, recvbuf, recvcounts, rdispls,
+                    nullptr, &recvtype, false, comm, nullptr, "MPI_Neighbor_alltoallv_c");
+}
+
+int PMPI_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return alltoallvw(sendbuf, sendcounts, sdispls, nullptr, &sendtype, recvbuf, recvcounts, rdispls,
+                    nullptr, &recvtype, false, comm, request, "MPI_Ineighbor_alltoallv_c");
+}
+
+int PMPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return alltoallvw<MPI_Count, MPI_Aint>(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf,
+                                         recvcounts, nullptr, rdispls, recvtypes, true, comm,
+                                         nullptr, "MPI_Neighbor_alltoallw_c");
+}
+
+int PMPI_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void* recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPI_Request* request) {
+  return alltoallvw<MPI_Count, MPI_Aint>(sendbuf, sendcounts, nullptr, sdispls, sendtypes, recvbuf,
+                                         recvcounts, nullptr, rdispls, recvtypes, true, comm,
+                                         request, "MPI_Ineighbor_alltoallw_c");
 }
 
 }  // extern "C"
@@ -898,3 +987,13 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const 
 #pragma weak MPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv
 #pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
 #pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
+#pragma weak MPI_Neighbor_allgather_c = PMPI_Neighbor_allgather_c
+#pragma weak MPI_Ineighbor_allgather_c = PMPI_Ineighbor_allgather_c
+#pragma weak MPI_Neighbor_allgatherv_c = PMPI_Neighbor_allgatherv_c
+#pragma weak MPI_Ineighbor_allgatherv_c = PMPI_Ineighbor_allgatherv_c
+#pragma weak MPI_Neighbor_alltoall_c = PMPI_Neighbor_alltoall_c
+#pragma weak MPI_Ineighbor_alltoall_c = PMPI_Ineighbor_alltoall_c
+#pragma weak MPI_Neighbor_alltoallv_c = PMPI_Neighbor_alltoallv_c
+#pragma weak MPI_Ineighbor_alltoallv_c = PMPI_Ineighbor_alltoallv_c
+#pragma weak MPI_Neighbor_alltoallw_c = PMPI_Neighbor_alltoallw_c
+#pragma weak MPI_Ineighbor_alltoallw_c = PMPI_Ineighbor_alltoallw_c

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -315,8 +316,9 @@ int dyn_directory(MPI_Win w, WinTarget& t, const char* function) {
   return MPI_SUCCESS;
 }
 
-int locate(MPI_Win w, int target, MPI_Aint disp, MPI_Datatype type, int count, const char* function,
-           Where& out) {
+// Counts are MPI_Count: the int bindings and the MPI-4.0 _c ones share everything below.
+int locate(MPI_Win w, int target, MPI_Aint disp, MPI_Datatype type, MPI_Count count,
+           const char* function, Where& out) {
   WinTarget& t = w->targets[static_cast<std::size_t>(target)];
   if (count == 0) return MPI_SUCCESS;
   const MPI_Aint lo = dt_true_lb(type);
@@ -375,17 +377,17 @@ int check_rma(MPI_Win w, int target, const char* function, bool& proc_null) {
   return MPI_SUCCESS;
 }
 
-int check_dt(MPI_Win w, MPI_Datatype t, int count, const char* function) {
+int check_dt(MPI_Win w, MPI_Datatype t, MPI_Count count, const char* function) {
   if (!t || !(t->predefined || t->committed))
     return win_raise(w, MPI_ERR_TYPE, function, "invalid datatype");
-  if (count < 0) return win_raise(w, MPI_ERR_COUNT, function, "invalid count %d", count);
+  if (count < 0) return win_raise(w, MPI_ERR_COUNT, function, "invalid count %lld", count);
   return MPI_SUCCESS;
 }
 
 // ---- the data movements --------------------------------------------------------------
 
 // Moves packed bytes to (put) or from (get) the target's memory laid out as `tt`.
-int move_packed(MPI_Win w, int target, const Where& at, MPI_Datatype tt, int tcount,
+int move_packed(MPI_Win w, int target, const Where& at, MPI_Datatype tt, MPI_Count tcount,
                 std::byte* packed, bool put, const char* function) {
   if (w->shared) {
     if (put)
@@ -411,8 +413,8 @@ int move_packed(MPI_Win w, int target, const Where& at, MPI_Datatype tt, int tco
   return MPI_SUCCESS;
 }
 
-int do_put(MPI_Win w, const void* origin, int ocount, MPI_Datatype ot, int target, MPI_Aint disp,
-           int tcount, MPI_Datatype tt, const char* function) {
+int do_put(MPI_Win w, const void* origin, MPI_Count ocount, MPI_Datatype ot, int target,
+           MPI_Aint disp, MPI_Count tcount, MPI_Datatype tt, const char* function) {
   if (int rc = check_dt(w, ot, ocount, function)) return rc;
   if (int rc = check_dt(w, tt, tcount, function)) return rc;
   const std::size_t bytes = static_cast<std::size_t>(ocount) * dt_size(ot);
@@ -461,8 +463,8 @@ int complete(MPI_Win w, int target, const char* function) {
   return complete_ops(w, target, function);
 }
 
-int do_get(MPI_Win w, void* origin, int ocount, MPI_Datatype ot, int target, MPI_Aint disp,
-           int tcount, MPI_Datatype tt, const char* function) {
+int do_get(MPI_Win w, void* origin, MPI_Count ocount, MPI_Datatype ot, int target, MPI_Aint disp,
+           MPI_Count tcount, MPI_Datatype tt, const char* function) {
   if (int rc = check_dt(w, ot, ocount, function)) return rc;
   if (int rc = check_dt(w, tt, tcount, function)) return rc;
   const std::size_t bytes = static_cast<std::size_t>(ocount) * dt_size(ot);
@@ -514,7 +516,7 @@ MPI_Datatype basic_of(MPI_Datatype t) {
 // as tt) is read into `result` (packed, when not null) and combined with `origin_packed`
 // (when op is not MPI_NO_OP).
 int do_accumulate(MPI_Win w, const std::byte* origin_packed, std::byte* result_packed,
-                  std::size_t bytes, int target, MPI_Aint disp, int tcount, MPI_Datatype tt,
+                  std::size_t bytes, int target, MPI_Aint disp, MPI_Count tcount, MPI_Datatype tt,
                   MPI_Op op, MPI_Datatype basic, const char* function) {
   if (bytes == 0) return MPI_SUCCESS;
   Where at;
@@ -559,9 +561,9 @@ int check_acc_op(MPI_Win w, MPI_Op op, MPI_Datatype t, const char* function, MPI
   return MPI_SUCCESS;
 }
 
-int accumulate(MPI_Win w, const void* origin, int ocount, MPI_Datatype ot, void* result, int rcount,
-               MPI_Datatype rt, int target, MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Op op,
-               const char* function) {
+int accumulate(MPI_Win w, const void* origin, MPI_Count ocount, MPI_Datatype ot, void* result,
+               MPI_Count rcount, MPI_Datatype rt, int target, MPI_Aint disp, MPI_Count tcount,
+               MPI_Datatype tt, MPI_Op op, const char* function) {
   if (op != MPI_NO_OP) {
     if (int rc = check_dt(w, ot, ocount, function)) return rc;
   }
@@ -826,10 +828,18 @@ using namespace sluice::mpi;
 
 // ---- window creation ----------------------------------------------------------------------
 
-int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                    MPI_Win* win) {
-  SLUICE_MPI_CALL;
-  constexpr const char* fn = "MPI_Win_create";
+// The MPI-4.0 _c forms take an MPI_Aint displacement unit; windows keep an int one (as the
+// MPI_WIN_DISP_UNIT attribute is), so a larger unit is refused.
+static int disp_unit_c(MPI_Comm comm, MPI_Aint disp_unit, int& out, const char* fn) {
+  if (disp_unit > INT_MAX)
+    return raisef(comm, MPI_ERR_DISP, fn, "displacement unit %ld beyond INT_MAX (not supported)",
+                  static_cast<long>(disp_unit));
+  out = static_cast<int>(disp_unit);
+  return MPI_SUCCESS;
+}
+
+static int win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                      MPI_Win* win, const char* fn) {
   if (int rc = create_common(comm, size, disp_unit, info, fn)) return rc;
   if (!win) return raise(comm, MPI_ERR_ARG, fn, "win is NULL");
   int rc = MPI_SUCCESS;
@@ -845,6 +855,20 @@ int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
   }
   finish_create(w, win);
   return MPI_SUCCESS;
+}
+
+int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                    MPI_Win* win) {
+  SLUICE_MPI_CALL;
+  return win_create(base, size, disp_unit, info, comm, win, "MPI_Win_create");
+}
+
+int PMPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                      MPI_Win* win) {
+  SLUICE_MPI_CALL;
+  int du = 0;
+  if (int rc = disp_unit_c(comm, disp_unit, du, "MPI_Win_create_c")) return rc;
+  return win_create(base, size, du, info, comm, win, "MPI_Win_create_c");
 }
 
 static int allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
@@ -905,10 +929,27 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
   return allocate(size, disp_unit, info, comm, baseptr, win, true, "MPI_Win_allocate_shared");
 }
 
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                        void* baseptr, MPI_Win* win) {
   SLUICE_MPI_CALL;
-  constexpr const char* fn = "MPI_Win_shared_query";
+  int du = 0;
+  if (int rc = disp_unit_c(comm, disp_unit, du, "MPI_Win_allocate_c")) return rc;
+  return allocate(size, du, info, comm, baseptr, win, false, "MPI_Win_allocate_c");
+}
+
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               void* baseptr, MPI_Win* win) {
+  SLUICE_MPI_CALL;
+  int du = 0;
+  if (int rc = disp_unit_c(comm, disp_unit, du, "MPI_Win_allocate_shared_c")) return rc;
+  return allocate(size, du, info, comm, baseptr, win, true, "MPI_Win_allocate_shared_c");
+}
+
+static int shared_query(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, void* baseptr,
+                        const char* fn) {
   if (int rc = check_win(win, fn)) return rc;
+  if (!size || !disp_unit || !baseptr)
+    return win_raise(win, MPI_ERR_ARG, fn, "size, disp_unit or baseptr is NULL");
   if (!win->shared)
     return win_raise(win, MPI_ERR_RMA_FLAVOR, fn, "the window is not in shared memory");
   if (rank == MPI_PROC_NULL) {
@@ -926,6 +967,21 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
   *disp_unit = t.disp_unit;
   *static_cast<void**>(baseptr) = t.size ? t.base : nullptr;
   return MPI_SUCCESS;
+}
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  SLUICE_MPI_CALL;
+  MPI_Aint du = 0;
+  if (int rc = shared_query(win, rank, size, &du, baseptr, "MPI_Win_shared_query")) return rc;
+  if (!disp_unit) return win_raise(win, MPI_ERR_ARG, "MPI_Win_shared_query", "disp_unit is NULL");
+  *disp_unit = static_cast<int>(du);  // windows keep an int unit
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit,
+                            void* baseptr) {
+  SLUICE_MPI_CALL;
+  return shared_query(win, rank, size, disp_unit, baseptr, "MPI_Win_shared_query_c");
 }
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
@@ -1188,6 +1244,107 @@ int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype
                 : accumulate(win, origin_addr, origin_count, origin_datatype, result_addr,
                              result_count, result_datatype, target_rank, target_disp, target_count,
                              target_datatype, op, "MPI_Rget_accumulate");
+  return done_request(win, rc, request);
+}
+
+// The MPI-4.0 large-count forms: the same code with MPI_Count counts.
+
+int PMPI_Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Put_c", none); rc || none) return rc;
+  return do_put(win, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                target_count, target_datatype, "MPI_Put_c");
+}
+
+int PMPI_Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Get_c", none); rc || none) return rc;
+  return do_get(win, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                target_count, target_datatype, "MPI_Get_c");
+}
+
+int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Accumulate_c", none); rc || none) return rc;
+  return accumulate(win, origin_addr, origin_count, origin_datatype, nullptr, 0, nullptr,
+                    target_rank, target_disp, target_count, target_datatype, op,
+                    "MPI_Accumulate_c");
+}
+
+int PMPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Get_accumulate_c", none); rc || none) return rc;
+  return accumulate(win, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                    result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                    "MPI_Get_accumulate_c");
+}
+
+int PMPI_Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Rput_c", none)) return rc;
+  int rc = none ? MPI_SUCCESS
+                : do_put(win, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, "MPI_Rput_c");
+  if (!rc && !none) rc = complete(win, target_rank, "MPI_Rput_c");
+  return done_request(win, rc, request);
+}
+
+int PMPI_Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Rget_c", none)) return rc;
+  int rc = none ? MPI_SUCCESS
+                : do_get(win, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, "MPI_Rget_c");
+  if (!rc && !none) rc = complete(win, target_rank, "MPI_Rget_c");
+  return done_request(win, rc, request);
+}
+
+int PMPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                       MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Raccumulate_c", none)) return rc;
+  int rc = none ? MPI_SUCCESS
+                : accumulate(win, origin_addr, origin_count, origin_datatype, nullptr, 0, nullptr,
+                             target_rank, target_disp, target_count, target_datatype, op,
+                             "MPI_Raccumulate_c");
+  return done_request(win, rc, request);
+}
+
+int PMPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
+                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win, MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  bool none;
+  if (int rc = check_rma(win, target_rank, "MPI_Rget_accumulate_c", none)) return rc;
+  int rc = none ? MPI_SUCCESS
+                : accumulate(win, origin_addr, origin_count, origin_datatype, result_addr,
+                             result_count, result_datatype, target_rank, target_disp, target_count,
+                             target_datatype, op, "MPI_Rget_accumulate_c");
   return done_request(win, rc, request);
 }
 
@@ -1609,3 +1766,15 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
 #pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
 #pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
 #pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
+#pragma weak MPI_Win_create_c = PMPI_Win_create_c
+#pragma weak MPI_Win_allocate_c = PMPI_Win_allocate_c
+#pragma weak MPI_Win_allocate_shared_c = PMPI_Win_allocate_shared_c
+#pragma weak MPI_Win_shared_query_c = PMPI_Win_shared_query_c
+#pragma weak MPI_Put_c = PMPI_Put_c
+#pragma weak MPI_Get_c = PMPI_Get_c
+#pragma weak MPI_Accumulate_c = PMPI_Accumulate_c
+#pragma weak MPI_Get_accumulate_c = PMPI_Get_accumulate_c
+#pragma weak MPI_Rput_c = PMPI_Rput_c
+#pragma weak MPI_Rget_c = PMPI_Rget_c
+#pragma weak MPI_Raccumulate_c = PMPI_Raccumulate_c
+#pragma weak MPI_Rget_accumulate_c = PMPI_Rget_accumulate_c

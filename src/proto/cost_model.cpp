@@ -45,6 +45,48 @@ bool parse_cost_protocol(std::string_view name, CostProtocol& out) {
   return false;
 }
 
+namespace {
+
+// The measured points where they reach, the line (fitted to them) beyond.
+double along(const std::vector<std::pair<std::size_t, double>>& pts, double line_latency,
+             double line_MBps, std::size_t L) {
+  const double x = static_cast<double>(L);
+  const auto line = [&](double at) { return line_latency + at / line_MBps; };
+  if (pts.size() < 2) return line(x);
+  const double lo = static_cast<double>(pts.front().first);
+  const double hi = static_cast<double>(pts.back().first);
+  if (x <= lo) return std::max(0.0, pts.front().second - (line(lo) - line(x)));
+  if (x >= hi) return pts.back().second + (line(x) - line(hi));
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    if (L > pts[i].first) continue;
+    const double x0 = static_cast<double>(pts[i - 1].first);
+    const double x1 = static_cast<double>(pts[i].first);
+    const double y0 = std::max(pts[i - 1].second, 1e-9), y1 = std::max(pts[i].second, 1e-9);
+    const double t = std::log(x / x0) / std::log(x1 / x0);
+    return std::exp(std::log(y0) + t * (std::log(y1) - std::log(y0)));
+  }
+  return line(x);
+}
+
+}  // namespace
+
+double DriverCost::copy_path_us(std::size_t L) const {
+  return along(copy_points, 3 * lambda_us + copy_over_us, copy_MBps, L);
+}
+
+double DriverCost::zc_path_us(std::size_t L) const {
+  return along(zc_points, 3 * lambda_us + zc_over_us, zc_MBps, L);
+}
+
+double DriverCost::zc_MBps_at(std::size_t L) const {
+  if (zc_points.size() < 2) return zc_MBps;
+  // What the points leave for the bytes once the rendezvous and the overhead are paid; kept
+  // within 100x of the fitted line's (a point at the noise floor).
+  const double data = zc_path_us(L) - 3 * lambda_us - zc_over_us;
+  const double bw = data > 0 ? static_cast<double>(L) / data : zc_MBps * 100;
+  return std::clamp(bw, zc_MBps / 100, zc_MBps * 100);
+}
+
 double CostModel::copy_MBps(std::size_t L) const {
   if (copy_table.empty()) return 10000;
   if (L <= copy_table.front().first) return copy_table.front().second;
@@ -60,6 +102,11 @@ double CostModel::copy_MBps(std::size_t L) const {
   return copy_table.back().second;
 }
 
+std::size_t CostModel::min_chunks(const DriverCost& d, std::size_t L) {
+  const std::size_t c = std::max<std::size_t>(d.max_chunk, 1);
+  return (L + c - 1) / c;
+}
+
 Prediction CostModel::staged(const DriverCost& d, std::size_t L, std::size_t first,
                              double ratio) const {
   // Two stages per chunk: the sender's copy into a staging buffer (B_copy(L): the data set is
@@ -67,6 +114,7 @@ Prediction CostModel::staged(const DriverCost& d, std::size_t L, std::size_t fir
   // moment the rendezvous request leaves; sends start when its answer is back (2 λ). A buffer
   // is reused once its chunk has left and been acknowledged (about λ later): N-buffering.
   const double bc = copy_MBps(L);
+  const double bn = d.zc_MBps_at(L);
   const unsigned n_buf = std::max(1u, staging_buffers);
   std::vector<double> free_at(n_buf, 0.0);
   double copy_end = 0;
@@ -78,14 +126,17 @@ Prediction CostModel::staged(const DriverCost& d, std::size_t L, std::size_t fir
     n = std::max<std::size_t>(1, std::min({n, std::max<std::size_t>(d.max_chunk, 1), L - off}));
     double& slot = free_at[i % n_buf];
     copy_end = std::max(copy_end, slot) + static_cast<double>(n) / bc;
-    send_end = std::max(copy_end, send_end) + d.gap_us + static_cast<double>(n) / d.zc_MBps;
+    send_end = std::max(copy_end, send_end) + d.gap_us + static_cast<double>(n) / bn;
     slot = send_end + d.lambda_us;
     off += n;
     last = n;
     ++i;
     want *= ratio;
   }
-  double t = send_end + d.lambda_us + d.zc_over_us;
+  double t = send_end + d.lambda_us + d.zc_over_us + d.copy_serial * static_cast<double>(L) / bc;
+  // The zero-copy path's own time already holds its packets (max_chunk each): g is paid only
+  // for the chunks beyond those.
+  t -= d.gap_us * static_cast<double>(min_chunks(d, L));
   // eq. 9's last sub-block: the receiver copies out one block behind the data.
   if (d.recv_copy) t += static_cast<double>(std::min(block, last)) / bc;
   return {t, i};
@@ -94,10 +145,10 @@ Prediction CostModel::staged(const DriverCost& d, std::size_t L, std::size_t fir
 Prediction CostModel::predict(CostProtocol p, const DriverCost& d, std::size_t L) const {
   const double x = static_cast<double>(L);
   const double rndv = 3 * d.lambda_us;
-  const double cached = rndv + d.zc_over_us + x / d.zc_MBps;
+  const double cached = d.zc_path_us(L);
   switch (p) {
     case CostProtocol::copy:
-      return {rndv + d.copy_over_us + x / d.copy_MBps, 0};
+      return {d.copy_path_us(L), 0};
     case CostProtocol::cached:
       return {cached, 0};
     case CostProtocol::register_each:
@@ -109,7 +160,9 @@ Prediction CostModel::predict(CostProtocol p, const DriverCost& d, std::size_t L
       double pin = 0;
       for (std::size_t off = 0, c = kFirstPin; off < L; off += c, c = std::min(c * 2, kMaxPin))
         pin += reg.us(static_cast<double>(std::min(c, L - off)));
-      const double data = std::max(x / d.zc_MBps, std::min(pin - 2 * d.lambda_us, x / d.copy_MBps));
+      const double zc = cached - rndv - d.zc_over_us;
+      const double cp = d.copy_path_us(L) - rndv - d.copy_over_us;
+      const double data = std::max(zc, std::min(pin - 2 * d.lambda_us, cp));
       return {rndv + d.zc_over_us + data, 0};
     }
     case CostProtocol::pipeline:
@@ -269,9 +322,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-constexpr const char* kDriverKeys[] = {"lambda_us", "copy_MBps",  "copy_over_us",
-                                       "zc_MBps",   "zc_over_us", "gap_us",
-                                       "max_chunk", "recv_copy",  "staged_min"};
+constexpr const char* kDriverKeys[] = {"lambda_us",  "copy_MBps", "copy_over_us", "zc_MBps",
+                                       "zc_over_us", "gap_us",    "copy_serial",  "max_chunk",
+                                       "recv_copy",  "staged_min"};
 
 }  // namespace
 
@@ -300,8 +353,13 @@ std::string profile_text(const CostModel& m) {
     s += p + "zc_MBps = " + num(d.zc_MBps) + "\n";
     s += p + "zc_over_us = " + num(d.zc_over_us) + "\n";
     s += p + "gap_us = " + num(d.gap_us) + "\n";
+    s += p + "copy_serial = " + num(d.copy_serial) + "\n";
     s += p + "max_chunk = " + std::to_string(d.max_chunk) + "\n";
     s += p + "recv_copy = " + std::string(d.recv_copy ? "1" : "0") + "\n";
+    for (const auto& [L, us] : d.copy_points)
+      s += p + "copy_us." + std::to_string(L) + " = " + num(us) + "\n";
+    for (const auto& [L, us] : d.zc_points)
+      s += p + "zc_us." + std::to_string(L) + " = " + num(us) + "\n";
     s += p + "staged_min = " +
          (d.staged_min == SIZE_MAX ? std::string("max") : std::to_string(d.staged_min)) + "\n";
   }
@@ -388,8 +446,9 @@ bool parse_profile(std::string_view text, CostModel& out, std::string& why) {
       const std::size_t dot = rest.find('.');
       const std::string name = rest.substr(0, dot);
       const std::string field = dot == std::string::npos ? "" : rest.substr(dot + 1);
-      if (name.empty() ||
-          std::find(std::begin(kDriverKeys), std::end(kDriverKeys), field) == std::end(kDriverKeys))
+      const bool point = field.starts_with("copy_us.") || field.starts_with("zc_us.");
+      if (name.empty() || (!point && std::find(std::begin(kDriverKeys), std::end(kDriverKeys),
+                                               field) == std::end(kDriverKeys)))
         return fail("unknown key '" + key + "'");
       auto it = std::find_if(m.drivers.begin(), m.drivers.end(),
                              [&](const DriverCost& d) { return d.driver == name; });
@@ -400,7 +459,16 @@ bool parse_profile(std::string_view text, CostModel& out, std::string& why) {
       }
       drv[name][field] = std::string(value);
       DriverCost& d = *it;
-      if (field == "lambda_us") {
+      if (point) {  // driver.<name>.copy_us.<bytes> / zc_us.<bytes>: a measured time
+        const bool cp = field.starts_with("copy_us.");
+        std::size_t L = 0;
+        double us = 0;
+        if (!parse_uint(std::string_view(field).substr(cp ? 8 : 6), L) || L == 0 || L == SIZE_MAX)
+          return fail("'" + key + "': expected driver.<name>." + (cp ? "copy_us" : "zc_us") +
+                      ".<bytes>");
+        if (!number(us, 0, kBig)) return false;
+        (cp ? d.copy_points : d.zc_points).emplace_back(L, us);
+      } else if (field == "lambda_us") {
         if (!number(d.lambda_us, 0, kBig)) return false;
       } else if (field == "copy_MBps") {
         if (!number(d.copy_MBps, 1e-3, kBig)) return false;
@@ -412,6 +480,8 @@ bool parse_profile(std::string_view text, CostModel& out, std::string& why) {
         if (!number(d.zc_over_us, -kBig, kBig)) return false;
       } else if (field == "gap_us") {
         if (!number(d.gap_us, 0, kBig)) return false;
+      } else if (field == "copy_serial") {
+        if (!number(d.copy_serial, 0, 16)) return false;
       } else if (field == "max_chunk") {
         if (!size(d.max_chunk, 1, std::size_t{1} << 30)) return false;
       } else if (field == "recv_copy") {
@@ -446,6 +516,10 @@ bool parse_profile(std::string_view text, CostModel& out, std::string& why) {
         return false;
       }
   std::sort(m.copy_table.begin(), m.copy_table.end());
+  for (DriverCost& d : m.drivers) {
+    std::sort(d.copy_points.begin(), d.copy_points.end());
+    std::sort(d.zc_points.begin(), d.zc_points.end());
+  }
   m.source = out.source;
   out = std::move(m);
   return true;

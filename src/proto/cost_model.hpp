@@ -77,11 +77,24 @@ struct DriverCost {
   double zc_MBps = 1000;    // zero-copy path bandwidth (B_net)
   double zc_over_us = 0;    // zero-copy path per-message overhead beyond 3 λ
   double gap_us = 5;        // g: one more chunk (staged protocols)
+  // The share of the staged protocols' sender copy that the network does not hide: 0 where a
+  // NIC moves the bytes ([NewMadeleine]'s assumption), near 1 on loopback, where the kernel's
+  // copy and the staging copy share the same CPUs. Fitted with g.
+  double copy_serial = 0;
   std::size_t max_chunk = std::size_t{1} << 20;  // a staging buffer (the driver's packet)
   bool recv_copy = false;  // the receiver copies out of staging (sub-blocks; not streams)
+  // The two paths' measured rendezvous times (size, µs), ascending. On loopback "the
+  // network" is the kernel copying, whose bandwidth depends on L for the reasons B_copy(L)
+  // does ([NewMadeleine] section 2): where measured, the paths follow these points
+  // (log-log between them, the fitted line beyond them); empty: the line alone.
+  std::vector<std::pair<std::size_t, double>> copy_points, zc_points;
   // Rendezvous messages below this size go by the copy path under the staged strategies
   // (the model's crossover; 0: always staged).
   std::size_t staged_min = 0;
+
+  double copy_path_us(std::size_t L) const;  // 3 λ + o_copy + L / B_copy-path, or the points
+  double zc_path_us(std::size_t L) const;    // 3 λ + o_zc + L / B_zc, or the points
+  double zc_MBps_at(std::size_t L) const;    // B_net for a message of L bytes (the data set)
 };
 
 // What a protocol's time is made of at one size.
@@ -131,6 +144,8 @@ class CostModel {
   // model does not know takes the first one's). Pipelines use c0, q and pipeline_chunk.
   Prediction predict(CostProtocol p, const DriverCost& d, std::size_t L) const;
   Prediction predict(CostProtocol p, std::string_view driver, std::size_t L) const;
+  // The packets the zero-copy path cuts an L-byte message into (max_chunk each).
+  static std::size_t min_chunks(const DriverCost& d, std::size_t L);
   // The staged protocols with explicit chunking (q = 1: the fixed pipeline of chunk c0).
   Prediction staged(const DriverCost& d, std::size_t L, std::size_t c0, double q) const;
 

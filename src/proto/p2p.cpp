@@ -1,8 +1,10 @@
 #include "proto/p2p.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
+#include "mem/reg_emulation.hpp"
 #include "proto/reg_pipeline.hpp"
 #include "util/small_copy.hpp"
 
@@ -40,13 +42,16 @@ const char* reg_strategy_name(RegStrategy s) {
       return "superpipeline";
     case RegStrategy::pipeline:
       return "pipeline";
+    case RegStrategy::adaptive:
+      return "adaptive";
   }
   return "?";
 }
 
 bool parse_reg_strategy(std::string_view name, RegStrategy& out) {
-  for (RegStrategy s : {RegStrategy::copy, RegStrategy::per_message, RegStrategy::cache,
-                        RegStrategy::ondemand, RegStrategy::superpipeline, RegStrategy::pipeline})
+  for (RegStrategy s :
+       {RegStrategy::copy, RegStrategy::per_message, RegStrategy::cache, RegStrategy::ondemand,
+        RegStrategy::superpipeline, RegStrategy::pipeline, RegStrategy::adaptive})
     if (name == reg_strategy_name(s)) {
       out = s;
       return true;
@@ -86,14 +91,20 @@ void PointToPoint::set_route(int peer, drivers::Driver* d) {
   routes_[static_cast<std::size_t>(peer)] = d;
   // A pinning route under strategy cache gets its domain's cache now (not on the first
   // message: its statistics exist from the start, and no message pays for making it).
+  const RegStrategy rs = reg_opts_.strategy;
   if (d && d->caps().needs_registration &&
-      (reg_opts_.strategy == RegStrategy::cache || reg_opts_.strategy == RegStrategy::ondemand))
+      (rs == RegStrategy::cache || rs == RegStrategy::ondemand || rs == RegStrategy::adaptive))
     cache_for(d->memory_domain());
   // ... and under the staged strategies its staging buffers (registered once, up front).
   if (d && d->caps().needs_registration &&
-      (reg_opts_.strategy == RegStrategy::superpipeline ||
-       reg_opts_.strategy == RegStrategy::pipeline))
+      (rs == RegStrategy::superpipeline || rs == RegStrategy::pipeline ||
+       rs == RegStrategy::adaptive))
     staging_for(*d);
+  if (d && d->caps().needs_registration && rs == RegStrategy::adaptive) {
+    adaptive_for(*d);
+    // Its ondemand arm's pinning thread, started now: not in the first such send's time.
+    if (!pinner_) pinner_ = std::make_unique<PinningThread>();
+  }
   // Pushing fills receiver-side buffers before the receiver asked (DriverCaps::takes_push).
   push_ok_[static_cast<std::size_t>(peer)] = d && d->caps().takes_push;
 }
@@ -151,6 +162,7 @@ IoStatus PointToPoint::send_first_packet(Transfer& t) {
 
 void PointToPoint::start_send(Transfer& t) {
   t.role = Transfer::Role::send;
+  t.adaptive_arm = kNoAdaptiveArm;
   t.protocol = choose(t.peer, t.len);
   // A pushed send completes when its bytes are out, before any match: Ssend pulls instead.
   // Collective schedules pull too: every rank of one copies at once, and their choice
@@ -198,9 +210,10 @@ Errc PointToPoint::register_buffer(Transfer& t) {
     t.reg = mem::Registration::host(buf);
     return Errc::ok;
   }
+  if (reg_opts_.strategy == RegStrategy::adaptive) return register_adaptive(t, *d, buf);
   if (pipe_strategy() && t.protocol == Protocol::rndv_pipeline && !in_persistent(buf)) {
     if (t.role == Transfer::Role::send) {
-      begin_pipe(t);  // pinned in the background (ondemand) or never (staged copies)
+      begin_pipe(t, reg_opts_.strategy);  // pinned in the background (ondemand) or never
     } else {
       // The stream drivers receive by the kernel's copy: pinning the destination would buy
       // nothing until a driver receives into registered memory.
@@ -209,12 +222,110 @@ Errc PointToPoint::register_buffer(Transfer& t) {
     }
     return Errc::ok;
   }
-  return register_pinned(*d, buf, t.reg);
+  return register_pinned(*d, buf, t.reg, reg_opts_.strategy);
+}
+
+Errc PointToPoint::register_adaptive(Transfer& t, drivers::Driver& d,
+                                     std::span<const std::byte> buf) {
+  if (t.role == Transfer::Role::recv) {
+    // The stream drivers receive by the kernel's copy (as under ondemand and the staged
+    // strategies): pinning the destination would buy nothing.
+    ++reg_stats_.unregistered_recvs;
+    t.reg = mem::Registration::host(buf);
+    return Errc::ok;
+  }
+  // A get reads the buffer in place, and MPI_Alloc_mem memory is registered already.
+  if (t.protocol != Protocol::rndv_pipeline || in_persistent(buf))
+    return register_pinned(d, buf, t.reg, RegStrategy::cache);
+  mem::RegistrationCache* cache = cache_for(d.memory_domain());
+  mem::Registration found;
+  const std::size_t covering = cache ? cache->lookup(buf, found) : 0;
+  AdaptiveDomain& ad = adaptive_for(d);
+  const AdaptiveDecision dec = ad.selector.choose(buf.size(), covering > 0);
+  ++(covering > 0 ? reg_stats_.adaptive_found : reg_stats_.adaptive_missed);
+  ++reg_stats_.adaptive[static_cast<std::size_t>(dec.arm)];
+  ++reg_stats_.adaptive_reasons[static_cast<std::size_t>(dec.reason)];
+  t.adaptive_arm = static_cast<uint8_t>(dec.arm);
+  t.adaptive_pattern = dec.pattern;
+  t.adaptive_start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+  switch (dec.arm) {
+    case AdaptiveArm::cached:
+      if (covering == 1) {  // one entry: strategy cache's path, without a second lookup
+        ++reg_stats_.cached;
+        t.reg = std::move(found);
+        return Errc::ok;
+      }
+      // Covered by the chunks an ondemand send pinned: registering it whole merges them into
+      // one entry (pinned once more), so that its next sends are single lookups.
+      return register_pinned(d, buf, t.reg, RegStrategy::cache);
+    case AdaptiveArm::cache_miss:
+      return register_pinned(d, buf, t.reg, RegStrategy::cache);
+    case AdaptiveArm::ondemand_miss:
+      begin_pipe(t, RegStrategy::ondemand);
+      return Errc::ok;
+    case AdaptiveArm::superpipeline:
+      begin_pipe(t, RegStrategy::superpipeline);
+      return Errc::ok;
+    case AdaptiveArm::copy:
+    case AdaptiveArm::count:
+      break;
+  }
+  return register_pinned(d, buf, t.reg, RegStrategy::copy);
+}
+
+void PointToPoint::adaptive_done(Transfer& t, Errc err) {
+  const auto arm = static_cast<AdaptiveArm>(t.adaptive_arm);
+  t.adaptive_arm = kNoAdaptiveArm;
+  drivers::Driver* d = route(t.peer);
+  if (err != Errc::ok || !d) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  AdaptiveDecision dec;
+  dec.arm = arm;
+  dec.pattern = t.adaptive_pattern;
+  adaptive_for(*d).selector.observe(dec, t.len, static_cast<double>(now - t.adaptive_start_ns));
+}
+
+AdaptiveDomain& PointToPoint::adaptive_for(drivers::Driver& d) {
+  mem::Domain& domain = d.memory_domain();
+  for (auto& [dom, a] : adaptive_)
+    if (dom == &domain) return *a;
+  // The calibrated model (a profile's, or its defaults) for this driver; the simple one
+  // where it has no figures for it. Either with the emulated registration cost when
+  // SLUICE_REG_EMULATE makes registering dearer than the model says.
+  const mem::RegEmulation& e = mem::reg_emulation();
+  std::unique_ptr<RegCostModel> model;
+  if (reg_opts_.model.driver(d.name())) {
+    CostModel m = reg_opts_.model;
+    if (e.active()) {
+      m.reg.latency_us = std::max(m.reg.latency_us, e.latency_ns / 1e3);
+      const double emulated_MBps = e.ns_per_page > 0 ? 4096.0 * 1e3 / e.ns_per_page : 0;
+      if (emulated_MBps > 0 && (m.reg.MBps <= 0 || m.reg.MBps > emulated_MBps))
+        m.reg.MBps = emulated_MBps;
+    }
+    model = std::make_unique<CalibratedCostModel>(std::move(m), std::string(d.name()));
+  } else {
+    SimpleCostParams p;
+    p.reg = domain.cost();
+    if (e.active()) {
+      p.reg.latency_ns = std::max(p.reg.latency_ns, e.latency_ns);
+      p.reg.ns_per_byte = std::max(p.reg.ns_per_byte, e.ns_per_page / 4096.0);
+    }
+    p.c0 = reg_opts_.staged.c0;
+    p.q = reg_opts_.staged.q;
+    p.first_pin_chunk = kFirstPinChunk;
+    model = std::make_unique<SimpleCostModel>(p);
+  }
+  adaptive_.emplace_back(&domain, std::make_unique<AdaptiveDomain>(std::move(model)));
+  return *adaptive_.back().second;
 }
 
 Errc PointToPoint::register_pinned(drivers::Driver& d, std::span<const std::byte> buf,
-                                   mem::Registration& out) {
-  if (reg_opts_.strategy == RegStrategy::copy) {
+                                   mem::Registration& out, RegStrategy strategy) {
+  if (strategy == RegStrategy::copy) {
     // A host handle: push_fragments then sends with send(), the driver's copy path.
     ++reg_stats_.copy;
     out = mem::Registration::host(buf);
@@ -234,7 +345,7 @@ Errc PointToPoint::register_pinned(drivers::Driver& d, std::span<const std::byte
     }
   }
   Errc e;
-  if (reg_opts_.strategy == RegStrategy::cache || pipe_strategy()) {
+  if (strategy != RegStrategy::per_message) {
     ++reg_stats_.cached;
     mem::RegistrationCache* c = cache_for(domain);
     e = c ? c->register_memory(buf, out) : domain.register_memory(buf, out);

@@ -22,6 +22,7 @@
 #include "drivers/driver.hpp"
 #include "mem/registration_cache.hpp"
 #include "proto/cost_model.hpp"
+#include "proto/reg_adaptive.hpp"
 #include "proto/wire.hpp"
 #include "util/stats.hpp"
 
@@ -61,7 +62,13 @@ struct Transfer {
   // A pipelined send on a pinning route under strategy ondemand, superpipeline or pipeline:
   // its pinning job or staging state (reg_pipeline.cpp); null otherwise.
   RegPipe* pipe = nullptr;
+  // Strategy adaptive: the arm chosen for this send (an AdaptiveArm; kNoAdaptiveArm: none),
+  // its pattern, and when it started (steady clock, ns): its time is observed at completion.
+  uint8_t adaptive_arm = 0xff;
+  uint8_t adaptive_pattern = 0;
+  int64_t adaptive_start_ns = 0;
 };
+inline constexpr uint8_t kNoAdaptiveArm = 0xff;
 
 // A match packet that arrived (eager or rts), as the core stores and matches it.
 struct Incoming {
@@ -119,6 +126,10 @@ enum class RegStrategy : uint8_t {
   // C_0 q^i bytes copied while chunk i-1 is on the wire; chunk 0 during the rendezvous.
   superpipeline,
   pipeline,  // the same with a fixed chunk size (the plain copy pipeline)
+  // Per send, the cheapest of cache (a registered buffer, or one registered now), ondemand,
+  // superpipeline and copy by predicted cost, from the cache's hits and each one's observed
+  // time ([NewMadeleine]'s future work; reg_adaptive.hpp).
+  adaptive,
 };
 const char* reg_strategy_name(RegStrategy s);
 // The strategy named `name` (as reg_strategy_name says it); false if there is none.
@@ -172,6 +183,11 @@ struct RegStats {
   uint64_t staging_waits = 0;       // times a chunk waited for a free staging buffer
   uint64_t staged_below_min = 0;    // sends below the model's staged_min: copy path instead
   uint64_t unregistered_recvs = 0;  // rendezvous receives on those strategies (never pinned)
+  // Strategy adaptive (sends): what it chose (by AdaptiveArm) and why (by AdaptiveReason).
+  uint64_t adaptive[kAdaptiveArms] = {};
+  uint64_t adaptive_reasons[kAdaptiveReasons] = {};
+  uint64_t adaptive_found = 0;   // sends whose buffer the cache held already (its hit rate)
+  uint64_t adaptive_missed = 0;  // ... and did not
 };
 
 class Upcalls {
@@ -195,6 +211,8 @@ class PointToPoint final : public drivers::PacketSink {
   const RegOptions& registration() const { return reg_opts_; }
   // One line for `sluice-info --protocols`: the strategy, why, and the caches' state.
   std::string registration_summary() const;
+  // Strategy adaptive's models and what each selector learnt (part of the summary above).
+  std::string adaptive_summary() const;
   // Routes: which driver serves each world rank.
   void set_route(int peer, drivers::Driver* d);
   ~PointToPoint();
@@ -291,6 +309,7 @@ class PointToPoint final : public drivers::PacketSink {
 
   drivers::IoStatus send_first_packet(Transfer& t);
   void complete(Transfer& t, Errc err) {
+    if (t.adaptive_arm != kNoAdaptiveArm) adaptive_done(t, err);
     if (t.pipe) end_pipe(t);
     t.reg.reset();  // a pinning domain unpins here, not when the request is reused
     up_.transfer_complete(t, err);
@@ -310,13 +329,25 @@ class PointToPoint final : public drivers::PacketSink {
   // r.buf registered in the route's memory domain (a host handle when it pins nothing).
   Errc register_buffer(Transfer& t);
   // The pinning route's half of register_buffer: the strategy decides (large messages only).
-  Errc register_pinned(drivers::Driver& d, std::span<const std::byte> buf, mem::Registration& out);
+  Errc register_pinned(drivers::Driver& d, std::span<const std::byte> buf, mem::Registration& out,
+                       RegStrategy s);
+  // Strategy adaptive's register_buffer (a pinning route): asks the selector of the route's
+  // domain, runs the arm it chose, and notes the send's start.
+  Errc register_adaptive(Transfer& t, drivers::Driver& d, std::span<const std::byte> buf);
+  // A send under adaptive completed: its time goes to the selector.
+  void adaptive_done(Transfer& t, Errc err);
+  AdaptiveDomain& adaptive_for(drivers::Driver& d);
   mem::RegistrationCache* cache_for(mem::Domain& domain);
   // Whether `buf` lies inside MPI_Alloc_mem memory (registered once: every strategy uses that).
   bool in_persistent(std::span<const std::byte> buf) const;
   // Strategies ondemand, superpipeline and pipeline (reg_pipeline.cpp).
-  bool pipe_strategy() const { return reg_opts_.strategy >= RegStrategy::ondemand; }
-  void begin_pipe(Transfer& t);     // register_buffer of such a send: no pinning now
+  bool pipe_strategy() const {
+    return reg_opts_.strategy == RegStrategy::ondemand ||
+           reg_opts_.strategy == RegStrategy::superpipeline ||
+           reg_opts_.strategy == RegStrategy::pipeline;
+  }
+  // register_buffer of such a send (`s`: one of them): no pinning now.
+  void begin_pipe(Transfer& t, RegStrategy s);
   void pipe_rts_sent(Transfer& t);  // the rts is out: start pinning / copy chunk 0
   bool push_piped(Transfer& t);     // push_fragments for such a send
   bool push_ondemand(Transfer& t);
@@ -349,6 +380,8 @@ class PointToPoint final : public drivers::PacketSink {
   std::map<uintptr_t, Persistent> persistent_;         // by start address (MPI_Alloc_mem memory)
   std::unique_ptr<PinningThread> pinner_;              // strategy ondemand, started at first use
   std::vector<std::unique_ptr<StagingPool>> staging_;  // one per pinning domain
+  // Strategy adaptive: a cost model and a selector per pinning domain.
+  std::vector<std::pair<mem::Domain*, std::unique_ptr<AdaptiveDomain>>> adaptive_;
 };
 
 }  // namespace sluice::proto

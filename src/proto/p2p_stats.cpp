@@ -113,6 +113,30 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
       "the cost model in force: a sluice-tune profile (SLUICE_TUNE_PROFILE) or built-in defaults");
   reg.add("reg", "unregistered_receives", Unit::count, &reg_stats_.unregistered_recvs,
           "rendezvous receives under ondemand/superpipeline/pipeline (received by copy)");
+  // Strategy adaptive: what it chose and why (what it believes: reg.strategy's text).
+  static constexpr const char* kArmCounter[kAdaptiveArms][2] = {
+      {"adaptive.cached", "adaptive: sends whose buffer was registered already (zero-copy)"},
+      {"adaptive.cache", "adaptive: sends registered through the cache first (a miss)"},
+      {"adaptive.ondemand", "adaptive: sends pinned on demand in the background (a miss)"},
+      {"adaptive.superpipeline", "adaptive: sends copied through the staging buffers"},
+      {"adaptive.copy", "adaptive: sends by the driver's copy path"},
+  };
+  for (std::size_t i = 0; i < kAdaptiveArms; ++i)
+    reg.add("reg", kArmCounter[i][0], Unit::count, &reg_stats_.adaptive[i], kArmCounter[i][1]);
+  static constexpr const char* kReasonCounter[kAdaptiveReasons][2] = {
+      {"adaptive.reason.hit", "adaptive: choices made because the buffer was registered"},
+      {"adaptive.reason.cost", "adaptive: choices of the cheapest predicted cost"},
+      {"adaptive.reason.reuse",
+       "adaptive: registrations chosen for what they save the buffer's expected reuses"},
+      {"adaptive.reason.explore", "adaptive: choices made to observe an arm's cost"},
+  };
+  for (std::size_t i = 0; i < kAdaptiveReasons; ++i)
+    reg.add("reg", kReasonCounter[i][0], Unit::count, &reg_stats_.adaptive_reasons[i],
+            kReasonCounter[i][1]);
+  reg.add("reg", "adaptive.lookup.found", Unit::count, &reg_stats_.adaptive_found,
+          "adaptive: sends whose buffer the cache held already (whole, or in ondemand's chunks)");
+  reg.add("reg", "adaptive.lookup.missed", Unit::count, &reg_stats_.adaptive_missed,
+          "adaptive: sends whose buffer the cache did not hold");
   reg.add("reg", "failed", Unit::count, &reg_stats_.failed,
           "registrations refused (no slot, memlock limit): those buffers were copied");
   reg.add("reg", "alloc_mem.hits", Unit::count, &reg_stats_.persistent_hits,
@@ -206,6 +230,11 @@ std::string PointToPoint::registration_summary() const {
   s += reg_opts_.chosen ? " (SLUICE_REG_STRATEGY)" : " (default";
   if (!reg_opts_.chosen) {
     switch (reg_opts_.strategy) {
+      case RegStrategy::adaptive:
+        s += ": per send the cheapest of the cached registration, registering through the "
+             "cache, on-demand pinning, the superpipeline and copy, by the cache's hits and each "
+             "one's observed time)";
+        break;
       case RegStrategy::cache:
         s += ": of the strategies that register, which a zero-copy route needs, the fastest "
              "measured (a reused buffer is pinned once) and correct (userfaultfd invalidation; "
@@ -229,6 +258,16 @@ std::string PointToPoint::registration_summary() const {
     s += b;
   }
   s += "; model: " + reg_opts_.model.source;
+  if (reg_opts_.strategy == RegStrategy::adaptive) s += "; " + adaptive_summary();
+  return s;
+}
+
+std::string PointToPoint::adaptive_summary() const {
+  if (adaptive_.empty()) return "adaptive: no pinning route";
+  std::string s;
+  for (const auto& [domain, a] : adaptive_)
+    s += (s.empty() ? "" : "; ") + std::string(domain->name()) + ": " + a->model->describe() +
+         "; " + a->selector.describe();
   return s;
 }
 

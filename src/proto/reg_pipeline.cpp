@@ -132,9 +132,11 @@ StagingPool* PointToPoint::staging_for(drivers::Driver& d) {
 
 // ---- per send ----
 
-void PointToPoint::begin_pipe(Transfer& t) {
-  if (reg_opts_.strategy != RegStrategy::ondemand && reg_opts_.thresholds && reg_opts_.tuned) {
-    // Below the crossover the profile's model found, copying beats any pipeline.
+void PointToPoint::begin_pipe(Transfer& t, RegStrategy strategy) {
+  if (strategy != RegStrategy::ondemand && reg_opts_.strategy != RegStrategy::adaptive &&
+      reg_opts_.thresholds && reg_opts_.tuned) {
+    // Below the crossover the profile's model found, copying beats any pipeline (adaptive
+    // weighs that itself, per send).
     const DriverCost* dc = reg_opts_.model.driver(route(t.peer)->name());
     if (dc && t.len < dc->staged_min) {
       ++reg_stats_.staged_below_min;
@@ -143,7 +145,8 @@ void PointToPoint::begin_pipe(Transfer& t) {
     }
   }
   auto* p = new RegPipe;
-  p->staged = reg_opts_.strategy != RegStrategy::ondemand;
+  p->staged = strategy != RegStrategy::ondemand;
+  p->fixed = strategy == RegStrategy::pipeline;
   t.pipe = p;
   t.reg = mem::Registration::host({t.buf, t.len});
   if (p->staged) {
@@ -187,9 +190,8 @@ void PointToPoint::pipe_rts_sent(Transfer& t) {
   if (!pool) return;  // push_staged sends by copy
   StagingSlot* s = pool->take();
   if (!s) return;
-  const std::size_t n = std::min(
-      {t.len, pool->capacity,
-       reg_opts_.strategy == RegStrategy::pipeline ? reg_opts_.staged.chunk : reg_opts_.staged.c0});
+  const std::size_t n =
+      std::min({t.len, pool->capacity, p.fixed ? reg_opts_.staged.chunk : reg_opts_.staged.c0});
   std::memcpy(s->buf, t.buf, n);
   p.ahead = s;
   p.ahead_offset = 0;
@@ -246,7 +248,7 @@ bool PointToPoint::push_staged(Transfer& t) {
   drivers::Driver* d = route(t.peer);
   RegPipe& p = *t.pipe;
   StagingPool* pool = staging_for(*d);
-  const bool fixed = reg_opts_.strategy == RegStrategy::pipeline;
+  const bool fixed = p.fixed;
   while (t.offset < t.length) {
     StagingSlot* s = nullptr;
     std::size_t n = 0;

@@ -78,6 +78,7 @@ struct PinningThread {
 
 struct RegPipe {
   bool staged = false;  // superpipeline / pipeline; else ondemand
+  bool fixed = false;   // pipeline: fixed chunks (else C_0 q^i)
   // ondemand
   std::shared_ptr<PinJob> job;
   std::size_t chunk = 0;  // the chunk the next fragment starts in

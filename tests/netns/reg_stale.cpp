@@ -23,7 +23,9 @@
 //
 // The same runs under SLUICE_REG_STRATEGY=ondemand (the sender's chunks pinned in the
 // background through the cache, sent zero-copy once pinned) and superpipeline (chunks
-// copied into staging buffers registered once): the counters checked follow the strategy.
+// copied into staging buffers registered once), and adaptive (per send one of those, or
+// the cache, or copy: the cache is asked first whether the buffer is registered, and a stale
+// entry found there would send old pages): the counters checked follow the strategy.
 //
 //   reg_stale CYCLES            no stale byte and no stale datagram: exit 1 on any
 //   reg_stale CYCLES --expect-stale   (with SLUICE_REG_CACHE_MONITOR=unsafe-none: the test
@@ -244,11 +246,22 @@ int main(int argc, char** argv) {
   } else if (s.rank() == 0) {
     // Only the sender registers under these strategies; some fragments leave by copy (an
     // overlap miss, a chunk below the driver's zero-copy minimum), most by SEND_ZC.
-    if (strategy == "ondemand")
+    if (strategy == "ondemand") {
       CHECK(ondemand >= all, "not every send was pinned on demand (%llu)",
             (unsigned long long)ondemand);
-    else
+    } else if (strategy == "adaptive") {
+      uint64_t chosen = 0;
+      std::string by_arm;
+      for (const char* arm : {"cached", "cache", "ondemand", "superpipeline", "copy"}) {
+        const uint64_t v = counter(s, (std::string("reg.adaptive.") + arm).c_str());
+        chosen += v;
+        by_arm += std::string(" ") + arm + "=" + std::to_string(v);
+      }
+      std::printf("rank 0: adaptive chose%s\n", by_arm.c_str());
+      CHECK(chosen >= all, "adaptive chose for %llu of the sends only", (unsigned long long)chosen);
+    } else {
       CHECK(staged >= all, "not every send was staged (%llu)", (unsigned long long)staged);
+    }
     CHECK(zc_sends > 0, "no fragment left by SEND_ZC");
   }
 
@@ -273,7 +286,8 @@ int main(int argc, char** argv) {
   }
   // The cache runs on both ranks under strategy cache, on the sender under ondemand, and not
   // at all under the staged strategies (their buffers are registered once and never freed).
-  if (!expect_stale && (strategy == "cache" || (strategy == "ondemand" && s.rank() == 0)))
+  if (!expect_stale && (strategy == "cache" ||
+                        ((strategy == "ondemand" || strategy == "adaptive") && s.rank() == 0)))
     CHECK(invalidations > 0, "the cache saw no invalidation");
   return 0;
 }

@@ -72,7 +72,8 @@ TEST(CostModel, SuperpipelineFollowsEquation8WhenCopyIsFaster) {
   const Prediction p = m.predict(CostProtocol::superpipeline, d, L);
   const double n = CostModel::chunks_for(L, 16384, 4);  // eq. 7
   EXPECT_EQ(p.chunks, static_cast<std::size_t>(n));
-  const double expect = 3 * d.lambda_us + n * d.gap_us + L / d.zc_MBps;
+  // (n - 1 gaps: one message is one packet of the zero-copy path already)
+  const double expect = 3 * d.lambda_us + (n - 1) * d.gap_us + L / d.zc_MBps;
   EXPECT_NEAR(p.us, expect, expect * 0.02);
   // Fewer gaps than the fixed pipeline of C_0: O(log L) against O(L).
   m.pipeline_chunk = 16384;
@@ -106,6 +107,22 @@ TEST(CostModel, RegisterPaysTheRegistration) {
   EXPECT_NE(CostModel().driver("udp+rel"), nullptr);
   EXPECT_EQ(m.driver("udp"), nullptr);
   EXPECT_EQ(m.predict(CostProtocol::copy, "udp", L).us, m.predict(CostProtocol::copy, "tcp", L).us);
+}
+
+TEST(CostModel, MeasuredPointsAreFollowed) {
+  CostModel m = flat_copy_model(8000);
+  DriverCost& d = m.drivers[0];
+  d.copy_points = {{65536, 40}, {1 << 20, 300}, {4 << 20, 5000}};  // a cliff the line misses
+  EXPECT_NEAR(m.predict(CostProtocol::copy, d, 4 << 20).us, 5000, 1e-6);
+  EXPECT_NEAR(m.predict(CostProtocol::copy, d, 1 << 20).us, 300, 1e-6);
+  const double mid = m.predict(CostProtocol::copy, d, 2 << 20).us;
+  EXPECT_GT(mid, 300);
+  EXPECT_LT(mid, 5000);
+  // beyond the points: the last one plus the line's slope
+  EXPECT_NEAR(m.predict(CostProtocol::copy, d, 8 << 20).us, 5000 + (4 << 20) / d.copy_MBps, 1e-6);
+  // no zero-copy points: the line
+  EXPECT_NEAR(m.predict(CostProtocol::cached, d, 1 << 20).us,
+              3 * d.lambda_us + d.zc_over_us + (1 << 20) / d.zc_MBps, 1e-6);
 }
 
 TEST(CostModel, ChoosesParametersAndThresholds) {
@@ -143,6 +160,9 @@ TEST(CostModelProfile, RoundTrip) {
   udp.recv_copy = true;
   udp.staged_min = SIZE_MAX;
   udp.copy_over_us = -3.5;
+  udp.copy_serial = 0.8;
+  udp.copy_points = {{65536, 40}, {1 << 20, 300}, {4 << 20, 5000}};
+  udp.zc_points = {{65536, 60}, {1 << 20, 900}};
   m.drivers.push_back(udp);
   m.drivers[0].staged_min = 300000;
 

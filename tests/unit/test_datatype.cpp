@@ -449,7 +449,7 @@ TEST(Constructors, ResizedChangesBoundsNotData) {
 
 TEST(Constructors, SubarrayCAndFortranOrder) {
   // 4x5 int array, 2x3 subarray starting at (1,2).
-  int sizes[] = {4, 5}, subs[] = {2, 3}, starts[] = {1, 2};
+  MPI_Count sizes[] = {4, 5}, subs[] = {2, 3}, starts[] = {1, 2};
   MPI_Datatype c = dt_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT);
   EXPECT_EQ(dt_size(c), 24u);
   EXPECT_EQ(c->lb, 0);
@@ -478,7 +478,7 @@ TEST(Constructors, SubarrayCAndFortranOrder) {
 }
 
 TEST(Constructors, ThreeDimensionalSubarrayMatchesReference) {
-  int sizes[] = {6, 7, 8}, subs[] = {3, 4, 5}, starts[] = {2, 1, 3};
+  MPI_Count sizes[] = {6, 7, 8}, subs[] = {3, 4, 5}, starts[] = {2, 1, 3};
   for (int order : {MPI_ORDER_C, MPI_ORDER_FORTRAN}) {
     MPI_Datatype t = dt_subarray(3, sizes, subs, starts, order, MPI_DOUBLE);
     std::vector<double> a(6 * 7 * 8);

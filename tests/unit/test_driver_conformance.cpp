@@ -196,8 +196,9 @@ std::unique_ptr<Endpoints> make_udp_rel_zc() {
   return make_udp_mode(drivers::UdpZeroCopy::on);
 }
 
-// libfabric: two endpoints of one provider in this process. rdm over tcp;ofi_rxm as it is;
-// dgram over the udp provider under the reliability layer.
+// libfabric: two endpoints of one provider in this process. rdm over tcp;ofi_rxm and msg
+// over tcp as they are (msg: a peer closing its endpoint shuts the connection down, and
+// sends to it fail); dgram over the udp provider under the reliability layer.
 std::unique_ptr<Endpoints> make_ofi(const char* provider, drivers::OfiEndpointType type) {
   auto e = std::make_unique<Endpoints>();
   std::unique_ptr<drivers::OfiDriver> d[2];
@@ -217,6 +218,13 @@ std::unique_ptr<Endpoints> make_ofi(const char* provider, drivers::OfiEndpointTy
   if (type == drivers::OfiEndpointType::rdm) {
     for (auto& x : d) e->owned.push_back(std::move(x));
     e->no_kill = "an rdm ofi endpoint learns of a dead peer from the launcher";
+  } else if (type == drivers::OfiEndpointType::msg) {
+    for (auto& x : d) e->owned.push_back(std::move(x));
+    Endpoints* ep = e.get();
+    e->kill_b = [ep] {
+      ep->owned[1].reset();
+      ep->b = nullptr;
+    };
   } else {
     for (int r = 0; r < 2; ++r) {
       proto::reliable::ReliableConfig rc;
@@ -240,6 +248,9 @@ std::unique_ptr<Endpoints> make_ofi(const char* provider, drivers::OfiEndpointTy
 
 std::unique_ptr<Endpoints> make_ofi_rxm() {
   return make_ofi("tcp;ofi_rxm", drivers::OfiEndpointType::rdm);
+}
+std::unique_ptr<Endpoints> make_ofi_msg() {
+  return make_ofi("tcp", drivers::OfiEndpointType::msg);
 }
 std::unique_ptr<Endpoints> make_ofi_dgram() {
   return make_ofi("udp", drivers::OfiEndpointType::dgram);
@@ -820,6 +831,7 @@ INSTANTIATE_TEST_SUITE_P(Drivers, Conformance,
                                            DriverCase{"udp_rel", make_udp_rel},
                                            DriverCase{"udp_rel_zc", make_udp_rel_zc},
                                            DriverCase{"ofi_rxm", make_ofi_rxm},
+                                           DriverCase{"ofi_msg", make_ofi_msg},
                                            DriverCase{"ofi_dgram_rel", make_ofi_dgram}),
                          case_name);
 

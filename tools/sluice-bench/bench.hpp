@@ -22,7 +22,8 @@ struct Options {
   int window = 64;
   std::string plot;                // PNG file to draw, empty = none
   std::string ops;                 // nbc-overlap: comma list of operations, empty = all
-  std::string pattern = "always";  // reuse: always | never | mixed
+  std::string pattern = "always";  // reuse: always | never | mixed; is: never | always
+  bool pattern_given = false;      // --pattern was given (is defaults to never)
   // firsttouch / pipeline: registration strategies to compare (empty: the benchmark's list)
   std::vector<std::string> strategies;
 };
@@ -104,6 +105,12 @@ int run_rma_ws(Session& session, const Options& options);
 // First-touch vs best round trip per registration strategy ([NewMadeleine] figure 7):
 // fresh buffers per size, --iters round trips (default 100); 2 ranks.
 int run_firsttouch(Session& session, const Options& options);
+// An IS-style application (NAS IS's bucket sort: keys per rank, bucket sizes by alltoall, the
+// keys by an alltoallv, a local counting sort) per registration strategy (--strategies,
+// default all): time per iteration and registration-cache hit rate. --sizes: bytes of keys
+// per rank; --pattern never (default: fresh buffers every iteration, as IS's rarely reused
+// ones) or always (allocated once). Any number of ranks >= 2.
+int run_is(Session& session, const Options& options);
 // The copy protocols side by side ([NewMadeleine] figure 6): the driver's copy path,
 // register-per-message, the fixed pipeline at its best chunk, the superpipeline; 2 ranks.
 int run_pipeline(Session& session, const Options& options);
@@ -120,7 +127,8 @@ struct Series {
 };
 // Draws several series against message size (log x) into a PNG.
 std::string plot_series(const std::vector<Series>& series, const std::string& title,
-                        const std::string& ylabel, const std::string& png);
+                        const std::string& ylabel, const std::string& png,
+                        const std::string& xlabel = "message size (bytes)");
 
 // Draws bandwidth against size (log x) into a PNG with gnuplot. Returns an error message,
 // empty on success.

@@ -6,12 +6,14 @@
 //   sluicerun -n N sluice-bench allconn [--json]
 //   sluice-bench regcost [--json] [--sizes 4K,1M] [--iters N] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench reuse [--pattern always|never|mixed] [--sizes 1M] [--iters N]
-//                                     [--json]
+//                                     [--strategies copy,cache,adaptive,... [--reps N]] [--json]
 //   sluicerun -n 2 sluice-bench firsttouch [--strategies copy,cache,...] [--sizes ...] [--iters N]
 //                                          [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench pipeline [--sizes ...] [--iters N] [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench model [--strategies ...] [--sizes ...] [--iters N] [--json]
 //                                     [--plot FILE.png]
+//   sluicerun -n N sluice-bench is [--strategies ...] [--sizes 16M] [--iters N]
+//                                  [--pattern never|always] [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench rma-ws [--sizes 1M,64M] [--iters N] [--reps N] [--json]
 //                                      [--plot FILE.png]
 //
@@ -74,6 +76,12 @@ constexpr Benchmark benchmarks[] = {
      [](sluice::Session& s, const Options& o, double) {
        return sluice::bench::run_pipeline(s, o);
      }},
+    {"is",
+     "N ranks: NAS IS-style bucket sort (keys by alltoallv, buffers fresh every iteration\n"
+     "              unless --pattern always) per registration strategy (--strategies): time\n"
+     "              per iteration and registration-cache hit rate (--sizes: key bytes per rank,\n"
+     "              default 16M; --iters, default 10)",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_is(s, o); }},
     {"model",
      "two ranks: [NewMadeleine]'s cost model (sluice-tune's profile or the defaults)\n"
      "              against measurement: copy, register, cache, pipeline, superpipeline\n"
@@ -105,8 +113,9 @@ std::string usage() {
        "  --window W        messages in flight per bandwidth repetition (default 64)\n"
        "  --plot FILE.png   draw bandwidth against size with gnuplot\n"
        "  --ops LIST        nbc-overlap: operations to run (default all)\n"
-       "  --pattern P       reuse: always, never or mixed (default always)\n"
-       "  --strategies LIST firsttouch, pipeline, model: registration strategies to compare\n"
+       "  --pattern P       reuse: always, never or mixed (default always); is: never or always\n"
+       "  --strategies LIST firsttouch, pipeline, model, is, reuse: registration strategies to\n"
+       "                    compare\n"
        "  --no-progress     no progress line on stderr (shown only when stderr is a terminal)\n"
        "  -h, --help        show this help\n";
   return u;
@@ -194,6 +203,7 @@ Parsed parse(int argc, char** argv) {
         if (*v != "always" && *v != "never" && *v != "mixed")
           p.error = "bad --pattern '" + std::string(*v) + "' (always, never or mixed)";
         o.pattern = std::string(*v);
+        o.pattern_given = true;
       } else if (name == "--plot") {
         if (v->empty()) p.error = "--plot needs a file name";
         o.plot = std::string(*v);

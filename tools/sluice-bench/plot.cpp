@@ -184,7 +184,8 @@ std::string plot_regcost(const std::vector<RegcostResult>& results, const RegFit
 namespace sluice::bench {
 
 std::string plot_series(const std::vector<Series>& series, const std::string& title,
-                        const std::string& ylabel, const std::string& png) {
+                        const std::string& ylabel, const std::string& png,
+                        const std::string& xlabel) {
   if (series.empty()) return "no results to plot";
   if (!on_path("gnuplot"))
     return "gnuplot not found on PATH; install it (apt-get install -y gnuplot-nox) or drop --plot";
@@ -198,7 +199,7 @@ std::string plot_series(const std::vector<Series>& series, const std::string& ti
     << "set termoption noenhanced\n"
        "set logscale x 2\n"
        "set format x '%.0b%B'\n"
-       "set xlabel 'message size (bytes)'\n"
+    << "set xlabel " << gp_quote(xlabel) << "\n"
     << "set ylabel " << gp_quote(ylabel) << "\n"
     << "set grid\n"
        "set key top left\n"

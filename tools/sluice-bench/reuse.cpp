@@ -11,8 +11,13 @@
 // over the run (cache hits, misses, invalidations, hit rate; buffers per strategy). Only
 // routes whose driver registers memory use a strategy (sluice-info --protocols says which:
 // tcp with SLUICE_TCP_ZEROCOPY=on, or auto to a non-loopback peer).
+// With --strategies (and --sizes, --reps) it compares strategies in one job instead, each
+// with its own buffers, interleaved over the rounds: the median time per message per
+// strategy and size, the cache's hit rate, and what adaptive chose.
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "rtt.hpp"
 
 namespace sluice::bench {
 
@@ -44,10 +50,121 @@ std::string reg_emulation_label(const Session& s) {
   return introspect::registration_emulation(s);
 }
 
+namespace {
+
+// --strategies: every strategy and size in one job, interleaved (--reps rounds, each
+// strategy in turn with its own buffers), median time per message over the rounds: on a
+// loaded machine the strategies then share the same moments. One line per strategy and size.
+int compare_strategies(Session& s, const Options& o) {
+  const std::string& pattern = o.pattern;
+  std::vector<std::size_t> sizes = o.sizes;
+  if (sizes.empty()) sizes = {std::size_t{1} << 20};
+  const int reps = o.reps > 0 ? o.reps : 3;
+  const std::string emulate = reg_emulation_label(s);
+  constexpr int kPool = 8;
+  const char* names[] = {"rcache.hits", "rcache.misses"};
+  const char* arms[] = {"cached", "cache", "ondemand", "superpipeline", "copy"};
+  for (std::size_t size : sizes) {
+    const int iters =
+        o.iters > 0
+            ? o.iters
+            : static_cast<int>(std::clamp<std::size_t>((std::size_t{256} << 20) / size, 16, 400));
+    const std::size_t n = o.strategies.size();
+    std::vector<std::vector<std::byte*>> pools(n);
+    for (auto& pool : pools) {
+      pool.assign(pattern == "mixed" ? kPool : 1, nullptr);
+      for (auto& b : pool)
+        if (!(b = fresh(size))) return 1;
+    }
+    std::vector<std::byte> sink(s.rank() == 1 ? size : 0);
+    std::vector<std::vector<double>> us(n);
+    std::vector<uint64_t> hits(n), misses(n);
+    std::vector<std::array<uint64_t, 5>> chose(n, std::array<uint64_t, 5>{});
+    for (int rep = 0; rep < reps; ++rep) {
+      for (std::size_t k = 0; k < n; ++k) {
+        if (!use_strategy(s, o.strategies[k])) {
+          if (s.rank() == 0)
+            std::fprintf(stderr, "sluice-bench reuse: bad strategy '%s'\n",
+                         o.strategies[k].c_str());
+          return 2;
+        }
+        uint64_t before[2], arm0[5];
+        for (int i = 0; i < 2; ++i) before[i] = value(s, names[i]);
+        for (int a = 0; a < 5; ++a)
+          arm0[a] = value(s, (std::string("reg.adaptive.") + arms[a]).c_str());
+        if (s.barrier() != Errc::ok) return 1;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; ++i) {
+          if (s.rank() == 0) {
+            std::byte*& b = pools[k][static_cast<std::size_t>(i) % pools[k].size()];
+            if (pattern == "never" || (pattern == "mixed" && i % 2 == 1)) {
+              munmap(b, size);
+              if (!(b = fresh(size))) return 1;
+            }
+            if (s.send({b, size}, 1, 0) != Errc::ok) return 1;
+          } else {
+            if (s.recv(sink, 0, 0) != Errc::ok) return 1;
+          }
+        }
+        if (s.barrier() != Errc::ok) return 1;
+        const double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        us[k].push_back(secs * 1e6 / iters);
+        hits[k] += value(s, names[0]) - before[0];
+        misses[k] += value(s, names[1]) - before[1];
+        for (int a = 0; a < 5; ++a)
+          chose[k][a] += value(s, (std::string("reg.adaptive.") + arms[a]).c_str()) - arm0[a];
+      }
+    }
+    for (auto& pool : pools)
+      for (auto* b : pool) munmap(b, size);
+    if (s.rank() != 0) continue;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::sort(us[k].begin(), us[k].end());
+      const double med = us[k][us[k].size() / 2];
+      const double lookups = static_cast<double>(hits[k] + misses[k]);
+      const double hit_rate = lookups > 0 ? static_cast<double>(hits[k]) / lookups : 0.0;
+      std::string adaptive;
+      for (int a = 0; a < 5; ++a)
+        if (chose[k][a])
+          adaptive += (adaptive.empty() ? "" : ",") + std::string(arms[a]) + "=" +
+                      std::to_string(chose[k][a]);
+      if (o.json)
+        std::printf(
+            "{\"bench\":\"reuse\",\"pattern\":\"%s\",\"strategy\":\"%s\",\"driver\":\"%s\","
+            "\"size\":%zu,\"iters\":%d,\"reps\":%d,\"us_per_msg\":%.3f,\"MBps\":%.1f,"
+            "\"us_min\":%.3f,\"us_max\":%.3f,\"hits\":%llu,\"misses\":%llu,\"hit_rate\":%.4f,"
+            "\"adaptive\":\"%s\",\"reg_emulate\":\"%s\"}\n",
+            pattern.c_str(), o.strategies[k].c_str(), std::string(s.driver_name(1)).c_str(), size,
+            iters, reps, med, static_cast<double>(size) / med, us[k].front(), us[k].back(),
+            (unsigned long long)hits[k], (unsigned long long)misses[k], hit_rate, adaptive.c_str(),
+            emulate.c_str());
+      else
+        std::printf("%-8s %-14s %10zu %6d %11.2f %9.1f %8.3f  %s\n", pattern.c_str(),
+                    o.strategies[k].c_str(), size, iters, med, static_cast<double>(size) / med,
+                    hit_rate, adaptive.c_str());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_reuse(Session& s, const Options& o) {
   if (s.size() != 2) {
     if (s.rank() == 0) std::fprintf(stderr, "sluice-bench reuse: needs 2 ranks\n");
     return 2;
+  }
+  if (!o.strategies.empty()) {
+    if (s.rank() == 0 && !o.json)
+      std::printf(
+          "# sluice-bench reuse driver=%s, strategies interleaved, %s rounds\n"
+          "# registration cost: %s\n%-8s %-14s %10s %6s %11s %9s %8s  %s\n",
+          std::string(s.driver_name(1)).c_str(), o.reps > 0 ? std::to_string(o.reps).c_str() : "3",
+          reg_emulation_label(s).c_str(), "pattern", "strategy", "size", "iters", "us_per_msg",
+          "MBps", "hit_rate", "adaptive chose");
+    return compare_strategies(s, o);
   }
   const std::size_t size = o.sizes.empty() ? std::size_t{1} << 20 : o.sizes.front();
   const int iters = o.iters > 0 ? o.iters : 1000;

@@ -1,7 +1,8 @@
 // The ofi driver as a component: its keys, and wire-up (open the libfabric endpoint and
 // publish its address before the first fence; insert the peers' addresses in the address
-// vector after it). A dgram endpoint is unreliable: the engine stacks the reliability
-// layer on it, as on the udp driver.
+// vector after it; on msg endpoints: publish the passive endpoint's address, connect on the
+// first send). A dgram endpoint is unreliable: the engine stacks the reliability layer on
+// it, as on the udp driver.
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -31,8 +32,10 @@ constexpr util::ConfigKey kKeys[] = {
      "auto",
      {},
      "libfabric endpoint type: rdm (reliable datagrams), dgram (unreliable: Sluice's "
-     "reliability layer on top), or auto (rdm, else dgram)",
-     "auto|rdm|dgram"},
+     "reliability layer on top), msg (connections, made on the first send to a peer), or "
+     "auto (rdm, else dgram, else msg; a named provider's own endpoints before those layered "
+     "over it)",
+     "auto|rdm|dgram|msg"},
     {"OFI_DOMAIN",
      T::string,
      "",
@@ -48,7 +51,8 @@ constexpr util::ConfigKey kKeys[] = {
      T::integer,
      "64",
      {"4", "4096"},
-     "receive buffers posted to the ofi endpoint (count, each OFI_MAX_PACKET and a header)"},
+     "receive buffers posted to the ofi endpoint (count, each OFI_MAX_PACKET and a header; "
+     "on msg endpoints per connection)"},
     {"OFI_TX_BUFFERS",
      T::integer,
      "64",
@@ -152,7 +156,9 @@ std::unique_ptr<Endpoint> open_ofi(WireupServices& w, std::span<const int> peers
   const std::string type = c.get_string("OFI_ENDPOINT");
   p.endpoint = type == "rdm"     ? OfiEndpointType::rdm
                : type == "dgram" ? OfiEndpointType::dgram
+               : type == "msg"   ? OfiEndpointType::msg
                                  : OfiEndpointType::automatic;
+  p.job_key = w.job_key();
   p.single_host = static_cast<int>(w.local_ranks().size()) == w.size();
   p.max_packet = c.get_size("OFI_MAX_PACKET");
   p.rx_buffers = static_cast<std::size_t>(c.get_int("OFI_RX_BUFFERS"));
@@ -185,8 +191,8 @@ std::unique_ptr<Endpoint> open_ofi(WireupServices& w, std::span<const int> peers
 extern const DriverComponent kOfiComponent = {
     .name = "ofi",
     .title =
-        "libfabric endpoints (rdm; dgram under the reliability layer): InfiniBand, EFA, "
-        "Slingshot, tcp, shm",
+        "libfabric endpoints (rdm; msg connected lazily; dgram under the reliability layer): "
+        "InfiniBand, EFA, Slingshot, tcp, shm",
     .locality = Locality::any,
     .config = kKeys,
     .aliases = {},

@@ -1,8 +1,11 @@
 // ofi driver (see ofi_driver.hpp): provider choice, resources, and the packet paths.
 #include "drivers/ofi/ofi_driver.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
@@ -32,6 +35,14 @@ static_assert(sizeof(OfiHeader) == 12);
 constexpr uint16_t kMagic = 0x0f1c;
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
+
+// A msg connection request's private data: who asks, for which job.
+struct CmData {
+  uint32_t magic;
+  int32_t rank;
+  std::byte job_key[16];
+};
+constexpr uint32_t kCmMagic = 0x0f1c0c0du;
 
 struct InfoDeleter {
   void operator()(fi_info* i) const { ofi::freeinfo(i); }
@@ -80,6 +91,12 @@ const char* progress_text(fi_progress p) {
 
 std::string fi_error(const char* what, int rc) {
   return std::string(what) + ": " + ofi::strerror(-rc);
+}
+
+uint64_t now_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
 }
 
 std::string to_hex(const std::byte* p, std::size_t n) {
@@ -150,19 +167,47 @@ struct OfiDriver::Slot {
   uint32_t index = 0;
   int peer = -1;  // send slots: the destination
   bool rx = false;
+  fid_ep* ep = nullptr;             // receive slots: the endpoint they are posted to
+  void* desc = nullptr;             // fi_mr_desc of the buffer's registration (FI_MR_LOCAL)
+  OfiDriver::Link* link = nullptr;  // msg receive slots: their connection
 };
 
-// Closed in reverse order of declaration: endpoint, memory region, address vector,
-// completion queue, domain, fabric; the info list last.
+// Connections (msg endpoints). Each peer gets its own endpoint, made on the first send to
+// it (fi_connect to the passive endpoint the peer published; send() says `again` until the
+// connection is up) or when the peer's request arrives on our passive endpoint (fi_accept).
+// Both ranks may ask at once: the connection the lower rank asked for wins (the lower rank
+// refuses the higher one's request while its own is pending; the higher one accepts the
+// lower one's and drops its own), so exactly one connection carries a pair's packets and
+// their per-peer numbering stays whole. The refusal may reach the higher rank before the
+// lower one's request does: it then waits for that request (10 s) instead of asking again. The
+// request carries the asker's rank and the job key, checked before accepting. Every connection has
+// its own receive pool (no shared receive context: the packet's sender is then the connection's
+// peer, checked on arrival). Links are kept until the driver closes: a completion may still name
+// their slots.
+struct OfiDriver::Link {
+  enum class State : uint8_t { connecting, accepting, up, closed, dropped };
+  int peer = -1;
+  State state = State::connecting;
+  FidPtr<fid_ep> ep;
+  FidPtr<fid_mr> mr;
+  std::vector<std::byte> pool;
+  std::unique_ptr<Slot[]> rx;
+};
+
+// Closed in reverse order of declaration: connections, passive endpoint, endpoint, memory
+// region, address vector, event queue, completion queue, domain, fabric; the info list last.
 struct OfiDriver::Fids {
   InfoPtr list;
   fi_info* info = nullptr;  // the chosen entry of `list`
   FidPtr<fid_fabric> fabric;
   FidPtr<fid_domain> domain;
   FidPtr<fid_cq> cq;
+  FidPtr<fid_eq> eq;
   FidPtr<fid_av> av;
   FidPtr<fid_mr> mr;
   FidPtr<fid_ep> ep;
+  FidPtr<fid_pep> pep;
+  std::vector<std::unique_ptr<Link>> links;
 };
 
 OfiDriver::OfiDriver(OfiParams params)
@@ -176,10 +221,25 @@ OfiDriver::~OfiDriver() = default;
 void OfiDriver::choose_provider() {
   std::string err;
   if (!ofi::load(err)) throw std::runtime_error(err);
+  // auto: reliable datagrams, else datagrams (the reliability layer on top), else
+  // connections.
   std::vector<fi_ep_type> types;
-  if (params_.endpoint != OfiEndpointType::dgram) types.push_back(FI_EP_RDM);
-  if (params_.endpoint != OfiEndpointType::rdm) types.push_back(FI_EP_DGRAM);
+  switch (params_.endpoint) {
+    case OfiEndpointType::rdm:
+      types = {FI_EP_RDM};
+      break;
+    case OfiEndpointType::dgram:
+      types = {FI_EP_DGRAM};
+      break;
+    case OfiEndpointType::msg:
+      types = {FI_EP_MSG};
+      break;
+    case OfiEndpointType::automatic:
+      types = {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG};
+      break;
+  }
   const bool named = !params_.provider.empty();
+  std::vector<InfoPtr> lists;
   for (fi_ep_type type : types) {
     InfoPtr hints(ofi::allocinfo());
     if (!hints) throw std::runtime_error("fi_allocinfo failed");
@@ -188,39 +248,51 @@ void OfiDriver::choose_provider() {
     hints->ep_attr->type = type;
     // Packets to a peer must arrive in order on a reliable endpoint (else the engine
     // would need the reliability layer's reordering on top).
-    if (type == FI_EP_RDM) hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+    if (type != FI_EP_DGRAM) hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
     // The modes this driver honours: its pools are registered (LOCAL), once, with the
-    // provider's key (PROV_KEY), at their virtual address, bound to the endpoint.
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    // provider's key (PROV_KEY), at their virtual address, bound to the endpoint (not on
+    // msg: one endpoint per peer shares the send pool).
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+                                  (type == FI_EP_MSG ? 0 : FI_MR_ENDPOINT);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine serialises calls
     if (named) hints->fabric_attr->prov_name = strdup(params_.provider.c_str());
     if (!params_.domain.empty()) hints->domain_attr->name = strdup(params_.domain.c_str());
     fi_info* list = nullptr;
-    if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) != 0 || !list) continue;
-    InfoPtr owner(list);
-    for (fi_info* i = list; i; i = i->next) {
-      // Chosen by default, shm would leave the other hosts' ranks unreachable.
-      if (!named && !params_.single_host && std::strcmp(i->fabric_attr->prov_name, "shm") == 0)
-        continue;
-      fids_->list = std::move(owner);
-      fids_->info = i;
-      // Whether the provider would also give one-sided operations (reported; not used yet).
-      hints->caps = FI_MSG | FI_RMA;
-      free(hints->fabric_attr->prov_name);
-      hints->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
-      fi_info* rma = nullptr;
-      if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &rma) == 0 && rma) {
-        rma_offered_ = true;
-        ofi::freeinfo(rma);
+    if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) != 0) list = nullptr;
+    lists.emplace_back(list);
+  }
+  // A named provider is taken as named first ("tcp" is tcp's msg endpoint, not the
+  // tcp;ofi_rxm that fi_getinfo also returns for that name), then layered over it.
+  for (int pass = named ? 0 : 1; pass < 2; ++pass) {
+    for (std::size_t t = 0; t < types.size(); ++t) {
+      for (fi_info* i = lists[t].get(); i; i = i->next) {
+        // Chosen by default, shm would leave the other hosts' ranks unreachable.
+        if (!named && !params_.single_host && std::strcmp(i->fabric_attr->prov_name, "shm") == 0)
+          continue;
+        if (pass == 0 && params_.provider != i->fabric_attr->prov_name) continue;
+        fids_->list = std::move(lists[t]);
+        fids_->info = i;
+        // Whether the provider would also give one-sided operations (reported; not used yet).
+        InfoPtr hints(ofi::allocinfo());
+        hints->caps = FI_MSG | FI_RMA;
+        hints->mode = FI_CONTEXT | FI_CONTEXT2;
+        hints->ep_attr->type = i->ep_attr->type;
+        hints->domain_attr->mr_mode = i->domain_attr->mr_mode;
+        hints->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
+        fi_info* rma = nullptr;
+        if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &rma) == 0 && rma) {
+          rma_offered_ = true;
+          ofi::freeinfo(rma);
+        }
+        return;
       }
-      return;
     }
   }
   // Nothing fits: say what there is.
   const std::string want = params_.endpoint == OfiEndpointType::rdm     ? "rdm"
                            : params_.endpoint == OfiEndpointType::dgram ? "dgram"
-                                                                        : "rdm or dgram";
+                           : params_.endpoint == OfiEndpointType::msg   ? "msg"
+                                                                        : "rdm, dgram or msg";
   std::string where = params_.domain.empty() ? "" : " in domain '" + params_.domain + "'";
   if (named) {
     const auto mine = offered(params_.provider.c_str());
@@ -230,8 +302,8 @@ void OfiDriver::choose_provider() {
           "' (SLUICE_OFI_PROVIDER) is not available here; available: " + ofi_available());
     throw std::runtime_error("libfabric provider '" + params_.provider + "'" + where +
                              " offers no " + want +
-                             " endpoint Sluice can use (FI_MSG, FI_ORDER_SAS on rdm, mr_mode "
-                             "within local,virt_addr,allocated,prov_key,endpoint; "
+                             " endpoint Sluice can use (FI_MSG, FI_ORDER_SAS on rdm and msg, "
+                             "mr_mode within local,virt_addr,allocated,prov_key,endpoint; "
                              "SLUICE_OFI_ENDPOINT); it offers: " +
                              format_offered(mine) + "; available: " + ofi_available());
   }
@@ -263,12 +335,18 @@ void OfiDriver::open_resources() {
   caps_.max_packet = static_cast<std::size_t>(
       std::min<uint64_t>(params_.max_packet, max_msg - sizeof(OfiHeader) - caps_.max_header));
   caps_.inline_payload = caps_.max_packet;
-  caps_.reliable = caps_.ordered = info->ep_attr->type == FI_EP_RDM;
+  connected_type_ = info->ep_attr->type == FI_EP_MSG;
+  caps_.reliable = caps_.ordered = info->ep_attr->type != FI_EP_DGRAM;
   slot_bytes_ = (sizeof(OfiHeader) + caps_.max_header + caps_.max_packet + 63) & ~std::size_t{63};
 
-  const std::size_t nrx = params_.rx_buffers, ntx = params_.tx_buffers;
+  // On msg the receive pools belong to the connections (Link); the driver's pool holds
+  // the send buffers only.
+  const std::size_t nrx = connected_type_ ? 0 : params_.rx_buffers, ntx = params_.tx_buffers;
+  const std::size_t rx_posted =
+      connected_type_ ? params_.rx_buffers * static_cast<std::size_t>(params_.size) : nrx;
   fi_cq_attr cq_attr{};
-  cq_attr.size = std::max<std::size_t>(nrx + ntx + 64, info->rx_attr->size + info->tx_attr->size);
+  cq_attr.size =
+      std::max<std::size_t>(rx_posted + ntx + 64, info->rx_attr->size + info->tx_attr->size);
   cq_attr.format = FI_CQ_FORMAT_MSG;
   cq_attr.wait_obj = FI_WAIT_FD;
   fid_cq* cq = nullptr;
@@ -282,22 +360,24 @@ void OfiDriver::open_resources() {
   if (cq_attr.wait_obj == FI_WAIT_FD && fi_control(&cq->fid, FI_GETWAIT, &wait_fd_) != 0)
     wait_fd_ = -1;
 
-  fi_av_attr av_attr{};
-  av_attr.type =
-      info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type : FI_AV_TABLE;
-  av_attr.count = static_cast<std::size_t>(params_.size);
-  fid_av* av = nullptr;
-  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0)
-    throw std::runtime_error(fi_error("fi_av_open", rc));
-  fids_->av.reset(av);
-
   fid_ep* ep = nullptr;
-  if ((rc = fi_endpoint(domain, info, &ep, nullptr)) != 0)
-    throw std::runtime_error(fi_error("fi_endpoint", rc));
-  fids_->ep.reset(ep);
-  if ((rc = fi_ep_bind(ep, &av->fid, 0)) != 0) throw std::runtime_error(fi_error("bind av", rc));
-  if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
-    throw std::runtime_error(fi_error("bind cq", rc));
+  if (!connected_type_) {
+    fi_av_attr av_attr{};
+    av_attr.type =
+        info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type : FI_AV_TABLE;
+    av_attr.count = static_cast<std::size_t>(params_.size);
+    fid_av* av = nullptr;
+    if ((rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0)
+      throw std::runtime_error(fi_error("fi_av_open", rc));
+    fids_->av.reset(av);
+
+    if ((rc = fi_endpoint(domain, info, &ep, nullptr)) != 0)
+      throw std::runtime_error(fi_error("fi_endpoint", rc));
+    fids_->ep.reset(ep);
+    if ((rc = fi_ep_bind(ep, &av->fid, 0)) != 0) throw std::runtime_error(fi_error("bind av", rc));
+    if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+      throw std::runtime_error(fi_error("bind cq", rc));
+  }
 
   // The pools: receive buffers, then send buffers; registered once when the provider wants
   // local buffers registered.
@@ -309,19 +389,21 @@ void OfiDriver::open_resources() {
                         nullptr)) != 0)
       throw std::runtime_error(fi_error("fi_mr_reg", rc));
     fids_->mr.reset(mr);
-    if (mr_mode & FI_MR_ENDPOINT) {
+    if (ep && (mr_mode & FI_MR_ENDPOINT)) {
       if ((rc = fi_mr_bind(mr, &ep->fid, 0)) != 0 || (rc = fi_mr_enable(mr)) != 0)
         throw std::runtime_error(fi_error("fi_mr_bind", rc));
     }
     mr_desc_ = fi_mr_desc(mr);
   }
-  if ((rc = fi_enable(ep)) != 0) throw std::runtime_error(fi_error("fi_enable", rc));
+  if (ep && (rc = fi_enable(ep)) != 0) throw std::runtime_error(fi_error("fi_enable", rc));
 
   slots_.resize(nrx + ntx);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     slots_[i].buf = pool_.data() + i * slot_bytes_;
     slots_[i].index = static_cast<uint32_t>(i);
     slots_[i].rx = i < nrx;
+    slots_[i].ep = ep;
+    slots_[i].desc = mr_desc_;
   }
   for (std::size_t i = nrx + ntx; i-- > nrx;) free_tx_.push_back(static_cast<uint32_t>(i));
   note_tx();
@@ -330,16 +412,24 @@ void OfiDriver::open_resources() {
   inject_limit_ = std::min(info->tx_attr->inject_size, slot_bytes_);
   inject_buf_.resize(inject_limit_);
 
-  std::byte name[512];
-  std::size_t len = sizeof name;
-  if ((rc = fi_getname(&ep->fid, name, &len)) != 0)
-    throw std::runtime_error(fi_error("fi_getname", rc));
-  address_hex_ = to_hex(name, len);
   peers_.assign(static_cast<std::size_t>(params_.size), FI_ADDR_NOTAVAIL);
   peer_hex_.assign(static_cast<std::size_t>(params_.size), {});
+  tx_ep_.assign(static_cast<std::size_t>(params_.size), connected_type_ ? nullptr : ep);
+  link_of_.assign(static_cast<std::size_t>(params_.size), nullptr);
+  wait_until_.assign(static_cast<std::size_t>(params_.size), 0);
+  peer_raw_.assign(static_cast<std::size_t>(params_.size), {});
+  if (connected_type_) {
+    open_passive();
+  } else {
+    std::byte name[512];
+    std::size_t len = sizeof name;
+    if ((rc = fi_getname(&ep->fid, name, &len)) != 0)
+      throw std::runtime_error(fi_error("fi_getname", rc));
+    address_hex_ = to_hex(name, len);
+  }
   tx_seq_.assign(static_cast<std::size_t>(params_.size), 0);
   rx_seq_.assign(static_cast<std::size_t>(params_.size), 0);
-  held_.reserve(nrx);
+  held_.reserve(params_.rx_buffers);
 
   desc_.provider = info->fabric_attr->prov_name;
   desc_.fabric = info->fabric_attr->name ? info->fabric_attr->name : "";
@@ -355,9 +445,43 @@ void OfiDriver::open_resources() {
   desc_.wait = wait_fd_ >= 0 ? "fd" : "none (polled)";
 }
 
+void OfiDriver::open_passive() {
+  fi_info* info = fids_->info;
+  int rc = 0;
+  fi_eq_attr eq_attr{};
+  eq_attr.size = static_cast<std::size_t>(4 * params_.size + 16);
+  eq_attr.wait_obj = FI_WAIT_FD;
+  fid_eq* eq = nullptr;
+  if ((rc = fi_eq_open(fids_->fabric.get(), &eq_attr, &eq, nullptr)) != 0) {
+    eq_attr.wait_obj = FI_WAIT_NONE;
+    if ((rc = fi_eq_open(fids_->fabric.get(), &eq_attr, &eq, nullptr)) != 0)
+      throw std::runtime_error(fi_error("fi_eq_open", rc));
+  }
+  fids_->eq.reset(eq);
+  if (eq_attr.wait_obj == FI_WAIT_FD && fi_control(&eq->fid, FI_GETWAIT, &eq_fd_) != 0) eq_fd_ = -1;
+  fid_pep* pep = nullptr;
+  if ((rc = fi_passive_ep(fids_->fabric.get(), info, &pep, nullptr)) != 0)
+    throw std::runtime_error(fi_error("fi_passive_ep", rc));
+  fids_->pep.reset(pep);
+  if ((rc = fi_pep_bind(pep, &eq->fid, 0)) != 0)
+    throw std::runtime_error(fi_error("fi_pep_bind", rc));
+  if ((rc = fi_listen(pep)) != 0) throw std::runtime_error(fi_error("fi_listen", rc));
+  std::byte name[512];
+  std::size_t len = sizeof name;
+  if ((rc = fi_getname(&pep->fid, name, &len)) != 0)
+    throw std::runtime_error(fi_error("fi_getname", rc));
+  address_hex_ = to_hex(name, len);
+}
+
 std::string OfiDriver::set_peer_address(int peer, const std::string& hex) {
   std::vector<std::byte> raw;
   if (!from_hex(hex, raw) || raw.empty()) return "malformed ofi address";
+  if (connected_type_) {  // kept for fi_connect, on the first send to the peer
+    peer_raw_[static_cast<std::size_t>(peer)] = std::move(raw);
+    peers_[static_cast<std::size_t>(peer)] = 0;
+    peer_hex_[static_cast<std::size_t>(peer)] = hex;
+    return {};
+  }
   fi_addr_t a = FI_ADDR_NOTAVAIL;
   const int rc = fi_av_insert(fids_->av.get(), raw.data(), 1, &a, 0, nullptr);
   if (rc != 1) return "fi_av_insert of rank " + std::to_string(peer) + "'s address failed";
@@ -372,6 +496,22 @@ std::string OfiDriver::peer_address(int peer) const {
   if (hex.empty()) return {};
   std::vector<std::byte> raw;
   from_hex(hex, raw);
+  if (connected_type_) {  // no address vector: a socket address is shown as ip:port
+    char ip[INET6_ADDRSTRLEN] = "";
+    sockaddr_storage sa{};
+    std::memcpy(&sa, raw.data(), std::min(raw.size(), sizeof sa));
+    if (sa.ss_family == AF_INET && raw.size() >= sizeof(sockaddr_in)) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+      inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+      return desc_.provider + " " + ip + ":" + std::to_string(ntohs(in->sin_port));
+    }
+    if (sa.ss_family == AF_INET6 && raw.size() >= sizeof(sockaddr_in6)) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+      inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+      return desc_.provider + " [" + ip + "]:" + std::to_string(ntohs(in6->sin6_port));
+    }
+    return desc_.provider;
+  }
   char text[256];
   std::size_t len = sizeof text;
   if (fi_av_straddr(fids_->av.get(), raw.data(), text, &len) == nullptr) return desc_.provider;
@@ -384,19 +524,19 @@ bool OfiDriver::reaches(int peer) const {
 }
 
 bool OfiDriver::post_rx(Slot& s) {
-  const ssize_t rc = fi_recv(fids_->ep.get(), s.buf, slot_bytes_, mr_desc_, FI_ADDR_UNSPEC, &s.ctx);
+  const ssize_t rc = fi_recv(s.ep, s.buf, slot_bytes_, s.desc, FI_ADDR_UNSPEC, &s.ctx);
   if (rc == 0) return true;
   if (rc == -FI_EAGAIN) {
-    rx_retry_.push_back(s.index);
+    rx_retry_.push_back(&s);
     return true;
   }
   return false;
 }
 
 void OfiDriver::repost_pending() {
-  std::vector<uint32_t> again;
+  std::vector<Slot*> again;
   again.swap(rx_retry_);  // (capacity moves back below: no allocation once grown)
-  for (uint32_t i : again) post_rx(slots_[i]);
+  for (Slot* s : again) post_rx(*s);
   again.clear();
   if (rx_retry_.empty()) rx_retry_.swap(again);
 }
@@ -409,11 +549,236 @@ OfiDriver::Slot* OfiDriver::take_tx() {
   return s;
 }
 
+// ---- connections (msg) ------------------------------------------------------------------
+
+OfiDriver::Link* OfiDriver::new_link(int peer, fi_info* info) {
+  // Kept (dropped) even when it fails below: closing an endpoint may flush its posted
+  // receives into the completion queue, naming the link's slots.
+  fids_->links.push_back(std::make_unique<Link>());
+  Link* l = fids_->links.back().get();
+  l->peer = peer;
+  l->state = Link::State::dropped;
+  fid_ep* ep = nullptr;
+  int rc = fi_endpoint(fids_->domain.get(), info, &ep, l);  // events name the link
+  if (rc != 0) {
+    util::log(util::LogLevel::warn, "ofi: fi_endpoint for rank %d: %s", peer, ofi::strerror(-rc));
+    return nullptr;
+  }
+  l->ep.reset(ep);
+  if ((rc = fi_ep_bind(ep, &fids_->eq->fid, 0)) != 0 ||
+      (rc = fi_ep_bind(ep, &fids_->cq->fid, FI_TRANSMIT | FI_RECV)) != 0 ||
+      (rc = fi_enable(ep)) != 0) {
+    util::log(util::LogLevel::warn, "ofi: endpoint for rank %d: %s", peer, ofi::strerror(-rc));
+    return nullptr;
+  }
+  // The connection's receive pool, posted before the first packet can arrive.
+  const std::size_t n = params_.rx_buffers;
+  l->pool.resize(slot_bytes_ * n);
+  void* desc = nullptr;
+  if (fids_->info->domain_attr->mr_mode & FI_MR_LOCAL) {
+    fid_mr* mr = nullptr;
+    if ((rc = fi_mr_reg(fids_->domain.get(), l->pool.data(), l->pool.size(), FI_RECV, 0, 0, 0, &mr,
+                        nullptr)) != 0) {
+      util::log(util::LogLevel::warn, "ofi: fi_mr_reg for rank %d: %s", peer, ofi::strerror(-rc));
+      return nullptr;
+    }
+    l->mr.reset(mr);
+    desc = fi_mr_desc(mr);
+  }
+  l->rx = std::make_unique<Slot[]>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Slot& s = l->rx[i];
+    s.buf = l->pool.data() + i * slot_bytes_;
+    s.index = static_cast<uint32_t>(i);
+    s.rx = true;
+    s.ep = ep;
+    s.desc = desc;
+    s.link = l;
+    s.peer = peer;
+    if (!post_rx(s)) {
+      util::log(util::LogLevel::warn, "ofi: cannot post receives for rank %d", peer);
+      return nullptr;
+    }
+  }
+  l->state = Link::State::connecting;
+  return l;
+}
+
+IoStatus OfiDriver::link_status(int peer) {
+  Link* l = link_of_[static_cast<std::size_t>(peer)];
+  // Refused by a lower rank whose own request is on its way: wait for it (a while).
+  if (!l && wait_until_[static_cast<std::size_t>(peer)] != 0) {
+    if (now_ns() < wait_until_[static_cast<std::size_t>(peer)]) {
+      progress_events();
+      l = link_of_[static_cast<std::size_t>(peer)];
+      if (!l) return IoStatus::again;
+    } else {
+      wait_until_[static_cast<std::size_t>(peer)] = 0;  // ask again
+    }
+  }
+  if (!l) {  // the first send to the peer: ask for the connection
+    CmData cm{kCmMagic, params_.rank, {}};
+    std::vector<std::byte> key;
+    if (from_hex(params_.job_key, key))
+      std::memcpy(cm.job_key, key.data(), std::min(key.size(), sizeof cm.job_key));
+    l = new_link(peer, fids_->info);
+    int rc = -FI_EINVAL;
+    if (l) {
+      rc = static_cast<int>(fi_connect(
+          l->ep.get(), peer_raw_[static_cast<std::size_t>(peer)].data(), &cm, sizeof cm));
+      if (rc != 0)
+        util::log(util::LogLevel::warn, "ofi: fi_connect to rank %d: %s", peer, ofi::strerror(-rc));
+    }
+    if (rc != 0) {
+      if (l) l->state = Link::State::dropped;
+      ++stats_.conn_failed;
+      peers_[static_cast<std::size_t>(peer)] = FI_ADDR_NOTAVAIL;
+      return IoStatus::failed;
+    }
+    l->state = Link::State::connecting;
+    link_of_[static_cast<std::size_t>(peer)] = l;
+    links_pending_.fetch_add(1, std::memory_order_relaxed);
+    ++stats_.connects;
+  }
+  progress_events();
+  l = link_of_[static_cast<std::size_t>(peer)];
+  if (l && l->state == Link::State::up) return IoStatus::done;
+  if (l && l->state == Link::State::closed) return IoStatus::failed;
+  return IoStatus::again;  // nothing sent yet: the protocol retries after progress
+}
+
+void OfiDriver::progress_events() {
+  // Room for a connection request's entry and its private data.
+  alignas(fi_eq_cm_entry) std::byte buf[sizeof(fi_eq_cm_entry) + 256];
+  for (;;) {
+    uint32_t event = 0;
+    const ssize_t n = fi_eq_read(fids_->eq.get(), &event, buf, sizeof buf, 0);
+    if (n == -FI_EAVAIL) {
+      on_event_error();
+      continue;
+    }
+    // -FI_EAGAIN: nothing. (A cm entry without private data is 16 bytes.)
+    if (n < static_cast<ssize_t>(sizeof(fi_eq_cm_entry))) return;
+    const auto* e = reinterpret_cast<const fi_eq_cm_entry*>(buf);
+    if (event == FI_CONNREQ) {
+      on_connreq(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    Link* l = e->fid ? static_cast<Link*>(e->fid->context) : nullptr;
+    if (!l) continue;
+    if (event == FI_CONNECTED) {
+      if (l->state == Link::State::connecting || l->state == Link::State::accepting) {
+        links_pending_.fetch_sub(1, std::memory_order_relaxed);
+        l->state = Link::State::up;
+        if (link_of_[static_cast<std::size_t>(l->peer)] == l)
+          tx_ep_[static_cast<std::size_t>(l->peer)] = l->ep.get();
+      }
+    } else if (event == FI_SHUTDOWN) {
+      // The peer closed its end (it finalized, or died): later sends to it fail.
+      if (l->state == Link::State::connecting || l->state == Link::State::accepting)
+        links_pending_.fetch_sub(1, std::memory_order_relaxed);
+      if (l->state != Link::State::dropped) {
+        l->state = Link::State::closed;
+        ++stats_.conn_closed;
+      }
+      if (link_of_[static_cast<std::size_t>(l->peer)] == l)
+        tx_ep_[static_cast<std::size_t>(l->peer)] = nullptr;
+    }
+  }
+}
+
+void OfiDriver::on_connreq(const void* entry, std::size_t len) {
+  const auto* e = static_cast<const fi_eq_cm_entry*>(entry);
+  InfoPtr info(e->info);  // ours to free
+  CmData cm{};
+  const std::size_t data = len - sizeof(fi_eq_cm_entry);
+  if (data >= sizeof cm) std::memcpy(&cm, e->data, sizeof cm);
+  std::vector<std::byte> key;
+  std::byte want[sizeof cm.job_key]{};
+  if (from_hex(params_.job_key, key))
+    std::memcpy(want, key.data(), std::min(key.size(), sizeof want));
+  const int peer = cm.rank;
+  bool accept = data >= sizeof cm && cm.magic == kCmMagic && peer >= 0 && peer < params_.size &&
+                peer != params_.rank && std::memcmp(cm.job_key, want, sizeof want) == 0;
+  if (!accept) {
+    util::log(util::LogLevel::warn, "ofi: refused a connection request: not from this job");
+  } else if (Link* cur = link_of_[static_cast<std::size_t>(peer)]) {
+    // Both asked at once: the lower rank's request wins.
+    if (cur->state == Link::State::connecting && params_.rank > peer) {
+      cur->state = Link::State::dropped;  // the peer refuses it
+      links_pending_.fetch_sub(1, std::memory_order_relaxed);
+      link_of_[static_cast<std::size_t>(peer)] = nullptr;
+    } else {
+      accept = false;
+    }
+  }
+  if (!accept) {
+    ++stats_.conn_rejected;
+    fi_reject(fids_->pep.get(), info->handle, nullptr, 0);
+    return;
+  }
+  Link* l = new_link(peer, info.get());
+  CmData mine{kCmMagic, params_.rank, {}};
+  std::memcpy(mine.job_key, want, sizeof want);
+  if (!l || fi_accept(l->ep.get(), &mine, sizeof mine) != 0) {
+    ++stats_.conn_failed;
+    if (l)
+      l->state = Link::State::dropped;
+    else
+      fi_reject(fids_->pep.get(), info->handle, nullptr, 0);
+    return;
+  }
+  l->state = Link::State::accepting;
+  link_of_[static_cast<std::size_t>(peer)] = l;
+  links_pending_.fetch_add(1, std::memory_order_relaxed);
+  ++stats_.accepts;
+}
+
+void OfiDriver::on_event_error() {
+  fi_eq_err_entry err{};
+  if (fi_eq_readerr(fids_->eq.get(), &err, 0) < 0) return;
+  Link* l = err.fid ? static_cast<Link*>(err.fid->context) : nullptr;
+  if (!l || l->state == Link::State::dropped) return;  // a request we gave up (lost a race)
+  const bool current = link_of_[static_cast<std::size_t>(l->peer)] == l;
+  // A lower rank refuses our request while its own to us is pending, and its request may
+  // reach us after its refusal: wait for it rather than give the peer up.
+  if (current && err.err == FI_ECONNREFUSED && l->peer < params_.rank &&
+      l->state == Link::State::connecting) {
+    l->state = Link::State::dropped;
+    links_pending_.fetch_sub(1, std::memory_order_relaxed);
+    link_of_[static_cast<std::size_t>(l->peer)] = nullptr;
+    wait_until_[static_cast<std::size_t>(l->peer)] = now_ns() + 10'000'000'000ull;
+    ++stats_.conn_refused;
+    return;
+  }
+  if (l->state == Link::State::connecting || l->state == Link::State::accepting)
+    links_pending_.fetch_sub(1, std::memory_order_relaxed);
+  ++stats_.conn_failed;
+  util::log(util::LogLevel::warn, "ofi: connection with rank %d failed: %s", l->peer,
+            ofi::strerror(err.err));
+  l->state = Link::State::closed;
+  if (current) {
+    tx_ep_[static_cast<std::size_t>(l->peer)] = nullptr;
+    if (params_.on_peer_dead) params_.on_peer_dead(l->peer);
+  }
+}
+
+// ---- packets ----------------------------------------------------------------------------
+
 IoStatus OfiDriver::send(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload) {
   if (!reaches(peer) || header.size() > caps_.max_header || payload.size() > caps_.max_packet) {
     ++stats_.send_errors;
     return IoStatus::failed;
+  }
+  fid_ep* ep = tx_ep_[static_cast<std::size_t>(peer)];
+  if (!ep) {  // msg: no connection up yet
+    const IoStatus st = link_status(peer);
+    if (st != IoStatus::done) {
+      if (st == IoStatus::failed) ++stats_.send_errors;
+      return st;
+    }
+    ep = tx_ep_[static_cast<std::size_t>(peer)];
   }
   uint32_t& seq = tx_seq_[static_cast<std::size_t>(peer)];
   const OfiHeader oh{static_cast<uint32_t>(params_.rank), seq, static_cast<uint16_t>(header.size()),
@@ -429,7 +794,7 @@ IoStatus OfiDriver::send(int peer, std::span<const std::byte> header,
   ssize_t rc;
   if (total <= inject_limit_) {
     fill(inject_buf_.data());
-    rc = fi_inject(fids_->ep.get(), inject_buf_.data(), total, dest);
+    rc = fi_inject(ep, inject_buf_.data(), total, dest);
     if (rc == 0) ++stats_.injected;
   } else {
     Slot* s = take_tx();
@@ -439,7 +804,7 @@ IoStatus OfiDriver::send(int peer, std::span<const std::byte> header,
     }
     fill(s->buf);
     s->peer = peer;
-    rc = fi_send(fids_->ep.get(), s->buf, total, mr_desc_, dest, &s->ctx);
+    rc = fi_send(ep, s->buf, total, mr_desc_, dest, &s->ctx);
     if (rc != 0) {
       free_tx_.push_back(s->index);
       note_tx();
@@ -468,10 +833,12 @@ int OfiDriver::complete(const void* op_context, std::size_t len, PacketSink* sin
   }
   OfiHeader oh{};
   if (len >= sizeof oh) std::memcpy(&oh, s.buf, sizeof oh);
-  const bool valid = len >= sizeof oh && oh.magic == kMagic &&
-                     static_cast<int>(oh.src) < params_.size &&
-                     static_cast<int>(oh.src) != params_.rank &&
-                     peers_[oh.src] != FI_ADDR_NOTAVAIL && oh.header_len <= len - sizeof oh;
+  // On msg the sender is the connection's peer; elsewhere any peer in the address vector.
+  const bool valid =
+      len >= sizeof oh && oh.magic == kMagic && static_cast<int>(oh.src) < params_.size &&
+      static_cast<int>(oh.src) != params_.rank &&
+      (s.link ? s.link->peer == static_cast<int>(oh.src) : peers_[oh.src] != FI_ADDR_NOTAVAIL) &&
+      oh.header_len <= len - sizeof oh;
   if (!valid) {
     ++stats_.malformed;
   } else if (sink) {
@@ -479,7 +846,7 @@ int OfiDriver::complete(const void* op_context, std::size_t len, PacketSink* sin
     // them out of order (a provider's rendezvous finishes after a later eager message):
     // hold an early one, its buffer not reposted, until its predecessors are delivered.
     if (caps_.ordered && oh.seq != rx_seq_[oh.src]) {
-      held_.push_back({oh.src, oh.seq, s.index, static_cast<uint32_t>(len)});
+      held_.push_back({oh.src, oh.seq, &s, static_cast<uint32_t>(len)});
       ++stats_.held;
       return 1;
     }
@@ -512,7 +879,7 @@ void OfiDriver::release_held(uint32_t src, PacketSink& sink) {
     held_[i] = held_.back();
     held_.pop_back();
     ++rx_seq_[src];
-    deliver(slots_[h.slot], h.len, sink);
+    deliver(*h.slot, h.len, sink);
     i = 0;
   }
 }
@@ -524,8 +891,11 @@ void OfiDriver::read_error() {
   if (!err.op_context) return;
   Slot& s = *static_cast<Slot*>(err.op_context);
   if (s.rx) {
-    ++stats_.malformed;  // e.g. a message larger than the buffer (FI_ETRUNC)
-    if (err.err != FI_ECANCELED) post_rx(s);
+    // A connection torn down flushes its receives (not reposted); else e.g. a message
+    // larger than the buffer (FI_ETRUNC).
+    const bool gone = s.link && s.link->state != Link::State::up;
+    if (!gone) ++stats_.malformed;
+    if (err.err != FI_ECANCELED && !gone) post_rx(s);
     return;
   }
   free_tx_.push_back(s.index);
@@ -538,6 +908,12 @@ void OfiDriver::read_error() {
 
 int OfiDriver::poll(PacketSink& sink, int budget) {
   if (!rx_retry_.empty()) repost_pending();
+  // msg: connection events at every poll while a connection is being made, else now and
+  // then (a peer's request waits on the passive endpoint meanwhile).
+  if (connected_type_ && (links_pending_.load(std::memory_order_relaxed) > 0 || ++eq_tick_ >= 64)) {
+    eq_tick_ = 0;
+    progress_events();
+  }
   int work = 0;
   fi_cq_msg_entry e[16];
   while (work < budget) {
@@ -560,8 +936,9 @@ int OfiDriver::poll(PacketSink& sink, int budget) {
   // sleeps on the fd, since the progress thread may call it beside a poll).
   if (work == 0 && wait_fd_ >= 0 && ++idle_polls_ >= 64) {
     idle_polls_ = 0;
-    fid* f = &fids_->cq->fid;
-    (void)fi_trywait(fids_->fabric.get(), &f, 1);
+    if (connected_type_) progress_events();  // before sleeping: take a pending request
+    fid* f[2] = {&fids_->cq->fid, fids_->eq ? &fids_->eq->fid : nullptr};
+    (void)fi_trywait(fids_->fabric.get(), f, eq_fd_ >= 0 ? 2 : 1);
   } else if (work > 0) {
     idle_polls_ = 0;
   }
@@ -572,12 +949,16 @@ bool OfiDriver::block(uint64_t timeout_ns) {
   if (wait_fd_ < 0) return false;
   // Sends the provider still holds may need our progress: keep such sleeps short. (The
   // progress thread may be here beside a poll: only the mirror and atomics are read.)
-  if (tx_busy_.load(std::memory_order_relaxed)) timeout_ns = std::min<uint64_t>(timeout_ns, 100000);
+  // A connection being made needs our calls too (fi_eq_read drives it on manual progress).
+  if (tx_busy_.load(std::memory_order_relaxed) ||
+      links_pending_.load(std::memory_order_relaxed) > 0)
+    timeout_ns = std::min<uint64_t>(timeout_ns, 100000);
   blocks_.fetch_add(1, std::memory_order_relaxed);
-  pollfd p{wait_fd_, POLLIN, 0};
+  // msg: a peer's connection request arrives on the event queue.
+  pollfd p[2] = {{wait_fd_, POLLIN, 0}, {eq_fd_, POLLIN, 0}};
   const timespec ts{static_cast<time_t>(timeout_ns / 1000000000u),
                     static_cast<long>(timeout_ns % 1000000000u)};
-  ppoll(&p, 1, &ts, nullptr);
+  ppoll(p, eq_fd_ >= 0 ? 2 : 1, &ts, nullptr);
   return true;
 }
 
@@ -621,6 +1002,17 @@ void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add(c, "held", Unit::count, &stats_.held,
           "packets completed before an earlier one and held back to keep the order");
   reg.add(c, "blocks", Unit::count, &blocks_, "sleeps on the completion queue's fd");
+  if (connected_type_) {
+    reg.add(c, "connects", Unit::count, &stats_.connects, "msg connections asked for by this rank");
+    reg.add(c, "accepts", Unit::count, &stats_.accepts, "msg connections accepted");
+    reg.add(c, "conn_rejected", Unit::count, &stats_.conn_rejected,
+            "msg connection requests refused (the lower rank's won a race; not from this job)");
+    reg.add(c, "conn_refused", Unit::count, &stats_.conn_refused,
+            "msg requests a lower rank refused (its own request to us was pending)");
+    reg.add(c, "conn_failed", Unit::count, &stats_.conn_failed,
+            "msg connections that could not be made");
+    reg.add(c, "conn_closed", Unit::count, &stats_.conn_closed, "msg connections the peer closed");
+  }
   reg.add_info(
       c, "provider", [this] { return desc_.provider; }, "libfabric provider");
   reg.add_info(

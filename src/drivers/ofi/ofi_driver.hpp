@@ -1,8 +1,11 @@
 // ofi driver: packets over a libfabric endpoint, so the same binary runs on InfiniBand
 // (verbs;ofi_rxm), EFA, Slingshot (cxi) and, here, tcp;ofi_rxm, shm and udp.
 //
-// Endpoint types: FI_EP_RDM (reliable, unconnected: caps().reliable) and FI_EP_DGRAM
-// (unreliable: the engine stacks proto/reliable on it, as on the udp driver).
+// Endpoint types: FI_EP_RDM (reliable, unconnected: caps().reliable), FI_EP_DGRAM
+// (unreliable: the engine stacks proto/reliable on it, as on the udp driver) and FI_EP_MSG
+// (reliable and connected, the connection-oriented transport [OpenMPI-UD] weighs against
+// datagrams: one endpoint per peer, connected lazily on the first send to it; see
+// "Connections" in ofi_driver.cpp).
 // Wire: every message is [OfiHeader][protocol header][payload], one libfabric message;
 // OfiHeader numbers the packets per peer, so that completions a provider reports out of
 // order (its rendezvous finishing after a later eager message) are delivered in order.
@@ -30,7 +33,7 @@
 
 namespace sluice::drivers {
 
-enum class OfiEndpointType : uint8_t { automatic, rdm, dgram };
+enum class OfiEndpointType : uint8_t { automatic, rdm, dgram, msg };
 
 struct OfiParams {
   int rank = 0;
@@ -43,6 +46,7 @@ struct OfiParams {
   std::size_t max_header = 256;
   std::size_t rx_buffers = 64;
   std::size_t tx_buffers = 64;
+  std::string job_key;  // 32 hex digits (may be empty): msg connections carry and check it
   std::function<void(int)> on_peer_dead;  // a send to the peer failed in the provider
 };
 
@@ -59,6 +63,10 @@ struct OfiStats {
   uint64_t sent = 0, sent_bytes = 0, injected = 0, received = 0, received_bytes = 0;
   uint64_t send_again = 0, send_errors = 0, malformed = 0, cq_errors = 0;
   uint64_t held = 0;
+  // msg endpoints: connections made by us / accepted, connection requests refused (a lost
+  // simultaneous-connect race, a stranger), connections that failed or the peer closed.
+  uint64_t connects = 0, accepts = 0, conn_rejected = 0, conn_refused = 0, conn_failed = 0;
+  uint64_t conn_closed = 0;
 };
 
 class OfiDriver final : public Driver {
@@ -71,7 +79,8 @@ class OfiDriver final : public Driver {
   OfiDriver(const OfiDriver&) = delete;
   OfiDriver& operator=(const OfiDriver&) = delete;
 
-  // The endpoint's address (fi_getname) as hex, for the bootstrap.
+  // The endpoint's address (fi_getname; on msg the passive endpoint's) as hex, for the
+  // bootstrap.
   const std::string& address() const { return address_hex_; }
   // Inserts a peer's published address in the address vector; an error text, empty on success.
   std::string set_peer_address(int peer, const std::string& hex);
@@ -94,10 +103,18 @@ class OfiDriver final : public Driver {
  private:
   struct Slot;
   struct Fids;
+  struct Link;
   void choose_provider();
   void open_resources();
+  void open_passive();
   Slot* take_tx();
   bool post_rx(Slot& s);
+  // msg: the connection to `peer` is not up: start it, or see how it goes.
+  IoStatus link_status(int peer);
+  Link* new_link(int peer, fi_info* info);
+  void progress_events();
+  void on_connreq(const void* entry, std::size_t len);
+  void on_event_error();
   void repost_pending();
   int complete(const void* op_context, std::size_t len, PacketSink* sink);
   void deliver(Slot& s, std::size_t len, PacketSink& sink);
@@ -118,20 +135,32 @@ class OfiDriver final : public Driver {
   std::size_t slot_bytes_ = 0;    // one pool buffer: OfiHeader + max_header + max_packet
   std::vector<std::byte> pool_;   // rx_buffers then tx_buffers buffers, registered if needed
   std::vector<Slot> slots_;
-  std::vector<uint32_t> free_tx_;   // indexes into slots_
-  std::vector<uint32_t> rx_retry_;  // receive slots the provider refused to repost for now
+  std::vector<uint32_t> free_tx_;  // indexes into slots_
+  std::vector<Slot*> rx_retry_;    // receive slots the provider refused to repost for now
   std::vector<std::byte> inject_buf_;
-  std::vector<fi_addr_t> peers_;
+  std::vector<fi_addr_t> peers_;  // FI_ADDR_NOTAVAIL: unreachable (msg: 0 once known)
+  // The endpoint sending to each peer: the one endpoint on rdm / dgram; on msg the peer's
+  // connection once it is up, else nullptr (send() then starts or awaits the connection).
+  std::vector<fid_ep*> tx_ep_;
+  std::vector<Link*> link_of_;        // msg: the peer's current connection (attempt), or nullptr
+  std::vector<uint64_t> wait_until_;  // msg: refused by the peer, await its request until
+  std::vector<std::vector<std::byte>> peer_raw_;  // msg: the peers' passive addresses
   std::vector<std::string> peer_hex_;
   std::vector<uint32_t> tx_seq_, rx_seq_;  // per peer: the next packet number sent / due
   struct Held {
-    uint32_t src, seq, slot, len;
+    uint32_t src, seq;
+    Slot* slot;
+    uint32_t len;
   };
   std::vector<Held> held_;  // completed ahead of their turn (capacity: the receive pool)
   std::string address_hex_;
   void* mr_desc_ = nullptr;
   bool rma_offered_ = false;
-  uint32_t idle_polls_ = 0;  // polls in a row that found nothing (re-arms the wait fd)
+  bool connected_type_ = false;        // FI_EP_MSG
+  int eq_fd_ = -1;                     // msg: the event queue's wait fd, -1: none
+  uint32_t eq_tick_ = 0;               // msg: polls since the event queue was last read
+  std::atomic<int> links_pending_{0};  // msg: connections being made (short sleeps)
+  uint32_t idle_polls_ = 0;            // polls in a row that found nothing (re-arms the wait fd)
   OfiStats stats_;
   std::atomic<bool> tx_busy_{false};  // some send buffer is in the provider's hands
   std::atomic<uint64_t> blocks_{0};   // sleeps in block()
