@@ -83,6 +83,7 @@ Algorithm kAlgoReduceScatterOrderedReduceScatterv{"reduce_scatter: rank-ordered 
                                                   "reduce_scatter.ordered_reduce_scatterv"};
 Algorithm kAlgoScanRecursiveDoubling{"scan: recursive doubling", "scan.recursive_doubling"};
 Algorithm kAlgoExscanRecursiveDoubling{"exscan: recursive doubling", "exscan.recursive_doubling"};
+Algorithm kAlgoExchangeListed{"exchange: listed transfers", "exchange.listed"};
 Algorithm* const kAlgorithms[] = {&kAlgoBarrierDissemination,
                                   &kAlgoBcastBinomial,
                                   &kAlgoBcastScatterRing,
@@ -110,7 +111,8 @@ Algorithm* const kAlgorithms[] = {&kAlgoBarrierDissemination,
                                   &kAlgoReduceScatterRecursiveHalving,
                                   &kAlgoReduceScatterOrderedReduceScatterv,
                                   &kAlgoScanRecursiveDoubling,
-                                  &kAlgoExscanRecursiveDoubling};
+                                  &kAlgoExscanRecursiveDoubling,
+                                  &kAlgoExchangeListed};
 
 using B = std::byte;
 
@@ -1155,6 +1157,23 @@ Schedule* iexscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t coun
   const B* mine = rb(sendbuf ? sendbuf : recvbuf);
   if (count * op.elem_size == 0 || g.size == 1) return b.start();
   scan_recursive_doubling(b, mine, wb(recvbuf), count, true);
+  return b.start();
+}
+
+Schedule* iexchange(Group& g, std::span<const Transfer> sends, std::span<const Transfer> recvs) {
+  Builder b(g, kAlgoExchangeListed);
+  for (const Transfer& t : recvs) {
+    if (t.bytes == 0)
+      b.recv_signal(t.peer);
+    else
+      b.recv(t.peer, t.buf, t.bytes);
+  }
+  for (const Transfer& t : sends) {
+    if (t.bytes == 0)
+      b.send_signal(t.peer);
+    else
+      b.send(t.peer, t.buf, t.bytes);
+  }
   return b.start();
 }
 

@@ -105,6 +105,17 @@ Schedule* iscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
 Schedule* iexscan(Group& g, const void* sendbuf, void* recvbuf, std::size_t count,
                   const Reducer& op);
 
+// Point-to-point transfers the caller lists, all posted in one round (receives first):
+// for exchanges no algorithm above describes, such as those between the two groups of an
+// MPI intercommunicator (g.world then lists the other group; g.rank is not used). Peers
+// are ranks in g.world. A zero-byte transfer still posts a message: both sides list it.
+struct Transfer {
+  int peer = 0;
+  void* buf = nullptr;  // read for a send
+  std::size_t bytes = 0;
+};
+Schedule* iexchange(Group& g, std::span<const Transfer> sends, std::span<const Transfer> recvs);
+
 bool test(Schedule* s);  // advances; true once done
 // True once done, without a progress pass: for callers that run the engine's progress
 // themselves (each pass advances every active schedule).

@@ -660,6 +660,8 @@ int PMPI_Barrier(MPI_Comm comm) {
   SLUICE_BLOCKING("MPI_Barrier", comm, start_barrier(op_, comm, "MPI_Barrier"));
 }
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::barrier, {}, request);
   SLUICE_NONBLOCKING("MPI_Ibarrier", comm, request, start_barrier(op_, comm, "MPI_Ibarrier"));
 }
 
@@ -672,6 +674,10 @@ int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 }
 int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::bcast,
+                             {.recvbuf = buffer, .count = count, .type = datatype, .root = root},
+                             request);
   SLUICE_NONBLOCKING("MPI_Ibcast", comm, request,
                      start_bcast(op_, buffer, count, datatype, root, comm, "MPI_Ibcast"));
 }
@@ -692,6 +698,15 @@ int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
 }
 int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::reduce,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .count = count,
+                              .type = datatype,
+                              .op = op,
+                              .root = root},
+                             request);
   SLUICE_NONBLOCKING(
       "MPI_Ireduce", comm, request,
       start_reduce(op_, sendbuf, recvbuf, count, datatype, op, root, comm, "MPI_Ireduce"));
@@ -709,6 +724,11 @@ int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
 }
 int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(
+        comm, InterCollective::allreduce,
+        {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op},
+        request);
   SLUICE_NONBLOCKING(
       "MPI_Iallreduce", comm, request,
       start_allreduce(op_, sendbuf, recvbuf, count, datatype, op, comm, "MPI_Iallreduce"));
@@ -732,6 +752,16 @@ int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::gather,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .count = sendcount,
+                              .type = sendtype,
+                              .recvcount = recvcount,
+                              .recvtype = recvtype,
+                              .root = root},
+                             request);
   SLUICE_NONBLOCKING("MPI_Igather", comm, request,
                      start_gather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                   root, comm, "MPI_Igather"));
@@ -757,6 +787,17 @@ int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::gatherv,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .count = sendcount,
+                              .type = sendtype,
+                              .recvtype = recvtype,
+                              .root = root,
+                              .recvcounts = recvcounts,
+                              .rdispls = displs},
+                             request);
   SLUICE_NONBLOCKING("MPI_Igatherv", comm, request,
                      start_gatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, root, comm, "MPI_Igatherv"));
@@ -780,6 +821,16 @@ int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::scatter,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .count = sendcount,
+                              .type = sendtype,
+                              .recvcount = recvcount,
+                              .recvtype = recvtype,
+                              .root = root},
+                             request);
   SLUICE_NONBLOCKING("MPI_Iscatter", comm, request,
                      start_scatter(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    root, comm, "MPI_Iscatter"));
@@ -805,6 +856,17 @@ int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[
 int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::scatterv,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .type = sendtype,
+                              .recvcount = recvcount,
+                              .recvtype = recvtype,
+                              .root = root,
+                              .sendcounts = sendcounts,
+                              .sdispls = displs},
+                             request);
   SLUICE_NONBLOCKING("MPI_Iscatterv", comm, request,
                      start_scatterv(op_, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                     recvtype, root, comm, "MPI_Iscatterv"));
@@ -826,6 +888,15 @@ int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 }
 int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::allgather,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .count = sendcount,
+                              .type = sendtype,
+                              .recvcount = recvcount,
+                              .recvtype = recvtype},
+                             request);
   SLUICE_NONBLOCKING("MPI_Iallgather", comm, request,
                      start_allgather(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                      recvtype, comm, "MPI_Iallgather"));
@@ -850,6 +921,16 @@ int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
 int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::allgatherv,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .count = sendcount,
+                              .type = sendtype,
+                              .recvtype = recvtype,
+                              .recvcounts = recvcounts,
+                              .rdispls = displs},
+                             request);
   SLUICE_NONBLOCKING("MPI_Iallgatherv", comm, request,
                      start_allgatherv(op_, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                       displs, recvtype, comm, "MPI_Iallgatherv"));
@@ -871,6 +952,15 @@ int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::alltoall,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .count = sendcount,
+                              .type = sendtype,
+                              .recvcount = recvcount,
+                              .recvtype = recvtype},
+                             request);
   SLUICE_NONBLOCKING("MPI_Ialltoall", comm, request,
                      start_alltoall(op_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm, "MPI_Ialltoall"));
@@ -898,6 +988,17 @@ int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::alltoallv,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .type = sendtype,
+                              .recvtype = recvtype,
+                              .sendcounts = sendcounts,
+                              .sdispls = sdispls,
+                              .recvcounts = recvcounts,
+                              .rdispls = rdispls},
+                             request);
   const MPI_Datatype st[1] = {sendtype}, rt[1] = {recvtype};
   SLUICE_NONBLOCKING("MPI_Ialltoallv", comm, request,
                      start_alltoallvw(op_, sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
@@ -925,6 +1026,17 @@ int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdisp
                     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::alltoallw,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .sendcounts = sendcounts,
+                              .sdispls = sdispls,
+                              .recvcounts = recvcounts,
+                              .rdispls = rdispls,
+                              .sendtypes = sendtypes,
+                              .recvtypes = recvtypes},
+                             request);
   SLUICE_NONBLOCKING(
       "MPI_Ialltoallw", comm, request,
       start_alltoallvw(op_, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
@@ -946,6 +1058,14 @@ int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
 }
 int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::reduce_scatter,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .type = datatype,
+                              .op = op,
+                              .recvcounts = recvcounts},
+                             request);
   SLUICE_NONBLOCKING("MPI_Ireduce_scatter", comm, request,
                      start_reduce_scatter(op_, sendbuf, recvbuf, recvcounts, datatype, op, comm,
                                           "MPI_Ireduce_scatter"));
@@ -967,6 +1087,14 @@ int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
 int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request* request) {
+  if (comm && comm->inter) [[unlikely]]
+    return inter_icollective(comm, InterCollective::reduce_scatter_block,
+                             {.sendbuf = sendbuf,
+                              .recvbuf = recvbuf,
+                              .type = datatype,
+                              .recvcount = recvcount,
+                              .op = op},
+                             request);
   SLUICE_NONBLOCKING("MPI_Ireduce_scatter_block", comm, request,
                      start_reduce_scatter_block(op_, sendbuf, recvbuf, recvcount, datatype, op,
                                                 comm, "MPI_Ireduce_scatter_block"));

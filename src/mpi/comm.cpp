@@ -49,23 +49,38 @@ void fill_comm(MPI_Comm c, const std::vector<int>& world_ranks, uint32_t ctx) {
   }
 }
 
-// Exchanges `n` ints per member over `comm` (every member sends its block to every other
-// on coll_ctx with a management tag); complete when all blocks arrived.
+// The members of `comm` in agreement order: its ranks, or for an intercommunicator the
+// local group's followed by the remote group's (world ranks).
+std::vector<int> members_of(MPI_Comm comm) {
+  if (!comm->inter) return comm->world;
+  std::vector<int> all = inter_local_world(comm);
+  all.insert(all.end(), comm->world.begin(), comm->world.end());
+  return all;
+}
+
+// Exchanges `n` ints per member over `comm` (every member sends its block to every other,
+// both groups of an intercommunicator, on coll_ctx with a management tag); complete when
+// all blocks arrived.
 class AllgatherInts final : public AsyncOp {
  public:
-  AllgatherInts(MPI_Comm comm, std::vector<int> mine, int tag) : comm_(comm), n_(mine.size()) {
-    const int p = comm->size, me = comm->rank;
+  AllgatherInts(MPI_Comm comm, std::vector<int> mine, int tag)
+      : members_(members_of(comm)), n_(mine.size()) {
+    const int p = size(), me = comm->rank;  // local rank: first in the order above
     all_.assign(n_ * p, 0);
     std::copy(mine.begin(), mine.end(), all_.begin() + n_ * me);
+    Errc err;
     for (int r = 0; r < p; ++r) {
       if (r == me) continue;
-      reqs_.push_back(irecv_bytes(comm, &all_[n_ * r], n_ * sizeof(int), r, tag, comm->coll_ctx));
+      reqs_.push_back(
+          engine().irecv({reinterpret_cast<std::byte*>(&all_[n_ * r]), n_ * sizeof(int)},
+                         members_[r], tag, comm->coll_ctx, err));
     }
     send_copy_ = mine;
     for (int r = 0; r < p; ++r) {
       if (r == me) continue;
       reqs_.push_back(
-          isend_bytes(comm, send_copy_.data(), n_ * sizeof(int), r, tag, comm->coll_ctx));
+          engine().isend({reinterpret_cast<const std::byte*>(send_copy_.data()), n_ * sizeof(int)},
+                         members_[r], tag, comm->coll_ctx, false, err));
     }
   }
   ~AllgatherInts() override {
@@ -88,10 +103,11 @@ class AllgatherInts final : public AsyncOp {
     return all;
   }
   int error() const override { return error_; }
+  int size() const { return static_cast<int>(members_.size()); }
   const int* block(int r) const { return &all_[n_ * r]; }
 
  private:
-  MPI_Comm comm_;
+  std::vector<int> members_;
   std::size_t n_;
   std::vector<int> all_;
   std::vector<int> send_copy_;
@@ -134,7 +150,7 @@ class CtxAgreement final : public AsyncOp {
       const std::size_t n = extra_.size();
       bool conflict_anywhere = false;
       uint32_t highest = 0;
-      for (int r = 0; r < comm_->size; ++r) {
+      for (int r = 0; r < round_->size(); ++r) {
         conflict_anywhere |= round_->block(r)[n] != 0;
         highest = std::max(highest, static_cast<uint32_t>(round_->block(r)[n + 1]));
       }
@@ -161,6 +177,7 @@ class CtxAgreement final : public AsyncOp {
   int error() const override { return error_; }
   uint32_t ctx() const { return candidate_; }
   const int* first(int r) const { return first_->block(r); }
+  int members() const { return first_->size(); }
 
  private:
   void start_round(bool conflict, uint32_t proposal) {
@@ -239,8 +256,13 @@ class IdupOp final : public AsyncOp {
     if (!agreement_->test()) return false;
     done_ = true;
     if (agreement_->error() == MPI_SUCCESS) {
-      *out_ = new_comm(parent_->world, agreement_->ctx(), parent_);
-      (*out_)->topo = parent_->topo;  // a duplicate keeps the topology (MPI-3.1 §7.4)
+      if (parent_->inter) {
+        *out_ = make_intercomm(inter_local_world(parent_), parent_->rank, parent_->world,
+                               agreement_->ctx(), parent_);
+      } else {
+        *out_ = new_comm(parent_->world, agreement_->ctx(), parent_);
+        (*out_)->topo = parent_->topo;  // a duplicate keeps the topology (MPI-3.1 §7.4)
+      }
       copy_error_ = copy_attrs(parent_, *out_);
     }
     return true;
@@ -257,6 +279,36 @@ class IdupOp final : public AsyncOp {
   std::unique_ptr<CtxAgreement> agreement_;
   bool done_ = false;
 };
+
+// MPI_Comm_create on an intercommunicator (MPI-3.1 §6.4.2): each group passes a subgroup of
+// its own group; the result connects the two subgroups, MPI_COMM_NULL for the processes
+// outside them and for everyone when either is empty. Each member's rank in its subgroup
+// (-1 outside) travels with the agreement, which orders the other side's subgroup.
+int create_inter(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  const char* fn = "MPI_Comm_create";
+  const std::vector<int>& local_world = inter_local_world(comm);
+  bool valid = true;
+  for (int w : group->world)
+    valid &= std::find(local_world.begin(), local_world.end(), w) != local_world.end();
+  const int mine = valid ? group->rank_of_self() : MPI_UNDEFINED;
+  std::unique_ptr<CtxAgreement> ag;
+  if (int rc = agree(comm, {mine == MPI_UNDEFINED ? -1 : mine}, ag))
+    return raise(comm, rc, fn, "exchange failed");
+  *newcomm = MPI_COMM_NULL;
+  if (!valid)
+    return raise(comm, MPI_ERR_GROUP, fn,
+                 "group is not a subgroup of the intercommunicator's local group");
+  const int nlocal = static_cast<int>(local_world.size());
+  std::vector<std::pair<int, int>> remote;  // (rank in its subgroup, world rank)
+  for (int r = nlocal; r < ag->members(); ++r)
+    if (ag->first(r)[0] >= 0) remote.emplace_back(ag->first(r)[0], comm->world[r - nlocal]);
+  std::sort(remote.begin(), remote.end());
+  if (mine == MPI_UNDEFINED || remote.empty()) return MPI_SUCCESS;
+  std::vector<int> remote_world;
+  for (auto [k, w] : remote) remote_world.push_back(w);
+  *newcomm = make_intercomm(group->world, mine, remote_world, ag->ctx(), comm);
+  return MPI_SUCCESS;
+}
 
 }  // namespace
 
@@ -345,6 +397,19 @@ int dup_hidden(MPI_Comm comm, MPI_Comm* out) {
   return MPI_SUCCESS;
 }
 
+int agree_context(MPI_Comm comm, const std::vector<int>& extra, uint32_t* ctx,
+                  std::vector<int>* gathered) {
+  std::unique_ptr<CtxAgreement> ag;
+  if (int rc = agree(comm, extra, ag)) return rc;
+  *ctx = ag->ctx();
+  if (gathered) {
+    gathered->clear();
+    for (int r = 0; r < ag->members(); ++r)
+      gathered->insert(gathered->end(), ag->first(r), ag->first(r) + extra.size());
+  }
+  return MPI_SUCCESS;
+}
+
 int reject_inter(MPI_Comm comm, const char* function) {
   return raisef(comm, MPI_ERR_COMM, function, "%s is an intercommunicator (not supported here)",
                 comm_label(comm));
@@ -416,26 +481,24 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_idup")) return rc;
-  if (comm->inter) return reject_inter(comm, "MPI_Comm_idup");
   *newcomm = MPI_COMM_NULL;
   *request = make_async_request(comm, std::make_unique<IdupOp>(comm, newcomm));
   return MPI_SUCCESS;
 }
 
-// MPI-4.0 §7.4.2. The hints are not kept (as for MPI_Comm_dup_with_info).
+// MPI-4.0 §7.4.2. The hints are not kept (as for MPI_Comm_dup_with_info). MPI_INFO_NULL is
+// accepted as no hints, as MPICH and Open MPI do.
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
                              MPI_Request* request) {
   SLUICE_MPI_CALL;
+  (void)info;
   if (int rc = check_comm(comm, "MPI_Comm_idup_with_info")) return rc;
-  if (!info)
-    return raise(comm, MPI_ERR_INFO, "MPI_Comm_idup_with_info", "invalid info MPI_INFO_NULL");
   return PMPI_Comm_idup(comm, newcomm, request);
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split")) return rc;
-  if (comm->inter) return reject_inter(comm, "MPI_Comm_split");
   // A bad color still takes part in the exchange (as MPI_UNDEFINED), so the other members
   // do not wait forever when the error handler returns.
   const bool bad_color = color < 0 && color != MPI_UNDEFINED;
@@ -453,20 +516,39 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  // Members of my color ordered by (key, rank in comm).
-  std::vector<std::tuple<int, int>> members;
-  for (int r = 0; r < comm->size; ++r)
-    if (ag->first(r)[0] == color) members.emplace_back(ag->first(r)[1], r);
-  std::sort(members.begin(), members.end());
-  std::vector<int> world;
-  for (auto [k, r] : members) world.push_back(comm->world[r]);
-  *newcomm = new_comm(world, ctx, comm);
+  // Members of my color ordered by (key, rank in comm); on an intercommunicator, in each
+  // group (MPI-3.1 §6.4.2: those of a color that has no member in the other group get
+  // MPI_COMM_NULL).
+  const std::vector<int> all = members_of(comm);
+  auto pick = [&](int begin, int end) {
+    std::vector<std::tuple<int, int>> members;
+    for (int r = begin; r < end; ++r)
+      if (ag->first(r)[0] == color) members.emplace_back(ag->first(r)[1], r);
+    std::sort(members.begin(), members.end());
+    std::vector<int> world;
+    for (auto [k, r] : members) world.push_back(all[r]);
+    return world;
+  };
+  if (!comm->inter) {
+    *newcomm = new_comm(pick(0, comm->size), ctx, comm);
+    return MPI_SUCCESS;
+  }
+  const int nlocal = inter_local_size(comm);
+  const std::vector<int> local = pick(0, nlocal), remote = pick(nlocal, ag->members());
+  if (remote.empty()) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  const int me =
+      static_cast<int>(std::find(local.begin(), local.end(), engine().rank()) - local.begin());
+  *newcomm = make_intercomm(local, me, remote, ctx, comm);
   return MPI_SUCCESS;
 }
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split_type")) return rc;
+  if (comm->inter) return reject_inter(comm, "MPI_Comm_split_type");
   int color = MPI_UNDEFINED;
   if (split_type == MPI_COMM_TYPE_SHARED) {
     // Shared-memory domain: the lowest comm rank on this host (whichever driver serves it).
@@ -481,8 +563,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_create")) return rc;
-  if (comm->inter) return reject_inter(comm, "MPI_Comm_create");
   if (!group) return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group MPI_GROUP_NULL");
+  if (comm->inter) return create_inter(comm, group, newcomm);
   std::unique_ptr<CtxAgreement> ag;
   if (int rc = agree(comm, {}, ag)) return raise(comm, rc, "MPI_Comm_create", "exchange failed");
   const uint32_t ctx = ag->ctx();

@@ -1,38 +1,44 @@
-// Intercommunicators (MPI-3.1 §6.6): Intercomm_create/merge, Comm_remote_size/group,
-// Comm_dup of an intercommunicator, Comm_create_group, and the blocking collectives Barrier,
-// Bcast, Allreduce, Allgather and Alltoall with the standard's root semantics.
+// Intercommunicators (MPI-3.1 §6.6): Intercomm_create/merge, Comm_remote_size/group, the
+// communicator constructors on intercommunicators (dup, idup, split, create: comm.cpp runs
+// their context agreement over both groups and builds the result with make_intercomm),
+// Comm_create_group, and every collective the standard defines on intercommunicators,
+// blocking, nonblocking and persistent, with the standard's root semantics.
 //
 // An intercommunicator is a sluice_comm_s whose `world`/`size` describe the REMOTE group, so
 // point-to-point (which addresses remote ranks) needs no code of its own, and whose `inter`
-// holds the local group and a hidden intracommunicator over it (`local`) for the local
-// halves of the collectives. Both groups use one context pair, agreed over the union of the
-// groups: every member proposes its lowest free id, the maximum wins if no member holds it
-// already, else they retry above it. The two groups meet only through their leaders: over
-// `peer_comm` while Intercomm_create runs, over the intercommunicator's collective context
-// afterwards (local rank 0 with remote rank 0).
+// holds the local group. Both groups use one context pair, agreed over the union of the
+// groups. Intercomm_create: every member proposes its lowest free id, the maximum wins if no
+// member holds it already, else they retry above it; the groups meet only through their
+// leaders, over `peer_comm`. Later constructors use comm.cpp's agreement, whose rounds reach
+// every member of both groups over the intercommunicator's collective context.
 //
-// Collectives: local reduce/gather to the leader, leaders swap, local broadcast; Alltoall is
-// direct. Cross-group messages use the intercommunicator's collective context with one tag
-// per collective (the members of both groups call collectives in the same order).
+// Collectives: each is a short chain of stages (InterOp), every stage one schedule of
+// src/coll: an intracommunicator algorithm over the local group (reduce or gather to the
+// local leader, broadcast or scatter from it) or a listed exchange with the other group
+// (coll::iexchange: the leaders swap, or the root talks to the other group's leader, or, for
+// Alltoall and the v and w variants, every process to every process of the other group).
+// The chain is an AsyncOp: the nonblocking collective's request; the blocking collective
+// waits for it; a persistent collective starts the nonblocking one at each MPI_Start. Every
+// stage runs on the intercommunicator's collective context. Each collective takes four tags
+// there from a sequence number both groups advance in step (MPI orders the collectives of a
+// communicator the same on every member): one for the exchange, one per local stage. So
+// the stages of collectives in flight together never match each other's messages, whatever
+// order they start in (local and remote messages also differ by their source).
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <functional>
 
+#include "coll/coll.hpp"
 #include "mpi/mpi_internal.hpp"
+#include "mpi/op.hpp"
 
 namespace sluice::mpi {
 
 struct InterComm {
   std::vector<int> local_world;  // local rank -> world rank
-  MPI_Comm local = nullptr;      // hidden intracommunicator over the local group
   uint32_t seq = 0;              // collectives started (names their tags)
-  InterComm() = default;
-  InterComm(const InterComm&) = delete;
-  InterComm& operator=(const InterComm&) = delete;
-  ~InterComm() {
-    if (local) destroy_comm(local);
-  }
+  coll::Group local;             // the local group on the collective context (local stages)
+  coll::Group remote;            // the remote group (exchanges; its rank is not used)
 };
 
 namespace {
@@ -84,8 +90,7 @@ int agree_union_ctx(MPI_Comm local, int leader, const LeaderLink& link, uint32_t
   }
 }
 
-// Blocking transfers on the intercommunicator's collective context (packing non-contiguous
-// types). `peer` is a remote rank.
+// Waits for engine requests (Comm_create_group's agreement).
 int wait_all(std::vector<detail::RequestImpl*>& reqs) {
   block_until([&] {
     return std::all_of(reqs.begin(), reqs.end(), [](detail::RequestImpl* r) {
@@ -102,64 +107,6 @@ int wait_all(std::vector<detail::RequestImpl*>& reqs) {
   return error;
 }
 
-// Outgoing / incoming typed buffers as contiguous bytes for the engine.
-struct Staged {
-  std::vector<B> bytes;
-  B* data = nullptr;
-  std::size_t size = 0;
-};
-
-void stage_send(Staged& s, const void* buf, int count, MPI_Datatype type) {
-  s.size = static_cast<std::size_t>(count) * type->size;
-  if (type->contiguous) {
-    s.data = static_cast<B*>(const_cast<void*>(buf)) + type->true_lb;
-  } else {
-    s.bytes.resize(s.size);
-    dt_pack(type, buf, count, s.bytes.data());
-    s.data = s.bytes.data();
-  }
-}
-
-void stage_recv(Staged& s, void* buf, int count, MPI_Datatype type) {
-  s.size = static_cast<std::size_t>(count) * type->size;
-  if (type->contiguous) {
-    s.data = static_cast<B*>(buf) + type->true_lb;
-  } else {
-    s.bytes.resize(s.size);
-    s.data = s.bytes.data();
-  }
-}
-
-void finish_recv(const Staged& s, void* buf, int count, MPI_Datatype type) {
-  if (!type->contiguous) dt_unpack(type, s.bytes.data(), s.size, buf, count);
-}
-
-int next_tag(MPI_Comm inter) {
-  return static_cast<int>(inter->inter->seq++ % static_cast<uint32_t>(kMgmtTagBase));
-}
-
-// The leaders' link over an existing intercommunicator (local rank 0 <-> remote rank 0).
-LeaderLink inter_link(MPI_Comm inter, int tag) {
-  return [inter, tag](const int* mine, int nmine, int* theirs, int ntheirs) {
-    std::vector<detail::RequestImpl*> reqs;
-    reqs.push_back(irecv_bytes(inter, theirs, ntheirs * sizeof(int), 0, tag, inter->coll_ctx));
-    reqs.push_back(isend_bytes(inter, mine, nmine * sizeof(int), 0, tag, inter->coll_ctx));
-    return wait_all(reqs);
-  };
-}
-
-// A new intercommunicator to the group `remote_world` with context `ctx`.
-MPI_Comm make_inter(const std::vector<int>& remote_world, uint32_t ctx, MPI_Comm local_parent,
-                    MPI_Comm hidden_local, MPI_Comm errh_from) {
-  MPI_Comm c = make_user_comm(remote_world, ctx, errh_from);
-  auto ic = std::make_shared<InterComm>();
-  ic->local_world = local_parent->world;
-  ic->local = hidden_local;
-  c->rank = local_parent->rank;
-  c->inter = std::move(ic);
-  return c;
-}
-
 int check_inter(MPI_Comm comm, const char* function) {
   if (int rc = check_comm(comm, function)) return rc;
   if (!comm->inter)
@@ -167,18 +114,533 @@ int check_inter(MPI_Comm comm, const char* function) {
   return MPI_SUCCESS;
 }
 
-// A buffer for `count` elements of `type` (element 0 at the returned address).
-struct TypedTemp {
-  std::vector<B> storage;
-  void* at = nullptr;
-  TypedTemp(int count, MPI_Datatype type) {
-    if (count <= 0) return;
-    const MPI_Aint ext = type->extent();
-    const MPI_Aint span = (count - 1) * ext + dt_true_extent(type);
-    storage.resize(static_cast<std::size_t>(std::max<MPI_Aint>(span, 1)));
-    at = storage.data() - dt_true_lb(type);
-  }
+// ---- collectives ------------------------------------------------------------------------
+
+// The coll::Reducer argument of an (op, datatype) pair: schedules hold packed elements.
+struct MpiReducer {
+  MPI_Op op = nullptr;
+  MPI_Datatype type = nullptr;
 };
+
+void reduce_fn(const void* in, void* inout, std::size_t count, const void* arg) {
+  auto* r = static_cast<const MpiReducer*>(arg);
+  op_apply_packed(r->op, r->type, in, inout, count);
+}
+
+// One intercommunicator collective: its stages, run one after the other, and what they
+// read and write (staging buffers, retained datatypes and op).
+class InterOp final : public AsyncOp {
+ public:
+  explicit InterOp(MPI_Comm comm) : ic_(comm->inter), seq_(comm->inter->seq++) {}
+  InterOp(const InterOp&) = delete;
+  InterOp& operator=(const InterOp&) = delete;
+  ~InterOp() override {
+    if (sched_) {
+      coll::wait(sched_);  // its buffers are ours
+      coll::release(sched_);
+    }
+    release_refs();
+  }
+
+  bool test() override {
+    while (!finished_) {
+      if (sched_) {
+        if (!coll::poll(sched_)) return false;
+        const Errc e = coll::error(sched_);
+        coll::release(sched_);
+        sched_ = nullptr;
+        if (e != Errc::ok) {
+          error_ = errc_to_class(e);
+          finish();
+          break;
+        }
+      }
+      if (next_ == stages_.size()) {
+        finish();
+        break;
+      }
+      sched_ = stages_[next_++]();  // nullptr: nothing to do here
+    }
+    return true;
+  }
+  int error() const override { return error_; }
+  // Stages start from test(), not from a progress hook.
+  bool needs_background_progress() const override { return true; }
+
+  // A stage over the local group: `start` starts one collective schedule on it.
+  void local_stage(int k, std::function<coll::Schedule*(coll::Group&)> start) {
+    stages_.push_back([this, k, start = std::move(start)]() -> coll::Schedule* {
+      coll::Group& g = ic_->local;
+      g.seq = tag(k);
+      return start(g);
+    });
+  }
+  // The exchange with the other group: the transfers listed by send() and recv() (remote
+  // ranks), all at once. Nothing to do when none was listed.
+  void send(int peer, const void* buf, std::size_t bytes) {
+    sends_.push_back({peer, const_cast<void*>(buf), bytes});
+  }
+  void recv(int peer, void* buf, std::size_t bytes) { recvs_.push_back({peer, buf, bytes}); }
+  void exchange_stage() {
+    stages_.push_back([this]() -> coll::Schedule* {
+      if (sends_.empty() && recvs_.empty()) return nullptr;
+      coll::Group& g = ic_->remote;
+      g.seq = tag(0);
+      return coll::iexchange(g, sends_, recvs_);
+    });
+  }
+
+  // Scratch bytes owned by the operation.
+  B* temp(std::size_t bytes) {
+    temps_.emplace_back(new B[bytes == 0 ? 1 : bytes]);
+    return temps_.back().get();
+  }
+  // `count` elements of `type` at `buf` as contiguous bytes: the buffer itself for a
+  // contiguous type, else a staging buffer, packed now when `in`, unpacked at completion
+  // when `out`.
+  B* view(const void* buf, std::size_t count, MPI_Datatype type, bool in, bool out) {
+    if (type->contiguous) return static_cast<B*>(const_cast<void*>(buf)) + type->true_lb;
+    B* s = temp(count * type->size);
+    if (in) dt_pack(type, buf, count, s);
+    if (out && count > 0) {
+      retain(type);
+      unpacks_.push_back({type, s, const_cast<void*>(buf), count});
+    }
+    return s;
+  }
+  // The reducer for `op` over `type`; valid as long as this object.
+  coll::Reducer reducer(MPI_Op op, MPI_Datatype type) {
+    if (!op->predefined) {
+      op_retain(op);
+      op_ = op;
+    }
+    retain(type);
+    red_.op = op;
+    red_.type = type;
+    PackedReduceFn direct = op_direct_kernel(op, type);
+    return coll::Reducer{direct ? direct : reduce_fn, &red_, type->size, op->commutative};
+  }
+  // Byte counts and displacements a local scatterv reads while it runs.
+  std::vector<std::size_t> counts, displs;
+
+ private:
+  struct Unpack {
+    MPI_Datatype type;
+    const B* from;
+    void* to;
+    std::size_t count;
+  };
+  int tag(int k) const {
+    return static_cast<int>((seq_ * 4u + static_cast<uint32_t>(k)) % coll::kTagLimit);
+  }
+  void retain(MPI_Datatype t) {
+    if (t->predefined) return;
+    dt_retain(t);
+    types_.push_back(t);
+  }
+  void release_refs() {
+    for (MPI_Datatype t : types_) dt_release(t);
+    types_.clear();
+    if (op_) op_release(op_);
+    op_ = nullptr;
+  }
+  void finish() {
+    if (error_ == MPI_SUCCESS)
+      for (const Unpack& u : unpacks_)
+        dt_unpack(u.type, u.from, u.count * u.type->size, u.to, u.count);
+    stages_.clear();
+    release_refs();
+    finished_ = true;
+  }
+
+  std::shared_ptr<InterComm> ic_;  // outlives a communicator freed while this runs
+  uint32_t seq_;
+  std::vector<std::function<coll::Schedule*()>> stages_;
+  std::size_t next_ = 0;
+  coll::Schedule* sched_ = nullptr;  // the stage running
+  std::vector<coll::Transfer> sends_, recvs_;
+  std::vector<std::unique_ptr<B[]>> temps_;
+  std::vector<Unpack> unpacks_;
+  std::vector<MPI_Datatype> types_;
+  MPI_Op op_ = nullptr;  // retained user op
+  MpiReducer red_;
+  int error_ = MPI_SUCCESS;
+  bool finished_ = false;
+};
+
+const char* collective_name(InterCollective which, bool nonblocking) {
+  switch (which) {
+    case InterCollective::barrier:
+      return nonblocking ? "MPI_Ibarrier" : "MPI_Barrier";
+    case InterCollective::bcast:
+      return nonblocking ? "MPI_Ibcast" : "MPI_Bcast";
+    case InterCollective::allreduce:
+      return nonblocking ? "MPI_Iallreduce" : "MPI_Allreduce";
+    case InterCollective::allgather:
+      return nonblocking ? "MPI_Iallgather" : "MPI_Allgather";
+    case InterCollective::alltoall:
+      return nonblocking ? "MPI_Ialltoall" : "MPI_Alltoall";
+    case InterCollective::reduce:
+      return nonblocking ? "MPI_Ireduce" : "MPI_Reduce";
+    case InterCollective::gather:
+      return nonblocking ? "MPI_Igather" : "MPI_Gather";
+    case InterCollective::gatherv:
+      return nonblocking ? "MPI_Igatherv" : "MPI_Gatherv";
+    case InterCollective::scatter:
+      return nonblocking ? "MPI_Iscatter" : "MPI_Scatter";
+    case InterCollective::scatterv:
+      return nonblocking ? "MPI_Iscatterv" : "MPI_Scatterv";
+    case InterCollective::allgatherv:
+      return nonblocking ? "MPI_Iallgatherv" : "MPI_Allgatherv";
+    case InterCollective::alltoallv:
+      return nonblocking ? "MPI_Ialltoallv" : "MPI_Alltoallv";
+    case InterCollective::alltoallw:
+      return nonblocking ? "MPI_Ialltoallw" : "MPI_Alltoallw";
+    case InterCollective::reduce_scatter_block:
+      return nonblocking ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block";
+    case InterCollective::reduce_scatter:
+      return nonblocking ? "MPI_Ireduce_scatter" : "MPI_Reduce_scatter";
+  }
+  return "an intercommunicator collective";
+}
+
+// The root argument of a rooted collective: MPI_ROOT, MPI_PROC_NULL or a remote rank.
+int check_inter_root(MPI_Comm comm, int root, const char* fn) {
+  if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < comm->size))
+    return MPI_SUCCESS;
+  return raisef(comm, MPI_ERR_ROOT, fn,
+                "invalid root %d (MPI_ROOT, MPI_PROC_NULL or a rank of the %d-rank remote group)",
+                root, comm->size);
+}
+
+int check_side(MPI_Comm comm, int count, MPI_Datatype type, const char* fn) {
+  if (int rc = check_count(comm, count, fn)) return rc;
+  return check_type(comm, type, fn);
+}
+
+int check_op(MPI_Comm comm, MPI_Op op, MPI_Datatype type, const char* fn) {
+  if (!op) return raise(comm, MPI_ERR_OP, fn, "invalid operation MPI_OP_NULL");
+  if (op_check(op, type) != MPI_SUCCESS)
+    return raise(comm, MPI_ERR_OP, fn, "operation not defined for this datatype");
+  return MPI_SUCCESS;
+}
+
+int check_vector(MPI_Comm comm, int n, const int counts[], const int displs[], const char* fn) {
+  if (!counts || (n > 0 && !displs))
+    return raise(comm, MPI_ERR_ARG, fn, "null counts or displacements array");
+  for (int i = 0; i < n; ++i)
+    if (counts[i] < 0)
+      return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %d for rank %d", counts[i], i);
+  return MPI_SUCCESS;
+}
+
+std::size_t bytes_of(int count, MPI_Datatype type) {
+  return static_cast<std::size_t>(count) * type->size;
+}
+const B* at(const void* buf, int displ, MPI_Aint unit) {
+  return static_cast<const B*>(buf) + static_cast<MPI_Aint>(displ) * unit;
+}
+
+// Builds the stages of one collective (after checking its arguments).
+int setup(InterOp& op, MPI_Comm comm, InterCollective which, const InterArgs& a, const char* fn) {
+  using IC = InterCollective;
+  const int me = comm->rank, nlocal = inter_local_size(comm), nremote = comm->size;
+  const bool leader = me == 0;
+  if (which != IC::barrier && which != IC::bcast &&
+      (a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE))
+    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
+  switch (which) {
+    case IC::barrier: {
+      op.local_stage(1, [](coll::Group& g) { return coll::ibarrier(g); });
+      if (leader) {
+        op.send(0, nullptr, 0);
+        op.recv(0, nullptr, 0);
+      }
+      op.exchange_stage();
+      op.local_stage(2, [](coll::Group& g) { return coll::ibarrier(g); });
+      return MPI_SUCCESS;
+    }
+    case IC::bcast: {  // the root's buffer to the other group's leader, broadcast there
+      if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+      if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+      if (int rc = check_side(comm, a.count, a.type, fn)) return rc;
+      const std::size_t bytes = bytes_of(a.count, a.type);
+      if (a.root == MPI_ROOT) {
+        op.send(0, op.view(a.recvbuf, a.count, a.type, true, false), bytes);
+        op.exchange_stage();
+        return MPI_SUCCESS;
+      }
+      B* buf = op.view(a.recvbuf, a.count, a.type, false, true);
+      if (leader) op.recv(a.root, buf, bytes);
+      op.exchange_stage();
+      op.local_stage(1, [buf, bytes](coll::Group& g) { return coll::ibcast(g, buf, bytes, 0); });
+      return MPI_SUCCESS;
+    }
+    case IC::reduce:
+    case IC::allreduce: {  // reduced at the local leader, sent to the root / swapped
+      const bool all = which == IC::allreduce;
+      if (!all) {
+        if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+        if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+      }
+      if (int rc = check_side(comm, a.count, a.type, fn)) return rc;
+      if (int rc = check_op(comm, a.op, a.type, fn)) return rc;
+      const std::size_t bytes = bytes_of(a.count, a.type);
+      if (!all && a.root == MPI_ROOT) {
+        op.recv(0, op.view(a.recvbuf, a.count, a.type, false, true), bytes);
+        op.exchange_stage();
+        return MPI_SUCCESS;
+      }
+      const coll::Reducer red = op.reducer(a.op, a.type);
+      const B* mine = op.view(a.sendbuf, a.count, a.type, true, false);
+      B* sum = leader ? op.temp(bytes) : nullptr;
+      const std::size_t count = static_cast<std::size_t>(a.count);
+      op.local_stage(1, [mine, sum, count, red](coll::Group& g) {
+        return coll::ireduce(g, mine, sum, count, red, 0);
+      });
+      B* result = all ? op.view(a.recvbuf, a.count, a.type, false, true) : nullptr;
+      if (leader) op.send(all ? 0 : a.root, sum, bytes);
+      if (leader && all) op.recv(0, result, bytes);
+      op.exchange_stage();
+      if (all)
+        op.local_stage(
+            2, [result, bytes](coll::Group& g) { return coll::ibcast(g, result, bytes, 0); });
+      return MPI_SUCCESS;
+    }
+    case IC::gather:
+    case IC::allgather: {  // gathered at the local leader, sent to the root / swapped
+      const bool all = which == IC::allgather;
+      if (!all) {
+        if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+        if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+      }
+      if (all || a.root == MPI_ROOT)
+        if (int rc = check_side(comm, a.recvcount, a.recvtype, fn)) return rc;
+      const std::size_t theirs = bytes_of(nremote * a.recvcount, a.recvtype);
+      if (!all && a.root == MPI_ROOT) {
+        op.recv(0, op.view(a.recvbuf, nremote * a.recvcount, a.recvtype, false, true), theirs);
+        op.exchange_stage();
+        return MPI_SUCCESS;
+      }
+      if (int rc = check_side(comm, a.count, a.type, fn)) return rc;
+      const std::size_t block = bytes_of(a.count, a.type);
+      const B* mine = op.view(a.sendbuf, a.count, a.type, true, false);
+      B* ours = leader ? op.temp(nlocal * block) : nullptr;
+      op.local_stage(1, [mine, ours, block](coll::Group& g) {
+        return coll::igather(g, mine, ours, block, 0);
+      });
+      B* result =
+          all ? op.view(a.recvbuf, nremote * a.recvcount, a.recvtype, false, true) : nullptr;
+      if (leader) op.send(all ? 0 : a.root, ours, nlocal * block);
+      if (leader && all) op.recv(0, result, theirs);
+      op.exchange_stage();
+      if (all)
+        op.local_stage(
+            2, [result, theirs](coll::Group& g) { return coll::ibcast(g, result, theirs, 0); });
+      return MPI_SUCCESS;
+    }
+    case IC::scatter: {  // the root's blocks to the other group's leader, scattered there
+      if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+      if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+      if (a.root == MPI_ROOT) {
+        if (int rc = check_side(comm, a.count, a.type, fn)) return rc;
+        op.send(0, op.view(a.sendbuf, nremote * a.count, a.type, true, false),
+                bytes_of(nremote * a.count, a.type));
+        op.exchange_stage();
+        return MPI_SUCCESS;
+      }
+      if (int rc = check_side(comm, a.recvcount, a.recvtype, fn)) return rc;
+      const std::size_t block = bytes_of(a.recvcount, a.recvtype);
+      B* all = leader ? op.temp(nlocal * block) : nullptr;
+      B* mine = op.view(a.recvbuf, a.recvcount, a.recvtype, false, true);
+      if (leader) op.recv(a.root, all, nlocal * block);
+      op.exchange_stage();
+      op.local_stage(
+          1, [all, mine, block](coll::Group& g) { return coll::iscatter(g, all, mine, block, 0); });
+      return MPI_SUCCESS;
+    }
+    case IC::gatherv:
+    case IC::scatterv: {  // the root with every process of the other group
+      const bool scatter = which == IC::scatterv;
+      if (int rc = check_inter_root(comm, a.root, fn)) return rc;
+      if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
+      if (a.root == MPI_ROOT) {
+        if (scatter) {
+          if (int rc = check_type(comm, a.type, fn)) return rc;
+          if (int rc = check_vector(comm, nremote, a.sendcounts, a.sdispls, fn)) return rc;
+          for (int j = 0; j < nremote; ++j)
+            op.send(j,
+                    op.view(at(a.sendbuf, a.sdispls[j], a.type->extent()), a.sendcounts[j], a.type,
+                            true, false),
+                    bytes_of(a.sendcounts[j], a.type));
+        } else {
+          if (int rc = check_type(comm, a.recvtype, fn)) return rc;
+          if (int rc = check_vector(comm, nremote, a.recvcounts, a.rdispls, fn)) return rc;
+          for (int j = 0; j < nremote; ++j)
+            op.recv(j,
+                    op.view(at(a.recvbuf, a.rdispls[j], a.recvtype->extent()), a.recvcounts[j],
+                            a.recvtype, false, true),
+                    bytes_of(a.recvcounts[j], a.recvtype));
+        }
+      } else if (scatter) {
+        if (int rc = check_side(comm, a.recvcount, a.recvtype, fn)) return rc;
+        op.recv(a.root, op.view(a.recvbuf, a.recvcount, a.recvtype, false, true),
+                bytes_of(a.recvcount, a.recvtype));
+      } else {
+        if (int rc = check_side(comm, a.count, a.type, fn)) return rc;
+        op.send(a.root, op.view(a.sendbuf, a.count, a.type, true, false),
+                bytes_of(a.count, a.type));
+      }
+      op.exchange_stage();
+      return MPI_SUCCESS;
+    }
+    case IC::allgatherv:
+    case IC::alltoall:
+    case IC::alltoallv:
+    case IC::alltoallw: {  // every process with every process of the other group
+      if (which == IC::allgatherv || which == IC::alltoall) {
+        if (int rc = check_side(comm, a.count, a.type, fn)) return rc;
+        if (which == IC::alltoall)
+          if (int rc = check_side(comm, a.recvcount, a.recvtype, fn)) return rc;
+      }
+      if (which == IC::allgatherv || which == IC::alltoallv) {
+        if (int rc = check_type(comm, a.recvtype, fn)) return rc;
+        if (int rc = check_vector(comm, nremote, a.recvcounts, a.rdispls, fn)) return rc;
+      }
+      if (which == IC::alltoallv) {
+        if (int rc = check_type(comm, a.type, fn)) return rc;
+        if (int rc = check_vector(comm, nremote, a.sendcounts, a.sdispls, fn)) return rc;
+      }
+      if (which == IC::alltoallw) {
+        if (int rc = check_vector(comm, nremote, a.sendcounts, a.sdispls, fn)) return rc;
+        if (int rc = check_vector(comm, nremote, a.recvcounts, a.rdispls, fn)) return rc;
+        if (!a.sendtypes || !a.recvtypes)
+          return raise(comm, MPI_ERR_TYPE, fn, "null datatype array");
+        for (int j = 0; j < nremote; ++j) {
+          if (int rc = check_type(comm, a.sendtypes[j], fn)) return rc;
+          if (int rc = check_type(comm, a.recvtypes[j], fn)) return rc;
+        }
+      }
+      const B* mine =
+          which == IC::allgatherv ? op.view(a.sendbuf, a.count, a.type, true, false) : nullptr;
+      for (int j = 0; j < nremote; ++j) {
+        switch (which) {
+          case IC::allgatherv:
+            op.recv(j,
+                    op.view(at(a.recvbuf, a.rdispls[j], a.recvtype->extent()), a.recvcounts[j],
+                            a.recvtype, false, true),
+                    bytes_of(a.recvcounts[j], a.recvtype));
+            op.send(j, mine, bytes_of(a.count, a.type));
+            break;
+          case IC::alltoall:
+            op.recv(j,
+                    op.view(at(a.recvbuf, j * a.recvcount, a.recvtype->extent()), a.recvcount,
+                            a.recvtype, false, true),
+                    bytes_of(a.recvcount, a.recvtype));
+            op.send(
+                j,
+                op.view(at(a.sendbuf, j * a.count, a.type->extent()), a.count, a.type, true, false),
+                bytes_of(a.count, a.type));
+            break;
+          case IC::alltoallv:
+            op.recv(j,
+                    op.view(at(a.recvbuf, a.rdispls[j], a.recvtype->extent()), a.recvcounts[j],
+                            a.recvtype, false, true),
+                    bytes_of(a.recvcounts[j], a.recvtype));
+            op.send(j,
+                    op.view(at(a.sendbuf, a.sdispls[j], a.type->extent()), a.sendcounts[j], a.type,
+                            true, false),
+                    bytes_of(a.sendcounts[j], a.type));
+            break;
+          default:  // alltoallw: byte displacements, a datatype per peer
+            op.recv(j,
+                    op.view(at(a.recvbuf, a.rdispls[j], 1), a.recvcounts[j], a.recvtypes[j], false,
+                            true),
+                    bytes_of(a.recvcounts[j], a.recvtypes[j]));
+            op.send(j,
+                    op.view(at(a.sendbuf, a.sdispls[j], 1), a.sendcounts[j], a.sendtypes[j], true,
+                            false),
+                    bytes_of(a.sendcounts[j], a.sendtypes[j]));
+            break;
+        }
+      }
+      op.exchange_stage();
+      return MPI_SUCCESS;
+    }
+    case IC::reduce_scatter:
+    case IC::reduce_scatter_block: {
+      // MPI-4.0 §6.10.2: each group's vectors (the sum of its recvcounts elements, or n *
+      // recvcount for the block variant, n its own size; the total is the same in both
+      // groups) are reduced at the leader, swapped for the other group's result, which is
+      // scattered locally by recvcounts.
+      const bool block = which == IC::reduce_scatter_block;
+      if (int rc = check_type(comm, a.type, fn)) return rc;
+      if (int rc = check_op(comm, a.op, a.type, fn)) return rc;
+      if (block) {
+        if (int rc = check_count(comm, a.recvcount, fn)) return rc;
+      } else {
+        if (!a.recvcounts) return raise(comm, MPI_ERR_COUNT, fn, "null recvcounts array");
+        for (int i = 0; i < nlocal; ++i)
+          if (a.recvcounts[i] < 0)
+            return raisef(comm, MPI_ERR_COUNT, fn, "invalid count %d for rank %d", a.recvcounts[i],
+                          i);
+      }
+      const std::size_t esize = a.type->size;
+      op.counts.resize(nlocal);
+      op.displs.resize(nlocal);
+      std::size_t total = 0;
+      for (int i = 0; i < nlocal; ++i) {
+        const std::size_t n = static_cast<std::size_t>(block ? a.recvcount : a.recvcounts[i]);
+        op.counts[i] = n * esize;
+        op.displs[i] = total * esize;
+        total += n;
+      }
+      const int mycount = block ? a.recvcount : a.recvcounts[me];
+      const coll::Reducer red = op.reducer(a.op, a.type);
+      const B* mine = op.view(a.sendbuf, total, a.type, true, false);
+      B* sum = leader ? op.temp(total * esize) : nullptr;
+      B* theirs = leader ? op.temp(total * esize) : nullptr;
+      B* result = op.view(a.recvbuf, mycount, a.type, false, true);
+      op.local_stage(1, [mine, sum, total, red](coll::Group& g) {
+        return coll::ireduce(g, mine, sum, total, red, 0);
+      });
+      if (leader) {
+        op.send(0, sum, total * esize);
+        op.recv(0, theirs, total * esize);
+      }
+      op.exchange_stage();
+      const std::size_t mybytes = static_cast<std::size_t>(mycount) * esize;
+      op.local_stage(2, [&op, theirs, result, mybytes](coll::Group& g) {
+        return coll::iscatterv(g, theirs, op.counts, op.displs, result, mybytes, 0);
+      });
+      return MPI_SUCCESS;
+    }
+  }
+  return MPI_ERR_INTERN;
+}
+
+int run_collective(MPI_Comm comm, InterCollective which, const InterArgs& a, bool nonblocking,
+                   MPI_Request* request) {
+  const char* fn = collective_name(which, nonblocking);
+  if (int rc = check_comm(comm, fn)) return rc;
+  if (!comm->inter) return raisef(comm, MPI_ERR_COMM, fn, "not an intercommunicator");
+  if (nonblocking && !request) return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
+  // Constructed first: every member takes the collective's tags, even one with nothing to do.
+  auto op = std::make_unique<InterOp>(comm);
+  if (int rc = setup(*op, comm, which, a, fn)) return rc;
+  op->test();  // starts the first stage
+  if (nonblocking) {
+    *request = make_async_request(comm, std::move(op));
+    return MPI_SUCCESS;
+  }
+  InterOp* o = op.get();
+  block_until([o] { return o->test(); });
+  if (o->error() != MPI_SUCCESS) {
+    const char* what = error_string(o->error());
+    return raisef(comm, o->error(), fn, "collective failed: %s", what ? what : "error");
+  }
+  return MPI_SUCCESS;
+}
 
 }  // namespace
 
@@ -190,17 +652,29 @@ const std::vector<int>& inter_local_world(MPI_Comm inter) {
   return inter->inter->local_world;
 }
 
+MPI_Comm make_intercomm(const std::vector<int>& local_world, int local_rank,
+                        const std::vector<int>& remote_world, uint32_t ctx, MPI_Comm errh_from) {
+  MPI_Comm c = make_user_comm(remote_world, ctx, errh_from);
+  auto ic = std::make_shared<InterComm>();
+  ic->local_world = local_world;
+  ic->local.rank = local_rank;
+  ic->local.size = static_cast<int>(local_world.size());
+  ic->local.world = local_world;
+  ic->local.ctx = c->coll_ctx;
+  ic->remote.rank = 0;
+  ic->remote.size = static_cast<int>(remote_world.size());
+  ic->remote.world = remote_world;
+  ic->remote.ctx = c->coll_ctx;
+  c->rank = local_rank;
+  c->inter = std::move(ic);
+  return c;
+}
+
 int inter_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  InterComm& ic = *comm->inter;
-  MPI_Comm hidden = nullptr;
-  if (int rc = dup_hidden(ic.local, &hidden)) return raise(comm, rc, "MPI_Comm_dup", "failed");
   uint32_t ctx = 0;
-  const int tag = kMgmtTagBase + static_cast<int>(comm->mgmt_seq++ % 1024u);
-  if (int rc = agree_union_ctx(ic.local, 0, inter_link(comm, tag), ctx)) {
-    destroy_comm(hidden);
+  if (int rc = agree_context(comm, {}, &ctx, nullptr))
     return raise(comm, rc, "MPI_Comm_dup", "context agreement failed");
-  }
-  MPI_Comm c = make_inter(comm->world, ctx, ic.local, hidden, comm);
+  MPI_Comm c = make_intercomm(comm->inter->local_world, comm->rank, comm->world, ctx, comm);
   if (int rc = copy_attrs(comm, c)) {
     delete_attrs(c);
     destroy_comm(c);
@@ -211,374 +685,15 @@ int inter_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-// Intercommunicator collectives (blocking).
-namespace {
-
-int inter_barrier(MPI_Comm comm) {
-  InterComm& ic = *comm->inter;
-  const int tag = next_tag(comm);
-  if (int rc = PMPI_Barrier(ic.local)) return rc;
-  if (comm->rank == 0) {
-    int out = 0, in = 0;
-    if (int rc = inter_link(comm, tag)(&out, 1, &in, 1))
-      return raise(comm, rc, "MPI_Barrier", "failed");
-  }
-  return PMPI_Barrier(ic.local);
-}
-
-int inter_bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  const char* fn = "MPI_Bcast";
-  if (int rc = check_count(comm, count, fn)) return rc;
-  if (int rc = check_type(comm, type, fn)) return rc;
-  InterComm& ic = *comm->inter;
-  const int tag = next_tag(comm);
-  if (root == MPI_PROC_NULL) return MPI_SUCCESS;
-  std::vector<detail::RequestImpl*> reqs;
-  if (root == MPI_ROOT) {  // to the other group's leader
-    Staged s;
-    stage_send(s, buf, count, type);
-    reqs.push_back(isend_bytes(comm, s.data, s.size, 0, tag, comm->coll_ctx));
-    if (int rc = wait_all(reqs)) return raise(comm, rc, fn, "send to the other group failed");
-    return MPI_SUCCESS;
-  }
-  if (root < 0 || root >= comm->size)
-    return raisef(comm, MPI_ERR_ROOT, fn,
-                  "invalid root %d (MPI_ROOT, MPI_PROC_NULL or a rank of the %d-rank remote group)",
-                  root, comm->size);
-  if (comm->rank == 0) {
-    Staged s;
-    stage_recv(s, buf, count, type);
-    reqs.push_back(irecv_bytes(comm, s.data, s.size, root, tag, comm->coll_ctx));
-    if (int rc = wait_all(reqs)) return raise(comm, rc, fn, "receive from the root failed");
-    finish_recv(s, buf, count, type);
-  }
-  return PMPI_Bcast(buf, count, type, 0, ic.local);
-}
-
-// The leader sends `count` elements of `stype` at `sbuf` to the remote leader and receives
-// `rcount` of `rtype` into `rbuf`.
-int leader_swap(MPI_Comm comm, int tag, const void* sbuf, int scount, MPI_Datatype stype,
-                void* rbuf, int rcount, MPI_Datatype rtype) {
-  Staged out, in;
-  stage_send(out, sbuf, scount, stype);
-  stage_recv(in, rbuf, rcount, rtype);
-  std::vector<detail::RequestImpl*> reqs;
-  reqs.push_back(irecv_bytes(comm, in.data, in.size, 0, tag, comm->coll_ctx));
-  reqs.push_back(isend_bytes(comm, out.data, out.size, 0, tag, comm->coll_ctx));
-  if (int rc = wait_all(reqs)) return rc;
-  finish_recv(in, rbuf, rcount, rtype);
-  return MPI_SUCCESS;
-}
-
-int inter_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                    MPI_Comm comm) {
-  const char* fn = "MPI_Allreduce";
-  if (int rc = check_count(comm, count, fn)) return rc;
-  if (int rc = check_type(comm, type, fn)) return rc;
-  if (sendbuf == MPI_IN_PLACE)
-    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
-  InterComm& ic = *comm->inter;
-  const int tag = next_tag(comm);
-  // The local group's result at the leader, swapped for the remote group's, broadcast.
-  TypedTemp mine(count, type);
-  if (int rc = PMPI_Reduce(sendbuf, mine.at, count, type, op, 0, ic.local)) return rc;
-  if (comm->rank == 0)
-    if (int rc = leader_swap(comm, tag, mine.at, count, type, recvbuf, count, type))
-      return raise(comm, rc, fn, "exchange between the groups failed");
-  return PMPI_Bcast(recvbuf, count, type, 0, ic.local);
-}
-
-int inter_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  const char* fn = "MPI_Allgather";
-  if (int rc = check_count(comm, sendcount, fn)) return rc;
-  if (int rc = check_type(comm, sendtype, fn)) return rc;
-  if (int rc = check_count(comm, recvcount, fn)) return rc;
-  if (int rc = check_type(comm, recvtype, fn)) return rc;
-  if (sendbuf == MPI_IN_PLACE)
-    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
-  InterComm& ic = *comm->inter;
-  const int tag = next_tag(comm);
-  const int nlocal = inter_local_size(comm), nremote = comm->size;
-  TypedTemp mine(nlocal * sendcount, sendtype);
-  if (int rc = PMPI_Gather(sendbuf, sendcount, sendtype, mine.at, sendcount, sendtype, 0, ic.local))
-    return rc;
-  if (comm->rank == 0)
-    if (int rc = leader_swap(comm, tag, mine.at, nlocal * sendcount, sendtype, recvbuf,
-                             nremote * recvcount, recvtype))
-      return raise(comm, rc, fn, "exchange between the groups failed");
-  return PMPI_Bcast(recvbuf, nremote * recvcount, recvtype, 0, ic.local);
-}
-
-int inter_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  const char* fn = "MPI_Alltoall";
-  if (int rc = check_count(comm, sendcount, fn)) return rc;
-  if (int rc = check_type(comm, sendtype, fn)) return rc;
-  if (int rc = check_count(comm, recvcount, fn)) return rc;
-  if (int rc = check_type(comm, recvtype, fn)) return rc;
-  if (sendbuf == MPI_IN_PLACE)
-    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
-  const int tag = next_tag(comm);
-  const int n = comm->size;  // remote group: block j goes to / comes from remote rank j
-  std::vector<Staged> out(n), in(n);
-  std::vector<detail::RequestImpl*> reqs;
-  const MPI_Aint sblock = static_cast<MPI_Aint>(sendcount) * sendtype->extent();
-  const MPI_Aint rblock = static_cast<MPI_Aint>(recvcount) * recvtype->extent();
-  for (int j = 0; j < n; ++j) {
-    stage_recv(in[j], static_cast<B*>(recvbuf) + j * rblock, recvcount, recvtype);
-    reqs.push_back(irecv_bytes(comm, in[j].data, in[j].size, j, tag, comm->coll_ctx));
-  }
-  for (int j = 0; j < n; ++j) {
-    stage_send(out[j], static_cast<const B*>(sendbuf) + j * sblock, sendcount, sendtype);
-    reqs.push_back(isend_bytes(comm, out[j].data, out[j].size, j, tag, comm->coll_ctx));
-  }
-  if (int rc = wait_all(reqs)) return raise(comm, rc, fn, "a transfer failed");
-  for (int j = 0; j < n; ++j)
-    finish_recv(in[j], static_cast<B*>(recvbuf) + j * rblock, recvcount, recvtype);
-  return MPI_SUCCESS;
-}
-
-// Point-to-point transfers between the groups, started together, waited for together.
-class Transfers {
- public:
-  Transfers(MPI_Comm comm, int tag) : comm_(comm), tag_(tag) {}
-  void send(int peer, const void* buf, int count, MPI_Datatype type) {
-    out_.emplace_back();
-    stage_send(out_.back(), buf, count, type);
-    reqs_.push_back(
-        isend_bytes(comm_, out_.back().data, out_.back().size, peer, tag_, comm_->coll_ctx));
-  }
-  void recv(int peer, void* buf, int count, MPI_Datatype type) {
-    in_.emplace_back();
-    stage_recv(in_.back(), buf, count, type);
-    unpack_.push_back({buf, count, type});
-    reqs_.push_back(
-        irecv_bytes(comm_, in_.back().data, in_.back().size, peer, tag_, comm_->coll_ctx));
-  }
-  int wait() {
-    if (int rc = wait_all(reqs_)) return rc;
-    for (std::size_t i = 0; i < in_.size(); ++i)
-      finish_recv(in_[i], unpack_[i].buf, unpack_[i].count, unpack_[i].type);
-    return MPI_SUCCESS;
-  }
-
- private:
-  struct Target {
-    void* buf;
-    int count;
-    MPI_Datatype type;
-  };
-  MPI_Comm comm_;
-  int tag_;
-  std::deque<Staged> out_, in_;  // a deque keeps earlier elements where they are
-  std::vector<Target> unpack_;
-  std::vector<detail::RequestImpl*> reqs_;
-};
-
-// The root argument of a rooted collective: MPI_ROOT, MPI_PROC_NULL or a remote rank.
-int check_inter_root(MPI_Comm comm, int root, const char* fn) {
-  if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < comm->size))
-    return MPI_SUCCESS;
-  return raisef(comm, MPI_ERR_ROOT, fn,
-                "invalid root %d (MPI_ROOT, MPI_PROC_NULL or a rank of the %d-rank remote group)",
-                root, comm->size);
-}
-
-int inter_reduce(const InterArgs& a, MPI_Comm comm) {
-  const char* fn = "MPI_Reduce";
-  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
-  const int tag = next_tag(comm);
-  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
-  Transfers t(comm, tag);
-  if (a.root == MPI_ROOT) {  // the other group's result, from its leader
-    t.recv(0, a.recvbuf, a.count, a.type);
-  } else {
-    TypedTemp mine(a.count, a.type);
-    if (int rc = PMPI_Reduce(a.sendbuf, mine.at, a.count, a.type, a.op, 0, comm->inter->local))
-      return rc;
-    if (comm->rank != 0) return MPI_SUCCESS;
-    t.send(a.root, mine.at, a.count, a.type);
-    if (int rc = t.wait()) return raise(comm, rc, fn, "send to the root failed");
-    return MPI_SUCCESS;
-  }
-  if (int rc = t.wait()) return raise(comm, rc, fn, "receive from the other group failed");
-  return MPI_SUCCESS;
-}
-
-int inter_gather(const InterArgs& a, MPI_Comm comm) {
-  const char* fn = "MPI_Gather";
-  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
-  const int tag = next_tag(comm);
-  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
-  Transfers t(comm, tag);
-  if (a.root == MPI_ROOT) {
-    t.recv(0, a.recvbuf, comm->size * a.recvcount, a.recvtype);
-    if (int rc = t.wait()) return raise(comm, rc, fn, "receive from the other group failed");
-    return MPI_SUCCESS;
-  }
-  const int nlocal = inter_local_size(comm);
-  TypedTemp mine(nlocal * a.count, a.type);
-  if (int rc =
-          PMPI_Gather(a.sendbuf, a.count, a.type, mine.at, a.count, a.type, 0, comm->inter->local))
-    return rc;
-  if (comm->rank != 0) return MPI_SUCCESS;
-  t.send(a.root, mine.at, nlocal * a.count, a.type);
-  if (int rc = t.wait()) return raise(comm, rc, fn, "send to the root failed");
-  return MPI_SUCCESS;
-}
-
-int inter_scatter(const InterArgs& a, MPI_Comm comm) {
-  const char* fn = "MPI_Scatter";
-  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
-  const int tag = next_tag(comm);
-  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
-  Transfers t(comm, tag);
-  if (a.root == MPI_ROOT) {
-    t.send(0, a.sendbuf, comm->size * a.count, a.type);
-    if (int rc = t.wait()) return raise(comm, rc, fn, "send to the other group failed");
-    return MPI_SUCCESS;
-  }
-  const int nlocal = inter_local_size(comm);
-  TypedTemp all(nlocal * a.recvcount, a.recvtype);
-  if (comm->rank == 0) {
-    t.recv(a.root, all.at, nlocal * a.recvcount, a.recvtype);
-    if (int rc = t.wait()) return raise(comm, rc, fn, "receive from the root failed");
-  }
-  return PMPI_Scatter(all.at, a.recvcount, a.recvtype, a.recvbuf, a.recvcount, a.recvtype, 0,
-                      comm->inter->local);
-}
-
-// Gatherv / Scatterv: the root talks to every process of the other group directly.
-int inter_gatherv(const InterArgs& a, MPI_Comm comm, bool scatter) {
-  const char* fn = scatter ? "MPI_Scatterv" : "MPI_Gatherv";
-  if (int rc = check_inter_root(comm, a.root, fn)) return rc;
-  Transfers t(comm, next_tag(comm));
-  if (a.root == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (a.root == MPI_ROOT) {
-    for (int j = 0; j < comm->size; ++j) {
-      if (scatter) {
-        t.send(j, static_cast<const B*>(a.sendbuf) + a.sdispls[j] * a.type->extent(),
-               a.sendcounts[j], a.type);
-      } else {
-        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j] * a.recvtype->extent(), a.recvcounts[j],
-               a.recvtype);
-      }
-    }
-  } else if (scatter) {
-    t.recv(a.root, a.recvbuf, a.recvcount, a.recvtype);
-  } else {
-    t.send(a.root, a.sendbuf, a.count, a.type);
-  }
-  if (int rc = t.wait()) return raise(comm, rc, fn, "a transfer failed");
-  return MPI_SUCCESS;
-}
-
-// Allgatherv, Alltoallv, Alltoallw: every process with every process of the other group.
-int inter_direct(const InterArgs& a, MPI_Comm comm, InterCollective which) {
-  const char* fn = which == InterCollective::allgatherv  ? "MPI_Allgatherv"
-                   : which == InterCollective::alltoallv ? "MPI_Alltoallv"
-                                                         : "MPI_Alltoallw";
-  if (a.sendbuf == MPI_IN_PLACE)
-    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
-  Transfers t(comm, next_tag(comm));
-  for (int j = 0; j < comm->size; ++j) {
-    switch (which) {
-      case InterCollective::allgatherv:
-        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j] * a.recvtype->extent(), a.recvcounts[j],
-               a.recvtype);
-        break;
-      case InterCollective::alltoallv:
-        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j] * a.recvtype->extent(), a.recvcounts[j],
-               a.recvtype);
-        break;
-      default:
-        t.recv(j, static_cast<B*>(a.recvbuf) + a.rdispls[j], a.recvcounts[j], a.recvtypes[j]);
-        break;
-    }
-  }
-  for (int j = 0; j < comm->size; ++j) {
-    switch (which) {
-      case InterCollective::allgatherv:
-        t.send(j, a.sendbuf, a.count, a.type);
-        break;
-      case InterCollective::alltoallv:
-        t.send(j, static_cast<const B*>(a.sendbuf) + a.sdispls[j] * a.type->extent(),
-               a.sendcounts[j], a.type);
-        break;
-      default:
-        t.send(j, static_cast<const B*>(a.sendbuf) + a.sdispls[j], a.sendcounts[j], a.sendtypes[j]);
-        break;
-    }
-  }
-  if (int rc = t.wait()) return raise(comm, rc, fn, "a transfer failed");
-  return MPI_SUCCESS;
-}
-
-// MPI-4.0 §6.10.2: each group's vectors (the sum of its recvcounts elements, or n *
-// recvcount for the block variant, n its own size; the count is the same in both groups)
-// are reduced at the leader, swapped for the other group's result, which is scattered
-// locally by recvcounts.
-int inter_reduce_scatter(const InterArgs& a, MPI_Comm comm, bool block) {
-  const char* fn = block ? "MPI_Reduce_scatter_block" : "MPI_Reduce_scatter";
-  if (a.sendbuf == MPI_IN_PLACE)
-    return raise(comm, MPI_ERR_ARG, fn, "MPI_IN_PLACE is not allowed on an intercommunicator");
-  const int tag = next_tag(comm);
-  const int n = inter_local_size(comm);
-  std::vector<int> counts(n, a.recvcount), displs(n, 0);
-  if (!block) counts.assign(a.recvcounts, a.recvcounts + n);
-  int count = 0;
-  for (int i = 0; i < n; ++i) {
-    displs[i] = count;
-    count += counts[i];
-  }
-  MPI_Comm local = comm->inter->local;
-  TypedTemp mine(count, a.type), theirs(count, a.type);
-  if (int rc = PMPI_Reduce(a.sendbuf, mine.at, count, a.type, a.op, 0, local)) return rc;
-  if (comm->rank == 0)
-    if (int rc = leader_swap(comm, tag, mine.at, count, a.type, theirs.at, count, a.type))
-      return raise(comm, rc, fn, "exchange between the groups failed");
-  return PMPI_Scatterv(theirs.at, counts.data(), displs.data(), a.type, a.recvbuf,
-                       counts[comm->rank], a.type, 0, local);
-}
-
-}  // namespace
-
-// Entry points for coll_api.cpp: the collectives it routes here for intercommunicators.
 int inter_collective(MPI_Comm comm, InterCollective which, const InterArgs& a) {
   SLUICE_MPI_CALL;
-  if (int rc = check_comm(comm, "an intercommunicator collective")) return rc;
-  switch (which) {
-    case InterCollective::barrier:
-      return inter_barrier(comm);
-    case InterCollective::bcast:
-      return inter_bcast(a.recvbuf, a.count, a.type, a.root, comm);
-    case InterCollective::allreduce:
-      return inter_allreduce(a.sendbuf, a.recvbuf, a.count, a.type, a.op, comm);
-    case InterCollective::allgather:
-      return inter_allgather(a.sendbuf, a.count, a.type, a.recvbuf, a.recvcount, a.recvtype, comm);
-    case InterCollective::alltoall:
-      return inter_alltoall(a.sendbuf, a.count, a.type, a.recvbuf, a.recvcount, a.recvtype, comm);
-    case InterCollective::reduce:
-      return inter_reduce(a, comm);
-    case InterCollective::gather:
-      return inter_gather(a, comm);
-    case InterCollective::scatter:
-      return inter_scatter(a, comm);
-    case InterCollective::gatherv:
-      return inter_gatherv(a, comm, false);
-    case InterCollective::scatterv:
-      return inter_gatherv(a, comm, true);
-    case InterCollective::allgatherv:
-    case InterCollective::alltoallv:
-    case InterCollective::alltoallw:
-      return inter_direct(a, comm, which);
-    case InterCollective::reduce_scatter_block:
-      return inter_reduce_scatter(a, comm, true);
-    case InterCollective::reduce_scatter:
-      return inter_reduce_scatter(a, comm, false);
-  }
-  return MPI_ERR_INTERN;
+  return run_collective(comm, which, a, false, nullptr);
+}
+
+int inter_icollective(MPI_Comm comm, InterCollective which, const InterArgs& a,
+                      MPI_Request* request) {
+  SLUICE_MPI_CALL;
+  return run_collective(comm, which, a, true, request);
 }
 
 }  // namespace sluice::mpi
@@ -622,14 +737,10 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     if (local_comm->comm_rank_of(w) >= 0)
       return raisef(local_comm, MPI_ERR_COMM, fn,
                     "world rank %d is in both groups (the groups must be disjoint)", w);
-  MPI_Comm hidden = nullptr;
-  if (int rc = dup_hidden(local_comm, &hidden)) return raise(local_comm, rc, fn, "failed");
   uint32_t ctx = 0;
-  if (int rc = agree_union_ctx(local_comm, local_leader, link, ctx)) {
-    destroy_comm(hidden);
+  if (int rc = agree_union_ctx(local_comm, local_leader, link, ctx))
     return raise(local_comm, rc, fn, "context agreement failed");
-  }
-  *newintercomm = make_inter(remote, ctx, local_comm, hidden, local_comm);
+  *newintercomm = make_intercomm(local_comm->world, local_comm->rank, remote, ctx, local_comm);
   return MPI_SUCCESS;
 }
 
@@ -654,20 +765,18 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   const char* fn = "MPI_Intercomm_merge";
   if (int rc = check_inter(intercomm, fn)) return rc;
   InterComm& ic = *intercomm->inter;
-  const int tag = kMgmtTagBase + static_cast<int>(intercomm->mgmt_seq++ % 1024u);
-  const LeaderLink link = inter_link(intercomm, tag);
   // The group that passed high = false comes first; on a tie, the group holding the lower
-  // world rank among the two groups' rank 0s.
-  int mine = high ? 1 : 0, theirs = 0;
-  if (int rc = exchange_ints(ic.local, 0, link, &mine, 1, &theirs, 1))
-    return raise(intercomm, rc, fn, "exchange failed");
+  // world rank among the two groups' rank 0s. Every member's `high` travels with the
+  // context agreement (local group first); the leaders' count.
+  std::vector<int> highs;
+  uint32_t ctx = 0;
+  if (int rc = agree_context(intercomm, {high ? 1 : 0}, &ctx, &highs))
+    return raise(intercomm, rc, fn, "context agreement failed");
+  const int mine = highs[0], theirs = highs[ic.local_world.size()];
   const bool local_first = mine != theirs ? mine < theirs : ic.local_world[0] < intercomm->world[0];
   std::vector<int> world = local_first ? ic.local_world : intercomm->world;
   const std::vector<int>& second = local_first ? intercomm->world : ic.local_world;
   world.insert(world.end(), second.begin(), second.end());
-  uint32_t ctx = 0;
-  if (int rc = agree_union_ctx(ic.local, 0, link, ctx))
-    return raise(intercomm, rc, fn, "context agreement failed");
   *newintracomm = make_user_comm(world, ctx, intercomm);
   return MPI_SUCCESS;
 }

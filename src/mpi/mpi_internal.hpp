@@ -293,15 +293,25 @@ MPI_Comm make_user_comm(const std::vector<int>& world_ranks, uint32_t ctx, MPI_C
 // A duplicate of `comm` the library owns (not a user communicator: whoever made it frees it
 // with destroy_comm). Collective over comm.
 int dup_hidden(MPI_Comm comm, MPI_Comm* out);
+// Context-id agreement over every member of `comm` (both groups of an intercommunicator),
+// blocking: MPI_SUCCESS (the id in *ctx) or an error class. Each member's `extra` ints travel
+// with it; `gathered` (if not null) receives them, extra.size() per member, in member order:
+// comm's ranks, or for an intercommunicator the local group's then the remote group's.
+int agree_context(MPI_Comm comm, const std::vector<int>& extra, uint32_t* ctx,
+                  std::vector<int>* gathered);
 
 // ---- intercommunicators (inter.cpp) ----------------------------------------------------
 int inter_local_size(MPI_Comm inter);
 const std::vector<int>& inter_local_world(MPI_Comm inter);
 int inter_dup(MPI_Comm inter, MPI_Comm* newcomm);
+// A user intercommunicator between `local_world` (this process at `local_rank`) and
+// `remote_world` on the context pair `ctx`; error handler from `errh_from`.
+MPI_Comm make_intercomm(const std::vector<int>& local_world, int local_rank,
+                        const std::vector<int>& remote_world, uint32_t ctx, MPI_Comm errh_from);
 // Raises MPI_ERR_COMM: `function` does not take intercommunicators.
 int reject_inter(MPI_Comm comm, const char* function);
-// The collectives implemented on intercommunicators (blocking only); coll_api.cpp routes
-// them here and rejects the others (check_intra).
+// The collectives the standard defines on intercommunicators; coll_api.cpp routes them here
+// (blocking and nonblocking) and rejects the others (check_intra: Scan, Exscan).
 enum class InterCollective : uint8_t {
   barrier,
   bcast,
@@ -337,6 +347,9 @@ struct InterArgs {
   const MPI_Datatype* recvtypes = nullptr;
 };
 int inter_collective(MPI_Comm comm, InterCollective which, const InterArgs& args);
+// The nonblocking form: the request completes with the collective.
+int inter_icollective(MPI_Comm comm, InterCollective which, const InterArgs& args,
+                      MPI_Request* request);
 // MPI_SUCCESS for an intracommunicator (or an invalid handle, which the caller's own check
 // reports); MPI_ERR_COMM raised for an intercommunicator.
 inline int check_intra(MPI_Comm comm, const char* function) {

@@ -20,7 +20,7 @@
 //   copy            3 λ + o_copy + L / B_copy_path        (the naive copy: the copies are
 //                                                          the kernel's, folded in B)
 //   cached          3 λ + o_zc + L / B_zc                 (a registration reused)
-//   register        cached + T_reg(L) + T_dereg(L)        (pinned and released each time)
+//   register        cached + 2 T_reg(L) + T_dereg(L)      (pinned at both ends, released)
 //   pipeline        eq. 1 with chunk C                    (first chunk copied during the
 //   superpipeline   eq. 8/9 with C_i = C_0 q^i (eq. 5-7)   rendezvous round trip)
 //   ondemand        cached, bounded below by the pinning thread (an approximation)
