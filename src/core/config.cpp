@@ -103,6 +103,19 @@ std::span<const ConfigKey> core_keys() {
        "target's "
        "engine carries out; packets = always the latter (docs/RMA.md)",
        "auto|packets"},
+      {"WIN_ASSIST",
+       T::size,
+       "256K",
+       {"0", "1G"},
+       "MPI windows in one shared segment (MPI_Win_allocate on one host): smallest contiguous "
+       "get or put that a helper thread of the origin, on another CPU, copies part of (two "
+       "cores copy: the CPU of a bound rank that waits meanwhile); 0 = one memcpy, no thread "
+       "(docs/RMA.md)"},
+      {"WIN_ASSIST_CHUNK",
+       T::size,
+       "64K",
+       {"4K", "64M"},
+       "MPI windows: the unit of work the origin and its copy helper claim (WIN_ASSIST)"},
       {"RMA_FIREHOSE",
        T::choice,
        "off",
@@ -110,8 +123,10 @@ std::span<const ConfigKey> core_keys() {
        "Firehose remote pinning for one-sided puts and gets that travel as packets (no CMA): "
        "on = the target keeps buckets of registered memory pinned under a per-peer budget, a "
        "put or get to a mapped bucket needs no handshake, a miss moves firehoses first "
-       "(docs/RMA.md)",
-       "on|off"},
+       "(docs/RMA.md); for comparison ([GASNet-Firehose] 4.2): rndv = each op asks the target "
+       "to pin its buckets and waits for the reply, nothing unpinned; rndv-unpin = the same, "
+       "released after the op; pin-all = every registered region pinned whole when registered",
+       "on|off|rndv|rndv-unpin|pin-all"},
       {"FIREHOSE_M",
        T::size,
        "32M",

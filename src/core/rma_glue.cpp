@@ -19,7 +19,13 @@ RmaGlue::RmaGlue(Engine& e) : engine_(e), proto_(*this, e.rank()) {
 
 void RmaGlue::setup_firehose() {
   const Config& c = engine_.config();
-  if (c.get_string("RMA_FIREHOSE") != "on" || engine_.size() < 2) return;
+  const std::string mode = c.get_string("RMA_FIREHOSE");
+  if (mode == "off" || engine_.size() < 2) return;
+  const proto::rma::PinStrategy strategy = mode == "rndv" ? proto::rma::PinStrategy::rndv_keep
+                                           : mode == "rndv-unpin"
+                                               ? proto::rma::PinStrategy::rndv_unpin
+                                           : mode == "pin-all" ? proto::rma::PinStrategy::pin_all
+                                                               : proto::rma::PinStrategy::firehose;
   mem::FirehoseParams p;
   const std::size_t page = mem::page_size();
   p.bucket_bytes = (c.get_size("FIREHOSE_BUCKET") + page - 1) / page * page;
@@ -35,7 +41,10 @@ void RmaGlue::setup_firehose() {
   }
   // Real pinning (io_uring registered buffers), one slot per bucket (mapped or victim) and a
   // few for a bucket being re-pinned wider; the host domain (bookkeeping only) without it.
-  const std::size_t buckets = (p.m_bytes + p.maxvictim_bytes) / p.bucket_bytes + 8;
+  // The rendezvous baselines pin without a bound: as many slots as the domain allows.
+  const std::size_t buckets = strategy == proto::rma::PinStrategy::firehose
+                                  ? (p.m_bytes + p.maxvictim_bytes) / p.bucket_bytes + 8
+                                  : std::size_t{16384};
   std::string why;
   fh_domain_ = mem::UringDomain::open(
       {static_cast<unsigned>(std::min<std::size_t>(buckets, 16384)), 32}, why);
@@ -48,12 +57,13 @@ void RmaGlue::setup_firehose() {
               "Firehose: no invalidation monitor (%s): a bucket whose memory is freed stays "
               "mapped",
               monitor.status().c_str());
-  proto_.enable_firehose(p, c.get_size("FIREHOSE_THRESHOLD"), domain,
-                         monitor.working() ? &monitor : nullptr);
+  proto_.enable_pinning(strategy, p, c.get_size("FIREHOSE_THRESHOLD"), domain,
+                        monitor.working() ? &monitor : nullptr);
   engine_.stats_registry().add_info(
       "firehose", "config",
-      [p, d = std::string(domain.name())] {
-        return "M=" + std::to_string(p.m_bytes) +
+      [p, strategy, d = std::string(domain.name())] {
+        return "strategy=" + std::string(proto::rma::to_string(strategy)) +
+               " M=" + std::to_string(p.m_bytes) +
                " MAXVICTIM=" + std::to_string(p.maxvictim_bytes) +
                " B=" + std::to_string(p.bucket_bytes) +
                " F=" + std::to_string(p.firehoses_per_node()) + " domain=" + d;

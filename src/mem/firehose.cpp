@@ -465,4 +465,95 @@ void FirehoseTable::drop_node(int n) {
   nodes_[static_cast<std::size_t>(n)] = Node{};
 }
 
+// ---- PinTable -------------------------------------------------------------------------------
+
+Errc PinTable::pin_pages(uint64_t lo, uint64_t hi, Registration& out) {
+  std::vector<unsigned char> vec((hi - lo) / page_size() + 1);
+  if (mincore(reinterpret_cast<void*>(lo), hi - lo, vec.data()) != 0) return Errc::remote_access;
+  const Errc e = domain_.register_memory(
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(lo), hi - lo), out);
+  if (e == Errc::internal || e == Errc::invalid_argument) return Errc::remote_access;
+  if (e == Errc::ok) ++stats_.pins;
+  return e;
+}
+
+void PinTable::add_pinned(uint64_t n) {
+  stats_.pinned_bytes += n;
+  stats_.pinned_peak = std::max(stats_.pinned_peak, stats_.pinned_bytes);
+}
+
+uint32_t PinTable::refs(uint64_t bucket) const {
+  auto it = buckets_.find(bucket);
+  return it == buckets_.end() ? 0 : it->second.refs;
+}
+
+Errc PinTable::pin(std::span<const BucketTable::Pin> pins) {
+  ++stats_.requests;
+  const uint64_t page = page_size();
+  for (const BucketTable::Pin& p : pins)
+    if (p.bucket % bucket_bytes_ != 0 || p.lo < p.bucket || p.hi > p.bucket + bucket_bytes_ ||
+        p.lo >= p.hi || p.lo % page != 0 || p.hi % page != 0) {
+      ++stats_.refused;
+      return Errc::invalid_argument;
+    }
+  std::size_t done = 0;
+  Errc err = Errc::ok;
+  for (; done < pins.size(); ++done) {
+    const BucketTable::Pin& p = pins[done];
+    auto it = buckets_.find(p.bucket);
+    if (it != buckets_.end() && it->second.bytes >= p.hi - p.lo) {
+      ++it->second.refs;
+      continue;
+    }
+    // New, or pinned narrower before (another region's part of the bucket): pin again.
+    Registration r;
+    if ((err = pin_pages(p.lo, p.hi, r)) != Errc::ok) break;
+    Pinned& b = buckets_[p.bucket];
+    stats_.pinned_bytes -= b.bytes;
+    add_pinned(p.hi - p.lo);
+    b.bytes = p.hi - p.lo;
+    b.reg = std::move(r);
+    ++b.refs;
+  }
+  if (err == Errc::ok) return Errc::ok;
+  ++stats_.refused;
+  std::vector<uint64_t> undo;
+  for (std::size_t i = 0; i < done; ++i) undo.push_back(pins[i].bucket);
+  release(undo);
+  return err;
+}
+
+void PinTable::release(std::span<const uint64_t> buckets) {
+  for (const uint64_t b : buckets) {
+    auto it = buckets_.find(b);
+    if (it == buckets_.end() || it->second.refs == 0) continue;
+    if (--it->second.refs != 0 || !unpin_) continue;
+    stats_.pinned_bytes -= it->second.bytes;
+    ++stats_.unpins;
+    buckets_.erase(it);  // unpinned with its Registration
+  }
+}
+
+Errc PinTable::pin_region(uint64_t id, uint64_t lo, uint64_t hi) {
+  if (lo >= hi) return Errc::ok;
+  Registration r;
+  if (Errc e = pin_pages(lo, hi, r); e != Errc::ok) {
+    ++stats_.refused;
+    return e;
+  }
+  Pinned& p = regions_[id];
+  p.bytes = hi - lo;
+  p.reg = std::move(r);
+  add_pinned(hi - lo);
+  return Errc::ok;
+}
+
+void PinTable::unpin_region(uint64_t id) {
+  auto it = regions_.find(id);
+  if (it == regions_.end()) return;
+  stats_.pinned_bytes -= it->second.bytes;
+  ++stats_.unpins;
+  regions_.erase(it);
+}
+
 }  // namespace sluice::mem

@@ -165,6 +165,63 @@ class BucketTable final : private InvalidationSink {
   std::atomic<bool> inv_pending_{false};
 };
 
+// The strategies [GASNet-Firehose] section 4.2 compares Firehose with, and pin-everything
+// (section 3.3), target side: buckets pinned on request, each with a reference count (ops in
+// flight may share a bucket).
+//   rendezvous with unpin     each op asks for its buckets first (a round trip) and, once it
+//                             completed, for their release: unpinned at the last reference
+//   rendezvous without unpin  the same without the release: nothing is ever unpinned, so
+//                             pinned memory grows with the working set, unbounded (the
+//                             paper's baseline that "cheats" past M + MAXVICTIM)
+//   pin everything            a registered region is pinned whole when registered and until
+//                             deregistered; no op asks for anything
+// No invalidation monitor here: these are measurement baselines.
+struct PinStats {
+  uint64_t requests = 0;  // pin requests served (rendezvous)
+  uint64_t pins = 0;      // registrations made (buckets, or whole regions)
+  uint64_t unpins = 0;
+  uint64_t refused = 0;
+  uint64_t pinned_bytes = 0;
+  uint64_t pinned_peak = 0;
+};
+
+class PinTable {
+ public:
+  // `unpin`: release() unpins a bucket at its last reference (rendezvous with unpin).
+  PinTable(Domain& domain, std::size_t bucket_bytes, bool unpin)
+      : domain_(domain), bucket_bytes_(bucket_bytes), unpin_(unpin) {}
+  PinTable(const PinTable&) = delete;
+  PinTable& operator=(const PinTable&) = delete;
+
+  // Pins (or references) every bucket of `pins`. All or nothing.
+  Errc pin(std::span<const BucketTable::Pin> pins);
+  // Drops one reference per bucket (ignored when never pinned or when keeping everything).
+  void release(std::span<const uint64_t> buckets);
+  // Pin everything: the page range of a registered region, until unpin_region(id).
+  Errc pin_region(uint64_t id, uint64_t lo, uint64_t hi);
+  void unpin_region(uint64_t id);
+
+  bool pinned(uint64_t bucket) const { return buckets_.count(bucket) != 0; }
+  uint32_t refs(uint64_t bucket) const;
+  const PinStats& stats() const { return stats_; }
+
+ private:
+  struct Pinned {
+    uint32_t refs = 0;
+    uint64_t bytes = 0;
+    Registration reg;
+  };
+  Errc pin_pages(uint64_t lo, uint64_t hi, Registration& out);
+  void add_pinned(uint64_t n);
+
+  Domain& domain_;
+  std::size_t bucket_bytes_;
+  bool unpin_;
+  std::unordered_map<uint64_t, Pinned> buckets_;  // by bucket address
+  std::unordered_map<uint64_t, Pinned> regions_;  // by region id
+  PinStats stats_;
+};
+
 struct FirehoseStats {
   uint64_t hits = 0;    // operations whose range was mapped
   uint64_t misses = 0;  // operations that needed a move

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/rma_glue.hpp"
+#include "mem/copy_assist.hpp"
 #include "mpi/big_lock.hpp"
 #include "mpi/datatype.hpp"
 #include "mpi/mpi_internal.hpp"
@@ -175,6 +176,53 @@ int check_win(MPI_Win w, const char* function) {
     return MPI_SUCCESS;
   return raise(nullptr, MPI_ERR_WIN, function,
                w ? "invalid window (freed or not a window)" : "invalid window MPI_WIN_NULL");
+}
+
+// ---- two cores copy (shared windows) --------------------------------------------------------
+
+// A large get or put on a shared window is one memcpy; from WIN_ASSIST bytes on, a helper
+// thread of this process on another CPU copies part of it (mem/copy_assist.hpp): when ranks
+// are bound to cores, the CPU of a rank that waits meanwhile.
+struct AssistStats {
+  uint64_t ops = 0;           // gets and puts offered to the helper
+  uint64_t helped_ops = 0;    // those it copied a part of
+  uint64_t helped_bytes = 0;  // bytes it copied
+};
+AssistStats g_assist_stats;
+std::size_t g_assist_min = 0, g_assist_chunk = 0;
+bool g_assist_configured = false;
+
+void assist_configure() {
+  if (g_assist_configured) return;
+  g_assist_configured = true;
+  g_assist_min = engine().config().get_size("WIN_ASSIST");
+  g_assist_chunk = engine().config().get_size("WIN_ASSIST_CHUNK");
+  util::StatsRegistry& reg = engine().stats_registry();
+  using util::Unit;
+  reg.add("win", "assist_ops", Unit::count, &g_assist_stats.ops,
+          "gets and puts on shared windows split with the copy helper thread (WIN_ASSIST)");
+  reg.add("win", "assist_helped_ops", Unit::count, &g_assist_stats.helped_ops,
+          "of those, the ones the helper copied a part of");
+  reg.add("win", "assist_helped_bytes", Unit::bytes, &g_assist_stats.helped_bytes,
+          "bytes the helper copied");
+}
+
+// Copies `bytes` from `src` to `dst` (one of them in a shared window), with the helper for
+// large ones.
+void window_copy(MPI_Win w, int target, std::byte* dst, const std::byte* src, std::size_t bytes) {
+  if (g_assist_min == 0 || bytes < g_assist_min || target == w->comm->rank) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  mem::CopyHelper* h = mem::CopyHelper::instance();
+  if (!h) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const uint64_t helped = h->copy(dst, src, bytes, g_assist_chunk);
+  ++g_assist_stats.ops;
+  g_assist_stats.helped_ops += helped > 0;
+  g_assist_stats.helped_bytes += helped;
 }
 
 // ---- native transport --------------------------------------------------------------------
@@ -433,7 +481,7 @@ int do_put(MPI_Win w, const void* origin, MPI_Count ocount, MPI_Datatype ot, int
     if (bytes == 8)  // one store: what an 8-byte put is on a shared window
       __builtin_memcpy(dst, src, 8);
     else
-      std::memcpy(dst, src, bytes);
+      window_copy(w, target, dst, src, bytes);
     return MPI_SUCCESS;
   }
   if (!w->shared && ocontig && tcontig) {
@@ -478,7 +526,7 @@ int do_get(MPI_Win w, void* origin, MPI_Count ocount, MPI_Datatype ot, int targe
   const bool ocontig = dt_is_contiguous(ot), tcontig = dt_is_contiguous(tt);
   auto* dst = static_cast<std::byte*>(origin);
   if (w->shared && ocontig && tcontig) {
-    std::memcpy(dst + dt_true_lb(ot), at.local + dt_true_lb(tt), bytes);
+    window_copy(w, target, dst + dt_true_lb(ot), at.local + dt_true_lb(tt), bytes);
     return MPI_SUCCESS;
   }
   if (!w->shared && ocontig && tcontig) {
@@ -716,6 +764,7 @@ int setup_shared(MPI_Win w, MPI_Aint size, bool contiguous, const char* function
   }
   w->ctl = w->targets[static_cast<std::size_t>(w->comm->rank)].ctl;
   w->base = size ? w->targets[static_cast<std::size_t>(w->comm->rank)].base : nullptr;
+  assist_configure();
   return MPI_SUCCESS;
 }
 

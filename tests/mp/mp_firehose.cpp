@@ -8,7 +8,13 @@
 //               refused, moved again), memory unmapped for good makes puts and gets fail
 //               with remote_access and the target carries on.
 //
-//   mp_firehose workingset | freed
+//   strategies  the comparison strategies (run with SLUICE_RMA_FIREHOSE=rndv, rndv-unpin or
+//               pin-all): the same verified puts and gets, and each one's bookkeeping (every
+//               op handshakes or none does, released pins, pinned memory).
+//   inline      8-byte puts each to a bucket not mapped yet: every one misses and travels
+//               inside its move request, and lands.
+//
+//   mp_firehose workingset | freed | strategies | inline
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -160,6 +166,140 @@ void test_workingset(Session& s, Rma& rma) {
   }
 }
 
+// Puts and gets between every pair over `slice` bytes per origin, verified. Returns the
+// number of this rank's ops to other ranks.
+uint64_t verified_traffic(Session& s, Rma& rma, std::size_t slice, int ops) {
+  const int n = s.size(), me = s.rank();
+  std::vector<std::byte> region(slice * static_cast<std::size_t>(n));
+  RegisteredMemory mem;
+  CHECK(rma.register_memory(region, mem) == Errc::ok, "register");
+  const auto keys = exchange_keys(s, mem);
+  std::vector<std::vector<std::byte>> shadow(static_cast<std::size_t>(n),
+                                             std::vector<std::byte>(slice));
+  std::mt19937_64 rng(static_cast<uint64_t>(me) * 104729 + 3);
+  const auto base = static_cast<uint64_t>(me) * slice;
+  uint64_t count = 0;
+  std::vector<std::byte> got;
+  s.barrier();
+  for (int i = 0; i < ops; ++i) {
+    const int t = (me + 1 + i % (n - 1)) % n;
+    const RemoteKey& key = keys[static_cast<std::size_t>(t)];
+    auto& sh = shadow[static_cast<std::size_t>(t)];
+    const std::size_t len = 1 + rng() % (i % 3 == 0 ? 2 * kB : 256);
+    const std::size_t off = rng() % (slice - len);
+    for (std::size_t k = 0; k < len; ++k) sh[off + k] = static_cast<std::byte>(rng());
+    CHECK(rma.put({sh.data() + off, len}, t, key, base + off) == Errc::ok, "put");
+    ++count;
+    if (i % 4 == 3) {
+      CHECK(rma.flush() == Errc::ok, "flush");
+      const std::size_t glen = 1 + rng() % kB, goff = rng() % (slice - glen);
+      got.assign(glen, std::byte{0});
+      CHECK(wait(s, rma.iget(got, t, key, base + goff)) == Errc::ok, "get");
+      ++count;
+      CHECK(std::memcmp(got.data(), sh.data() + goff, glen) == 0, "get %zu at %zu from %d", glen,
+            goff, t);
+    }
+  }
+  CHECK(rma.flush() == Errc::ok, "flush");
+  // A message to every peer behind this rank's last one-sided packets (a release, say) on
+  // the same ordered route: once a rank has them all, it has handled those packets.
+  std::vector<Request> reqs;
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    reqs.push_back(s.irecv(std::span<std::byte>(), p, kKeyTag + 1));
+    reqs.push_back(s.isend(std::span<const std::byte>(), p, kKeyTag + 1));
+  }
+  CHECK(s.waitall(reqs) == Errc::ok, "drain exchange");
+  s.barrier();
+  return count;
+}
+
+void test_strategies(Session& s, Rma& rma) {
+  const char* mode = std::getenv("SLUICE_RMA_FIREHOSE");
+  CHECK(mode, "SLUICE_RMA_FIREHOSE must be set");
+  const std::string strategy = mode ? mode : "";
+  const std::size_t slice = 24 * kB;
+  const uint64_t pinned_before = counter(s, "pinning.pinned_bytes");
+  const uint64_t ops = verified_traffic(s, rma, slice, 240);
+  const uint64_t direct = counter(s, "pinning.direct_ops");
+  const uint64_t handshake = counter(s, "pinning.handshake_ops");
+  const uint64_t fallbacks = counter(s, "pinning.fallbacks");
+  CHECK(direct + handshake + fallbacks == ops,
+        "%llu ops, %llu direct + %llu handshake + %llu plain", (unsigned long long)ops,
+        (unsigned long long)direct, (unsigned long long)handshake, (unsigned long long)fallbacks);
+  CHECK(fallbacks == 0, "%llu ops fell back to plain packets", (unsigned long long)fallbacks);
+  const uint64_t pinned = counter(s, "pinning.pinned_bytes");
+  const uint64_t region = slice * static_cast<uint64_t>(s.size());
+  if (strategy == "pin-all") {
+    CHECK(handshake == 0 && counter(s, "pinning.handshakes") == 0, "pin-all handshook");
+    // The region of this test was pinned whole while registered, and unpinned with it
+    // (verified_traffic deregistered it on return).
+    CHECK(counter(s, "pinning.pinned_peak") >= pinned_before + region,
+          "pin-all: peak %llu bytes pinned, region %llu",
+          (unsigned long long)counter(s, "pinning.pinned_peak"), (unsigned long long)region);
+    CHECK(pinned == pinned_before, "pin-all: %llu bytes still pinned after deregistration",
+          (unsigned long long)pinned);
+  } else {
+    CHECK(direct == 0, "rendezvous sent %llu ops without a handshake", (unsigned long long)direct);
+    CHECK(counter(s, "pinning.handshakes") == handshake, "one pin request per op");
+    CHECK(counter(s, "pinning.requests_served") > 0, "no pin request served");
+    if (strategy == "rndv-unpin") {
+      // Every op released its pins once complete; all peers are done (barrier): none left.
+      CHECK(counter(s, "pinning.releases") == handshake, "%llu releases for %llu ops",
+            (unsigned long long)counter(s, "pinning.releases"), (unsigned long long)handshake);
+      CHECK(pinned == pinned_before, "rndv-unpin: %llu bytes still pinned",
+            (unsigned long long)pinned);
+      CHECK(counter(s, "pinning.unpins") > 0, "nothing unpinned");
+    } else {
+      CHECK(counter(s, "pinning.releases") == 0, "rndv released pins");
+      CHECK(counter(s, "pinning.unpins") == 0, "rndv unpinned");
+      CHECK(pinned > pinned_before && pinned <= pinned_before + region + kB,
+            "rndv: %llu bytes pinned", (unsigned long long)pinned);
+    }
+  }
+  s.barrier();
+}
+
+void test_inline(Session& s, Rma& rma) {
+  const int n = s.size(), me = s.rank();
+  constexpr std::size_t kPuts = 6;  // buckets per origin, within F for 2-4 ranks
+  std::vector<std::byte> region((kPuts * static_cast<std::size_t>(n) + 1) * kB);
+  RegisteredMemory mem;
+  CHECK(rma.register_memory(region, mem) == Errc::ok, "register");
+  const auto keys = exchange_keys(s, mem);
+  const int t = (me + 1) % n;
+  // Offsets from a bucket boundary of the target's region, one bucket per put.
+  const auto first = [](const RemoteKey& k) { return (k.addr + kB - 1) / kB * kB - k.addr; };
+  const uint64_t inline0 = counter(s, "firehose.inline_puts");
+  const uint64_t misses0 = counter(s, "firehose.misses");
+  s.barrier();
+  for (std::size_t k = 0; k < kPuts; ++k) {
+    const uint64_t v = 0x1000 * static_cast<uint64_t>(me + 1) + k;
+    const std::size_t off = first(keys[static_cast<std::size_t>(t)]) +
+                            (static_cast<std::size_t>(me) * kPuts + k) * kB + 8 * k;
+    CHECK(wait(s, rma.iput(std::as_bytes(std::span(&v, 1)), t, keys[static_cast<std::size_t>(t)],
+                           off)) == Errc::ok,
+          "inline put %zu", k);
+  }
+  CHECK(counter(s, "firehose.misses") - misses0 == kPuts, "every put to a new bucket misses");
+  CHECK(counter(s, "firehose.inline_puts") - inline0 == kPuts, "%llu of %zu puts inline",
+        (unsigned long long)(counter(s, "firehose.inline_puts") - inline0), kPuts);
+  s.barrier();
+  const int from = (me + n - 1) % n;
+  for (std::size_t k = 0; k < kPuts; ++k) {
+    uint64_t v = 0;
+    std::memcpy(&v,
+                region.data() + first(mem.remote_key()) +
+                    (static_cast<std::size_t>(from) * kPuts + k) * kB + 8 * k,
+                8);
+    CHECK(v == 0x1000 * static_cast<uint64_t>(from + 1) + k, "put %zu from %d: %llx", k, from,
+          (unsigned long long)v);
+  }
+  CHECK(counter(s, "firehose.inline_served") >= kPuts, "target wrote %llu inline puts",
+        (unsigned long long)counter(s, "firehose.inline_served"));
+  s.barrier();
+}
+
 void fill(std::byte* p, std::size_t n, int seed) {
   for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::byte>((i * 31 + 7 * seed) & 0xff);
 }
@@ -271,6 +411,8 @@ int main(int argc, char** argv) {
     Rma rma(s);
     if (which == "workingset") test_workingset(s, rma);
     if (which == "freed") test_freed(s, rma);
+    if (which == "strategies") test_strategies(s, rma);
+    if (which == "inline") test_inline(s, rma);
   }
   if (s.rank() == 0) std::printf("mp_firehose %s ok: %d ranks\n", which.c_str(), s.size());
   return 0;

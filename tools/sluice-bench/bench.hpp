@@ -101,6 +101,8 @@ int run_reuse(Session& session, const Options& options);
 // One-sided put latency (8 B) and bandwidth (64 KiB) against the remote working set, with
 // Firehose's hit rate, one-sided share, moves and the target's pinned memory. 2 ranks.
 int run_rma_ws(Session& session, const Options& options);
+// Cannon's matrix multiplication with remote accumulation by puts (cannon.cpp).
+int run_cannon(Session& session, const Options& options);
 
 // First-touch vs best round trip per registration strategy ([NewMadeleine] figure 7):
 // fresh buffers per size, --iters round trips (default 100); 2 ranks.

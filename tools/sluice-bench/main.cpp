@@ -16,6 +16,7 @@
 //                                  [--pattern never|always] [--json] [--plot FILE.png]
 //   sluicerun -n 2 sluice-bench rma-ws [--sizes 1M,64M] [--iters N] [--reps N] [--json]
 //                                      [--plot FILE.png]
+//   sluicerun -n 4 sluice-bench cannon [--sizes N] [--json]
 //
 // Only rank 0 prints. Bad usage exits with status 2, a failed run with 1.
 #include <sluice/sluice.hpp>
@@ -93,6 +94,11 @@ constexpr Benchmark benchmarks[] = {
      "              hit rate, one-sided share, moves and pinned memory (--iters puts per\n"
      "              latency point, default 2000; --reps puts per bandwidth point, default 512)",
      [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_rma_ws(s, o); }},
+    {"cannon",
+     "q x q ranks: Cannon's matrix multiplication (--sizes N, default 256) with partial\n"
+     "              results accumulated on remote ranks by blocking puts: puts, one-sided share,\n"
+     "              moves, put latency and runtime under SLUICE_RMA_FIREHOSE's strategy",
+     [](sluice::Session& s, const Options& o, double) { return sluice::bench::run_cannon(s, o); }},
 };
 
 std::string usage() {

@@ -10,8 +10,11 @@
 // each after a warm-up of the same length (Firehose's steady state), with rank 0's Firehose
 // counters over the measured part (hit rate, one-sided share of the puts, moves, mean move
 // time) and rank 1's pinned memory. `fits`: W <= M + MAXVICTIM. Run with
-// SLUICE_RMA_FIREHOSE=on (off: the plain packet path, for comparison) on a route without
-// CMA (tcp, udp, or shm with SLUICE_RMA_PATH=packets).
+// SLUICE_RMA_FIREHOSE=on (off: the plain packet path; rndv, rndv-unpin, pin-all: the
+// comparison strategies of [GASNet-Firehose] 4.2, whose every op handshakes, or none) on a
+// route without CMA (tcp, udp, or shm with SLUICE_RMA_PATH=packets). The counters are the
+// "pinning" ones every strategy reports: a hit is an op sent without a handshake, a move a
+// handshake (a Firehose move, a rendezvous pin request).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,10 +62,10 @@ struct Row {
 struct Counters {
   uint64_t hits, misses, moves, move_ns, puts;
   explicit Counters(const Session& s)
-      : hits(value(s, "firehose.hits")),
-        misses(value(s, "firehose.misses")),
-        moves(value(s, "firehose.moves")),
-        move_ns(value(s, "firehose.move_time")),
+      : hits(value(s, "pinning.direct_ops")),
+        misses(value(s, "pinning.handshake_ops")),
+        moves(value(s, "pinning.handshakes")),
+        move_ns(value(s, "pinning.handshake_time")),
         puts(value(s, "rma.puts")) {}
 };
 
@@ -139,15 +142,20 @@ int run_rma_ws(Session& s, const Options& o) {
     if (s.recv(packed, 1, kTag) != Errc::ok) return 1;
     key = RemoteKey::unpack(packed);
   }
+  const bool pinning = s.counter("pinning.direct_ops").has_value();
   const bool firehose = s.counter("firehose.hits").has_value();
+  const char* mode = std::getenv("SLUICE_RMA_FIREHOSE");
+  const std::string strategy = !pinning   ? "off"
+                               : firehose ? "firehose"
+                                          : std::string(mode ? mode : "?");
   if (s.rank() == 0) {
     if (!o.json)
       std::printf(
-          "# sluice-bench rma-ws driver=%s firehose=%s M=%zu MAXVICTIM=%zu (fits: ws <= %zu)\n"
+          "# sluice-bench rma-ws driver=%s strategy=%s M=%zu MAXVICTIM=%zu (fits: ws <= %zu)\n"
           "%10s %5s %8s %8s %8s %9s %7s %9s %9s %8s %7s %10s %10s\n",
-          std::string(s.driver_name(1)).c_str(), firehose ? "on" : "off", m, victims, bound, "ws",
-          "fits", "lat_us", "avg_us", "hit_rate", "one_sided", "moves", "move_us", "bw_MBps",
-          "bw_hit", "bw_mov", "pinned", "peak");
+          std::string(s.driver_name(1)).c_str(), strategy.c_str(), m, victims, bound, "ws", "fits",
+          "lat_us", "avg_us", "hit_rate", "one_sided", "moves", "move_us", "bw_MBps", "bw_hit",
+          "bw_mov", "pinned", "peak");
   }
   std::vector<Row> rows;
   std::mt19937_64 rng(42);
@@ -223,13 +231,14 @@ int run_rma_ws(Session& s, const Options& o) {
       rows.push_back(r);
       if (o.json) {
         std::printf(
-            "{\"bench\":\"rma-ws\",\"driver\":\"%s\",\"firehose\":%s,\"ws\":%zu,\"fits\":%s,"
+            "{\"bench\":\"rma-ws\",\"driver\":\"%s\",\"strategy\":\"%s\",\"firehose\":%s,"
+            "\"ws\":%zu,\"fits\":%s,"
             "\"M\":%zu,\"maxvictim\":%zu,\"iters\":%d,\"lat_us\":%.3f,\"lat_avg_us\":%.3f,"
             "\"hit_rate\":%.4f,\"one_sided\":%.4f,\"moves\":%llu,\"move_avg_us\":%.2f,"
             "\"bw_MBps\":%.1f,\"bw_hit_rate\":%.4f,\"bw_moves\":%llu,\"pinned_bytes\":%llu,"
             "\"pinned_peak\":%llu}\n",
-            std::string(s.driver_name(1)).c_str(), firehose ? "true" : "false", ws,
-            r.fits ? "true" : "false", m, victims, iters, r.lat_us, r.lat_avg_us, r.hit_rate,
+            std::string(s.driver_name(1)).c_str(), strategy.c_str(), firehose ? "true" : "false",
+            ws, r.fits ? "true" : "false", m, victims, iters, r.lat_us, r.lat_avg_us, r.hit_rate,
             r.one_sided, (unsigned long long)r.moves, r.move_avg_us, r.bw_MBps, r.bw_hit_rate,
             (unsigned long long)r.bw_moves, (unsigned long long)r.pinned,
             (unsigned long long)r.pinned_peak);
@@ -244,8 +253,8 @@ int run_rma_ws(Session& s, const Options& o) {
     } else {
       // The target serves inside this receive; then reports its pinned memory.
       if (s.recv(std::span<std::byte>(), 0, kTag) != Errc::ok) return 1;
-      const uint64_t pinned[2] = {value(s, "firehose.pinned_bytes"),
-                                  value(s, "firehose.pinned_peak")};
+      const uint64_t pinned[2] = {value(s, "pinning.pinned_bytes"),
+                                  value(s, "pinning.pinned_peak")};
       if (s.send(std::as_bytes(std::span(pinned)), 0, kTag) != Errc::ok) return 1;
     }
   }
@@ -253,8 +262,9 @@ int run_rma_ws(Session& s, const Options& o) {
     const std::string err = plot_rma_ws(
         rows, bound,
         "sluice-bench rma-ws over " + std::string(s.driver_name(1)) +
-            (firehose ? ", Firehose M=" + human_size(m) + " MAXVICTIM=" + human_size(victims)
-                      : ", Firehose off"),
+            (firehose  ? ", Firehose M=" + human_size(m) + " MAXVICTIM=" + human_size(victims)
+             : pinning ? ", strategy " + strategy
+                       : ", Firehose off"),
         o.plot);
     if (!err.empty()) {
       std::fprintf(stderr, "sluice-bench rma-ws: %s\n", err.c_str());

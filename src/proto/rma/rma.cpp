@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
 
 #include "util/log.hpp"
 
@@ -51,11 +52,34 @@ void RmaProtocol::set_route(int peer, drivers::Driver* d) {
 uint64_t RmaProtocol::add_region(std::byte* base, std::size_t length) {
   const uint64_t id = next_region_++;
   regions_.emplace(id, Region{base, length});
+  if (pins_ && strategy_ == PinStrategy::pin_all && length) {
+    // Pin everything: the whole region, now (a failure leaves it unpinned: plain packets
+    // serve it the same).
+    const uint64_t page = mem::page_size();
+    const auto lo = reinterpret_cast<uint64_t>(base) / page * page;
+    const uint64_t hi = (reinterpret_cast<uint64_t>(base) + length + page - 1) / page * page;
+    (void)pins_->pin_region(id, lo, hi);
+  }
   return id;
 }
 
 void RmaProtocol::remove_region(uint64_t id) {
   regions_.erase(id);
+  if (pins_) pins_->unpin_region(id);
+}
+
+const char* to_string(PinStrategy s) {
+  switch (s) {
+    case PinStrategy::firehose:
+      return "firehose";
+    case PinStrategy::rndv_unpin:
+      return "rndv-unpin";
+    case PinStrategy::rndv_keep:
+      return "rndv";
+    case PinStrategy::pin_all:
+      return "pin-all";
+  }
+  return "?";
 }
 
 const RmaProtocol::Region* RmaProtocol::region(uint64_t id, uint64_t offset, std::size_t n) const {
@@ -97,6 +121,10 @@ void RmaProtocol::finish(Op* op, Errc err) {
   if (op->fh) {
     hoses_->release(op->peer, op->key.addr + op->offset, op->len);
     op->fh = false;
+  }
+  if (op->rndv) {
+    op->rndv = false;
+    if (strategy_ == PinStrategy::rndv_unpin && err != Errc::peer_dead) rndv_release(op);
   }
   const auto peer = static_cast<std::size_t>(op->peer);
   --outstanding_[peer];
@@ -285,7 +313,17 @@ void RmaProtocol::issue_put(Op* op) {
   h.op = id_of(op);
   h.region = op->key.key;
   h.offset = op->offset;
-  if (firehose_wanted(op) && firehose_acquire(op)) h.flags |= kFlagFirehose;
+  if (firehose_wanted(op)) {
+    if (hoses_) {
+      const FhPath f = firehose_acquire(op);
+      if (f == FhPath::inlined) return;  // the data went inside the move
+      if (f == FhPath::through) h.flags |= kFlagFirehose;
+    } else if (strategy_ == PinStrategy::pin_all) {
+      ++pin_stats_.direct_ops;
+    } else if (!op->rndv && rndv_request(op)) {
+      return;  // the data goes once the target pinned
+    }
+  }
   if (!send_stream(op->peer, h, {op->src, op->len}, kFlagLast, false)) finish(op, Errc::peer_dead);
 }
 
@@ -336,7 +374,15 @@ void RmaProtocol::issue_get(Op* op) {
   h.offset = op->offset;
   h.length = op->len;
   op->received = 0;
-  if (firehose_wanted(op) && firehose_acquire(op)) h.flags |= kFlagFirehose;
+  if (firehose_wanted(op)) {
+    if (hoses_) {
+      if (firehose_acquire(op) == FhPath::through) h.flags |= kFlagFirehose;
+    } else if (strategy_ == PinStrategy::pin_all) {
+      ++pin_stats_.direct_ops;
+    } else if (!op->rndv && rndv_request(op)) {
+      return;  // the request goes once the target pinned
+    }
+  }
   if (!send(op->peer, &h, sizeof h, {})) finish(op, Errc::peer_dead);
 }
 
@@ -344,19 +390,135 @@ void RmaProtocol::issue_get(Op* op) {
 
 Errc RmaProtocol::enable_firehose(const mem::FirehoseParams& params, std::size_t threshold,
                                   mem::Domain& domain, mem::InvalidationMonitor* monitor) {
+  return enable_pinning(PinStrategy::firehose, params, threshold, domain, monitor);
+}
+
+Errc RmaProtocol::enable_pinning(PinStrategy strategy, const mem::FirehoseParams& params,
+                                 std::size_t threshold, mem::Domain& domain,
+                                 mem::InvalidationMonitor* monitor) {
   if (params.validate() != Errc::ok) return Errc::invalid_argument;
-  hoses_ = std::make_unique<mem::FirehoseTable>(params);
-  buckets_ = std::make_unique<mem::BucketTable>(domain, params, monitor);
+  strategy_ = strategy;
+  fh_params_ = params;
   fh_threshold_ = threshold;
+  if (strategy == PinStrategy::firehose) {
+    hoses_ = std::make_unique<mem::FirehoseTable>(params);
+    buckets_ = std::make_unique<mem::BucketTable>(domain, params, monitor);
+  } else {
+    pins_ = std::make_unique<mem::PinTable>(domain, params.bucket_bytes,
+                                            strategy == PinStrategy::rndv_unpin);
+  }
   return Errc::ok;
 }
 
 bool RmaProtocol::firehose_wanted(const Op* op) const {
-  return hoses_ && op->peer != rank_ && op->len > 0 && op->len >= fh_threshold_ &&
+  return (hoses_ || pins_) && op->peer != rank_ && op->len > 0 && op->len >= fh_threshold_ &&
          op->attempts != kPlainPackets;
 }
 
-bool RmaProtocol::firehose_acquire(Op* op) {
+void RmaProtocol::buckets_of(uint64_t addr, std::size_t len, std::vector<uint64_t>& out) const {
+  out.clear();
+  if (len == 0) return;
+  for (uint64_t b = fh_params_.bucket_of(addr); b < addr + len; b += fh_params_.bucket_bytes)
+    out.push_back(b);
+}
+
+bool RmaProtocol::rndv_request(Op* op) {
+  buckets_of(op->key.addr + op->offset, op->len, fh_pin_);
+  if (sizeof(MoveHeader) + 8 * fh_pin_.size() > route(op->peer)->caps().max_packet) {
+    ++fh_stats_.fallbacks;
+    return false;
+  }
+  MoveHeader m{};
+  m.type = RmaType::rndv_pin;
+  m.npin = static_cast<uint32_t>(fh_pin_.size());
+  m.op = id_of(op);
+  m.region = op->key.key;
+  m.sent = now_ns();
+  ++pin_stats_.handshake_ops;
+  ++pin_stats_.handshakes;
+  if (!send(op->peer, &m, sizeof m, std::as_bytes(std::span(fh_pin_)))) {
+    finish(op, Errc::peer_dead);
+    return true;
+  }
+  return true;
+}
+
+void RmaProtocol::rndv_release(Op* op) {
+  buckets_of(op->key.addr + op->offset, op->len, fh_pin_);
+  MoveHeader m{};
+  m.type = RmaType::rndv_release;
+  m.npin = static_cast<uint32_t>(fh_pin_.size());
+  m.region = op->key.key;
+  ++pin_stats_.releases;
+  (void)send(op->peer, &m, sizeof m, std::as_bytes(std::span(fh_pin_)));
+}
+
+Errc RmaProtocol::clamp_pins(uint64_t region_id, std::span<const uint64_t> pins) {
+  fh_pins_.clear();
+  auto it = regions_.find(region_id);
+  if (it == regions_.end()) return Errc::remote_access;
+  const uint64_t B = fh_params_.bucket_bytes;
+  const uint64_t page = mem::page_size();
+  const auto base = reinterpret_cast<uint64_t>(it->second.base);
+  const uint64_t plo = base - base % page;
+  const uint64_t phi = (base + it->second.length + page - 1) / page * page;
+  for (const uint64_t b : pins) {
+    const uint64_t lo = std::max(b, plo), hi = std::min(b + B, phi);
+    if (b % B != 0 || lo >= hi) {
+      fh_pins_.clear();
+      return Errc::remote_access;
+    }
+    fh_pins_.push_back({b, lo, hi});
+  }
+  return Errc::ok;
+}
+
+void RmaProtocol::on_rndv_pin(int src, const MoveHeader& h, std::span<const std::byte> payload) {
+  if (payload.size() != std::size_t{h.npin} * 8) {
+    ++stats_.unknown_packets;
+    return;
+  }
+  fh_payload_.resize(h.npin);
+  if (h.npin) std::memcpy(fh_payload_.data(), payload.data(), payload.size());
+  Errc e = pins_ ? clamp_pins(h.region, fh_payload_) : Errc::invalid_argument;
+  if (e == Errc::ok) e = pins_->pin(fh_pins_);
+  MoveHeader r{};
+  r.type = RmaType::rndv_pin_reply;
+  r.status = static_cast<uint8_t>(e);
+  r.op = h.op;
+  r.region = h.region;
+  r.sent = h.sent;
+  send(src, &r, sizeof r, {});
+}
+
+void RmaProtocol::on_rndv_pin_reply(const MoveHeader& h) {
+  ++pin_stats_.handshake_replies;
+  pin_stats_.handshake_ns += now_ns() - h.sent;
+  Op* op = op_of(h.op);
+  if (!op) return;
+  if (h.status == 0) {
+    op->rndv = true;
+  } else {
+    op->attempts = kPlainPackets;  // the target could not pin: plain packets
+    ++fh_stats_.fallbacks;
+  }
+  if (op->kind == Op::Kind::put)
+    issue_put(op);
+  else
+    issue_get(op);
+}
+
+void RmaProtocol::on_rndv_release(const MoveHeader& h, std::span<const std::byte> payload) {
+  if (!pins_ || payload.size() != std::size_t{h.npin} * 8) {
+    ++stats_.unknown_packets;
+    return;
+  }
+  fh_payload_.resize(h.npin);
+  if (h.npin) std::memcpy(fh_payload_.data(), payload.data(), payload.size());
+  pins_->release(fh_payload_);
+}
+
+RmaProtocol::FhPath RmaProtocol::firehose_acquire(Op* op) {
   const mem::FirehoseParams& p = hoses_->params();
   const uint64_t addr = op->key.addr + op->offset;
   const uint64_t buckets =
@@ -366,16 +528,16 @@ bool RmaProtocol::firehose_acquire(Op* op) {
   if (buckets > p.firehoses_per_node() ||
       sizeof(MoveHeader) + 16 * buckets > route(op->peer)->caps().max_packet) {
     ++fh_stats_.fallbacks;
-    return false;
+    return FhPath::plain;
   }
   const auto r = hoses_->acquire(op->peer, addr, op->len, fh_release_, fh_pin_);
   if (r == mem::FirehoseTable::Acquire::no_room) {
     ++fh_stats_.fallbacks;
-    return false;
+    return FhPath::plain;
   }
   op->fh = true;
   ++fh_stats_.ops;
-  if (r == mem::FirehoseTable::Acquire::hit) return true;
+  if (r == mem::FirehoseTable::Acquire::hit) return FhPath::through;
   MoveHeader m{};
   m.type = RmaType::fh_move;
   m.nrelease = static_cast<uint32_t>(fh_release_.size());
@@ -385,10 +547,25 @@ bool RmaProtocol::firehose_acquire(Op* op) {
   m.sent = now_ns();
   fh_payload_.assign(fh_release_.begin(), fh_release_.end());
   fh_payload_.insert(fh_payload_.end(), fh_pin_.begin(), fh_pin_.end());
+  const std::size_t lists = fh_payload_.size() * 8;
+  if (op->kind == Op::Kind::put && op->len <= kMaxInlinePut &&
+      sizeof m + lists + 8 + op->len <= route(op->peer)->caps().max_packet) {
+    // A small put rides in the move ([GASNet-Firehose] 3.2): one message, and the move's
+    // reply completes it.
+    m.flags = kMoveInlinePut;
+    m.inline_len = static_cast<uint32_t>(op->len);
+    fh_bytes_.resize(lists + 8 + op->len);
+    if (lists) std::memcpy(fh_bytes_.data(), fh_payload_.data(), lists);
+    std::memcpy(fh_bytes_.data() + lists, &op->offset, 8);
+    std::memcpy(fh_bytes_.data() + lists + 8, op->src, op->len);
+    ++fh_stats_.inline_puts;
+    if (!send(op->peer, &m, sizeof m, fh_bytes_)) finish(op, Errc::peer_dead);
+    return FhPath::inlined;
+  }
   // Ahead of the op on the same ordered route: the target pins before the op arrives. A
   // failed send (the peer is gone) fails the op's own packets too.
   (void)send(op->peer, &m, sizeof m, std::as_bytes(std::span(fh_payload_)));
-  return true;
+  return FhPath::through;
 }
 
 void RmaProtocol::firehose_retry(Op* op) {
@@ -427,7 +604,9 @@ bool RmaProtocol::firehose_mapped(int src, const std::byte* addr, std::size_t n)
 
 void RmaProtocol::on_move(int src, const MoveHeader& h, std::span<const std::byte> payload) {
   const std::size_t n = std::size_t{h.nrelease} + h.npin;
-  if (h.nrelease > payload.size() || h.npin > payload.size() || payload.size() != n * 8) {
+  const bool inlined = (h.flags & kMoveInlinePut) != 0;
+  const std::size_t extra = inlined ? 8 + std::size_t{h.inline_len} : 0;
+  if (h.nrelease > payload.size() || h.npin > payload.size() || payload.size() != n * 8 + extra) {
     ++stats_.unknown_packets;
     return;
   }
@@ -464,6 +643,30 @@ void RmaProtocol::on_move(int src, const MoveHeader& h, std::span<const std::byt
     if (e == Errc::ok) e = m;
   }
   MoveHeader r{};
+  if (inlined) {
+    // The put inside: written once its buckets are mapped for the sender, as a put through
+    // firehoses would be.
+    uint8_t ps = static_cast<uint8_t>(e);
+    if (e == Errc::ok) {
+      uint64_t off = 0;
+      std::memcpy(&off, payload.data() + n * 8, 8);
+      const std::byte* data = payload.data() + n * 8 + 8;
+      const Region* reg = region(h.region, off, h.inline_len);
+      if (!reg) {
+        ++stats_.refused;
+        ps = static_cast<uint8_t>(Errc::remote_access);
+      } else if (!firehose_mapped(src, reg->base + off, h.inline_len)) {
+        ++fh_stats_.refused_stale;
+        ps = kStatusStale;
+      } else {
+        if (h.inline_len) std::memcpy(reg->base + off, data, h.inline_len);
+        ++stats_.served_puts;
+        ++fh_stats_.inline_served;
+      }
+    }
+    r.flags = kMoveInlinePut;
+    r.put_status = ps;
+  }
   r.type = RmaType::fh_move_reply;
   r.status = static_cast<uint8_t>(e);
   r.npin = h.npin;
@@ -483,8 +686,13 @@ void RmaProtocol::on_move_reply(int src, const MoveHeader& h, std::span<const st
   hoses_->confirm(src, fh_payload_, h.status == 0);
   ++fh_stats_.move_replies;
   fh_stats_.move_ns += now_ns() - h.sent;
-  if (h.status != 0)
-    if (Op* op = op_of(h.op)) op->move_err = static_cast<Errc>(h.status);
+  Op* op = op_of(h.op);
+  if (h.status != 0 && op) op->move_err = static_cast<Errc>(h.status);
+  if (!(h.flags & kMoveInlinePut) || !op) return;
+  // The put that travelled inside: written, or moved again (firehose_retry decides from the
+  // move's status: refused memory fails it, a target that could not pin sends it plain).
+  if (h.put_status == 0) return finish(op, Errc::ok);
+  firehose_retry(op);
 }
 
 Errc RmaProtocol::atomic(int peer, AtomicOp aop, unsigned width, const mem::RemoteKey& key,
@@ -638,6 +846,21 @@ void RmaProtocol::on_packet(int src, std::span<const std::byte> header,
     case RmaType::fh_move_reply: {
       MoveHeader h;
       if (read_header(header, h)) return on_move_reply(src, h, payload);
+      break;
+    }
+    case RmaType::rndv_pin: {
+      MoveHeader h;
+      if (read_header(header, h)) return on_rndv_pin(src, h, payload);
+      break;
+    }
+    case RmaType::rndv_pin_reply: {
+      MoveHeader h;
+      if (read_header(header, h)) return on_rndv_pin_reply(h);
+      break;
+    }
+    case RmaType::rndv_release: {
+      MoveHeader h;
+      if (read_header(header, h)) return on_rndv_release(h, payload);
       break;
     }
   }
@@ -816,8 +1039,58 @@ void RmaProtocol::register_stats(util::StatsRegistry& reg) const {
           "packets (or runs of fragments) that found the driver full and waited");
   reg.add("rma", "unknown_packets", Unit::count, &stats_.unknown_packets,
           "malformed one-sided packets dropped");
+  if (pins_) {
+    const mem::PinStats& t = pins_->stats();
+    const PinProtoStats& ps = pin_stats_;
+    reg.add_info(
+        "pinning", "strategy", [this] { return std::string(to_string(strategy_)); },
+        "how the packet path's target memory is pinned (SLUICE_RMA_FIREHOSE)");
+    reg.add("pinning", "direct_ops", Unit::count, &ps.direct_ops,
+            "eligible puts and gets sent with no handshake (pinned already)");
+    reg.add("pinning", "handshake_ops", Unit::count, &ps.handshake_ops,
+            "eligible puts and gets that asked the target to pin first");
+    reg.add("pinning", "handshakes", Unit::count, &ps.handshakes, "pin requests sent");
+    reg.add("pinning", "handshake_time", Unit::nanoseconds, &ps.handshake_ns,
+            "sum of the pin requests' round trips");
+    reg.add(
+        "pinning", "handshake_avg", Unit::nanoseconds,
+        [&ps] { return ps.handshake_replies ? ps.handshake_ns / ps.handshake_replies : 0; },
+        "mean pin request round trip");
+    reg.add("pinning", "releases", Unit::count, &ps.releases,
+            "release requests sent (rendezvous with unpin)");
+    reg.add("pinning", "fallbacks", Unit::count, &fh_stats_.fallbacks,
+            "eligible puts and gets sent as plain packets (too many buckets, target refused)");
+    reg.add("pinning", "requests_served", Unit::count, &t.requests,
+            "pin requests served as the target");
+    reg.add("pinning", "pins", Unit::count, &t.pins, "registrations made (buckets or regions)");
+    reg.add("pinning", "unpins", Unit::count, &t.unpins, "registrations released");
+    reg.add("pinning", "pinned_bytes", Unit::bytes, &t.pinned_bytes, "bytes pinned now for peers");
+    reg.add("pinning", "pinned_peak", Unit::bytes, &t.pinned_peak, "most bytes pinned at once");
+    return;
+  }
   if (!hoses_) return;
   const mem::FirehoseStats& o = hoses_->stats();
+  {
+    // The figures every strategy reports, for comparing them (rma-ws, cannon).
+    const mem::BucketStats& t = buckets_->stats();
+    reg.add_info(
+        "pinning", "strategy", [] { return std::string("firehose"); },
+        "how the packet path's target memory is pinned (SLUICE_RMA_FIREHOSE)");
+    reg.add("pinning", "direct_ops", Unit::count, &o.hits,
+            "eligible puts and gets sent with no handshake (firehose hits)");
+    reg.add("pinning", "handshake_ops", Unit::count, &o.misses,
+            "eligible puts and gets that needed a handshake (firehose misses)");
+    reg.add("pinning", "handshakes", Unit::count, &o.moves, "move requests sent");
+    reg.add("pinning", "handshake_time", Unit::nanoseconds, &fh_stats_.move_ns,
+            "sum of the moves' round trips");
+    reg.add(
+        "pinning", "handshake_avg", Unit::nanoseconds,
+        [this] { return fh_stats_.move_replies ? fh_stats_.move_ns / fh_stats_.move_replies : 0; },
+        "mean move round trip");
+    reg.add("pinning", "pinned_bytes", Unit::bytes, &t.pinned_bytes, "bytes pinned now for peers");
+    reg.add("pinning", "pinned_peak", Unit::bytes, &t.pinned_peak, "most bytes pinned at once");
+    reg.add("pinning", "unpins", Unit::count, &t.unpins, "buckets unpinned");
+  }
   const mem::BucketStats& t = buckets_->stats();
   reg.add("firehose", "hits", Unit::count, &o.hits,
           "puts and gets whose target range was mapped by firehoses (no handshake)");
@@ -854,6 +1127,10 @@ void RmaProtocol::register_stats(util::StatsRegistry& reg) const {
           "buckets dropped because their memory was freed or replaced");
   reg.add("firehose", "refused_moves", Unit::count, &t.refused,
           "moves refused (unmapped memory, over F, the domain could not pin)");
+  reg.add("firehose", "inline_puts", Unit::count, &fh_stats_.inline_puts,
+          "small puts sent inside the move request their miss needed (no put packet)");
+  reg.add("firehose", "inline_served", Unit::count, &fh_stats_.inline_served,
+          "puts written from inside a move request, as the target");
   reg.add("firehose", "refused_stale", Unit::count, &fh_stats_.refused_stale,
           "accesses refused because the sender maps no firehose there (any more)");
   reg.add("firehose", "pinned_bytes", Unit::bytes, &t.pinned_bytes,

@@ -82,6 +82,20 @@ struct RmaStats {
 
 // Firehose figures of the protocol (the tables keep their own: mem::FirehoseStats and
 // mem::BucketStats).
+// How memory the packet path writes into is pinned at the target (SLUICE_RMA_FIREHOSE).
+enum class PinStrategy : uint8_t { firehose, rndv_unpin, rndv_keep, pin_all };
+const char* to_string(PinStrategy s);
+
+// The figures every strategy reports (under "pinning"), for comparing them.
+struct PinProtoStats {
+  uint64_t direct_ops = 0;     // eligible ops sent with no handshake (pin-all)
+  uint64_t handshake_ops = 0;  // eligible ops that asked the target first (rendezvous)
+  uint64_t handshakes = 0;     // pin requests sent (rendezvous)
+  uint64_t handshake_replies = 0;
+  uint64_t handshake_ns = 0;  // sum of request-to-reply times
+  uint64_t releases = 0;      // release requests sent (rendezvous with unpin)
+};
+
 struct FirehoseProtoStats {
   uint64_t ops = 0;            // puts and gets that went through firehoses
   uint64_t fallbacks = 0;      // eligible ops sent as plain packets (no room, too many buckets)
@@ -89,6 +103,8 @@ struct FirehoseProtoStats {
   uint64_t move_replies = 0;
   uint64_t move_ns = 0;        // sum of move round trips (request sent to reply handled)
   uint64_t refused_stale = 0;  // as the target: accesses through a firehose it does not map
+  uint64_t inline_puts = 0;    // small puts sent inside their move request
+  uint64_t inline_served = 0;  // as the target: such puts written
 };
 
 class RmaProtocol final : public drivers::PacketSink {
@@ -109,7 +125,16 @@ class RmaProtocol final : public drivers::PacketSink {
   // null) invalidates buckets whose memory is freed. invalid_argument: bad parameters.
   Errc enable_firehose(const mem::FirehoseParams& params, std::size_t threshold,
                        mem::Domain& domain, mem::InvalidationMonitor* monitor);
+  // The same, with one of the comparison strategies instead of Firehose (firehose: as
+  // enable_firehose). Buckets are params.bucket_bytes.
+  Errc enable_pinning(PinStrategy strategy, const mem::FirehoseParams& params,
+                      std::size_t threshold, mem::Domain& domain,
+                      mem::InvalidationMonitor* monitor);
   bool firehose_enabled() const { return hoses_ != nullptr; }
+  bool pinning_enabled() const { return hoses_ != nullptr || pins_ != nullptr; }
+  PinStrategy pin_strategy() const { return strategy_; }
+  const mem::PinTable* pin_table() const { return pins_.get(); }
+  const PinProtoStats& pin_stats() const { return pin_stats_; }
   const mem::FirehoseTable* firehose_table() const { return hoses_.get(); }
   const mem::BucketTable* bucket_table() const { return buckets_.get(); }
 
@@ -171,6 +196,7 @@ class RmaProtocol final : public drivers::PacketSink {
     mem::RemoteKey key;
     uint64_t offset = 0;
     bool fh = false;           // holds firehose references on its range
+    bool rndv = false;         // the target pinned its buckets (rendezvous)
     uint8_t attempts = 0;      // firehose attempts so far
     Errc move_err = Errc::ok;  // the target refused the move this op sent
   };
@@ -219,11 +245,25 @@ class RmaProtocol final : public drivers::PacketSink {
 
   void issue_put(Op* op);
   void issue_get(Op* op);
-  // Takes firehoses for `op` (sending the move a miss needs); false: plain packets.
-  bool firehose_acquire(Op* op);
+  // Takes firehoses for `op` (sending the move a miss needs). plain: none taken (plain
+  // packets); through: send the op flagged; inlined: a small put went inside the move.
+  enum class FhPath : uint8_t { plain, through, inlined };
+  FhPath firehose_acquire(Op* op);
   // The target refused `op` as stale: moves again, falls back or fails it.
   void firehose_retry(Op* op);
   bool firehose_wanted(const Op* op) const;
+  // Rendezvous: asks the target to pin the op's buckets; its data follows the reply. False:
+  // too many buckets for one packet (plain packets then).
+  bool rndv_request(Op* op);
+  void rndv_release(Op* op);
+  // The buckets [addr, addr + len) touches.
+  void buckets_of(uint64_t addr, std::size_t len, std::vector<uint64_t>& out) const;
+  // The target's side of a pin request: `pins` (bucket addresses) clamped to the pages of
+  // `region` into fh_pins_; remote_access if a bucket is outside it.
+  Errc clamp_pins(uint64_t region, std::span<const uint64_t> pins);
+  void on_rndv_pin(int src, const MoveHeader& h, std::span<const std::byte> payload);
+  void on_rndv_pin_reply(const MoveHeader& h);
+  void on_rndv_release(const MoveHeader& h, std::span<const std::byte> payload);
   // Whether the target side lets `src` touch [addr, addr + n) through its firehoses.
   bool firehose_mapped(int src, const std::byte* addr, std::size_t n);
 
@@ -245,10 +285,15 @@ class RmaProtocol final : public drivers::PacketSink {
 
   std::unique_ptr<mem::FirehoseTable> hoses_;  // origin side
   std::unique_ptr<mem::BucketTable> buckets_;  // target side
+  std::unique_ptr<mem::PinTable> pins_;        // the comparison strategies' target side
+  PinStrategy strategy_ = PinStrategy::firehose;
+  mem::FirehoseParams fh_params_;
+  PinProtoStats pin_stats_;
   std::size_t fh_threshold_ = 0;
   std::vector<uint64_t> fh_release_, fh_pin_;
   std::vector<mem::BucketTable::Pin> fh_pins_;
   std::vector<uint64_t> fh_payload_;
+  std::vector<std::byte> fh_bytes_;  // a move with an inline put
   FirehoseProtoStats fh_stats_;
 };
 

@@ -18,7 +18,15 @@
 //   fh_move      MoveHeader + nrelease then npin bucket addresses: a Firehose move (the
 //                firehoses the origin stops mapping, the buckets of `region` it wants
 //                pinned); sent just before the put / get_req that needed it
-//   fh_move_reply MoveHeader + the npin bucket addresses: pinned (status ok) or not
+//                With kMoveInlinePut a small put travels inside it ([GASNet-Firehose]
+//                3.2): after the lists, its offset (8 bytes) and inline_len data bytes,
+//                written once the buckets are mapped; no put packet follows
+//   fh_move_reply MoveHeader + the npin bucket addresses: pinned (status ok) or not; for an
+//                inline put, put_status says whether it was written (the op completes)
+//   rndv_pin     MoveHeader + npin bucket addresses of `region`: pin them for the op `op`
+//                (the rendezvous strategies); its data is sent once the reply came
+//   rndv_pin_reply MoveHeader: pinned (status ok) or not
+//   rndv_release MoveHeader + npin bucket addresses: the op is over, drop its pins
 //
 // A put fragment or get_req with kFlagFirehose goes through firehoses: the target checks
 // that the origin maps every bucket it touches and answers kStatusStale if not (a bucket
@@ -33,13 +41,15 @@
 //   AtomicReply  0 type | 1 flags | 2 status | 3 pad(5) | 8 op | 16 result             = 24
 //   AmHeader     0 type | 1 kind | 2 handler | 3 nargs | 4 flags | 5 pad(3) | 8 region |
 //                16 offset | 24 length                                                = 32
-//   MoveHeader   0 type | 1 status | 2 pad(2) | 4 nrelease | 8 npin | 12 pad(4) | 16 op |
+//   MoveHeader   0 type | 1 status | 2 flags | 3 put_status | 4 nrelease | 8 npin |
+//                12 inline_len | 16 op |
 //                24 region | 32 sent (origin's clock, echoed)                         = 40
 // All fit in the 56 header bytes the tightest driver (a datagram driver under the reliability
 // layer) leaves a protocol. Op ids are the origin's op addresses, echoed back verbatim; region ids
 // are the target's, handed out in remote keys (RemoteKey::key), never reused.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace sluice::proto::rma {
@@ -54,6 +64,9 @@ enum class RmaType : uint8_t {
   am,
   fh_move,
   fh_move_reply,
+  rndv_pin,
+  rndv_pin_reply,
+  rndv_release,
 };
 
 inline constexpr uint8_t kFlagLast = 1;      // put: the op's final fragment
@@ -63,6 +76,9 @@ inline constexpr uint8_t kFlagFirehose = 4;  // put, get_req: through firehoses
 // A status (beside the Errc values) answering a firehose access to a bucket the origin does
 // not map (any more): move again.
 inline constexpr uint8_t kStatusStale = 0xf0;
+inline constexpr uint8_t kMoveInlinePut = 1;  // MoveHeader::flags
+// Puts up to this size travel inside the move request their miss sends.
+inline constexpr std::size_t kMaxInlinePut = 1024;
 
 struct DataHeader {
   RmaType type;
@@ -138,10 +154,11 @@ static_assert(sizeof(AmHeader) == 32);
 struct MoveHeader {
   RmaType type;
   uint8_t status;
-  uint8_t pad[2];
+  uint8_t flags;       // kMoveInlinePut
+  uint8_t put_status;  // reply to an inline put: its own status (an Errc or kStatusStale)
   uint32_t nrelease;
   uint32_t npin;
-  uint32_t pad2;
+  uint32_t inline_len;  // an inline put's data bytes
   uint64_t op;
   uint64_t region;
   uint64_t sent;
