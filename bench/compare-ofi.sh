@@ -9,14 +9,18 @@
 #   OUT=dir bench/compare-ofi.sh ...             append to an earlier run's results
 #   TABLE_ONLY=1 OUT=dir bench/compare-ofi.sh    just print the table of dir
 #
-# Stacks (lat = median half round trip; bw = sluice-bench's windowed bandwidth):
+# Figures: avg = mean half round trip, what fi_pingpong reports (usec/xfer: its total time
+# over the iterations), so the overhead over raw libfabric is taken on means; lat = median
+# half round trip (sluice-bench only: fi_pingpong gives no median). On a loaded machine a
+# mean carries every preemption: read the overhead columns only from a quiet run.
+# Stacks:
 #   ofi-rxm    SLUICE_DRIVERS=ofi SLUICE_OFI_PROVIDER="tcp;ofi_rxm" (rdm)   sluicerun -n 2
 #   ofi-msg    SLUICE_DRIVERS=ofi SLUICE_OFI_PROVIDER=tcp (msg)              --bind core
 #   ofi-udp    SLUICE_DRIVERS=ofi SLUICE_OFI_PROVIDER=udp (dgram + rel)      sluice-bench
 #   ofi-shm    SLUICE_DRIVERS=ofi SLUICE_OFI_PROVIDER=shm (rdm)              pingpong
 #   sluice-tcp, sluice-udp, sluice-shm   the native drivers, same command
 #   fi-rxm, fi-msg, fi-udp, fi-shm   fi_pingpong -p PROVIDER -e rdm|msg|dgram -S SIZE (server
-#              on core 0, client on core 1; usec/xfer as lat). Debian's libfabric-bin has
+#              on core 0, client on core 1; usec/xfer as avg). Debian's libfabric-bin has
 #              fi_pingpong only (fabtests' fi_rdm_tagged_pingpong is not packaged); udp's
 #              datagrams hold 1472 bytes, so fi-udp and its row stop at 8 B.
 # Results: bench/results/ofi-<timestamp>/<stack>.jsonl and table.md.
@@ -32,7 +36,7 @@ mkdir -p "$out"
 
 table() {
   "$here/compare-table.py" "$out" --stacks "$stacks" --peers fi-rxm,fi-msg,fi-udp,fi-shm \
-    --subjects none --figures lat_us,pp_MBps \
+    --subjects none --figures avg_us,lat_us \
     --over ofi-rxm/fi-rxm --over ofi-msg/fi-msg --over ofi-udp/fi-udp --over ofi-shm/fi-shm \
     --over ofi-rxm/sluice-tcp --over ofi-msg/sluice-tcp --over ofi-udp/sluice-udp \
     --over ofi-shm/sluice-shm | tee "$out/table.md"
@@ -56,7 +60,7 @@ fi_row() {
   set_iters "$4"
   # shellcheck disable=SC2154  # li: set by set_iters (net-peers.sh)
   read -r lat pp < <(ofi_run "$2" "$3" "$4" $((li > 2000 ? 2000 : li))) || true
-  echo "{\"bench\":\"pingpong\",\"impl\":\"$1\",\"size\":$4,\"lat_us\":${lat:-null},\"bw_MBps\":null,\"ofi_MBps\":${pp:-null}}" \
+  echo "{\"bench\":\"pingpong\",\"impl\":\"$1\",\"size\":$4,\"avg_us\":${lat:-null},\"lat_us\":null,\"ofi_MBps\":${pp:-null}}" \
     >>"$out/$1.jsonl"
 }
 
