@@ -192,11 +192,12 @@ constexpr ConfigKey kP2pKeys[] = {
      "two-copy pipeline there (docs/PERFORMANCE.md)"},
     {"RNDV_PUSH_MAX",
      T::size,
-     "0",
+     "512K",
      {"0", "RAM/16"},
      "largest message the sender pushes right after its rendezvous request, without waiting "
      "for the receiver, on a driver that takes pushed fragments (0: never); the receiver "
-     "copies it out, or stashes it until its receive is posted. Synchronous sends never push"},
+     "copies it out, or stashes it until its receive is posted. Synchronous sends and "
+     "collective schedules never push; 0 when local ranks outnumber CPUs (unless set)"},
     {"REG_STRATEGY",
      T::choice,
      "cache",

@@ -114,6 +114,9 @@ void Engine::wire_up(proto::Thresholds th, const proto::RegOptions& reg) {
     // sharing a core rarely are; a single copy by the receiver (CMA) does not (4 ranks on
     // 2 cores, Alltoall 64 KiB: 120-880 us pipelined, 83 us with CMA): CMA at every size.
     if (!config_.is_set("RNDV_GET_MAX")) th.get_max = SIZE_MAX;
+    // Pushing too: the sender fills the staging slots, then waits for a receiver that is
+    // not running.
+    if (!config_.is_set("RNDV_PUSH_MAX")) th.push_max = 0;
   }
 
   p2p_ = std::make_unique<proto::PointToPoint>(*this, th);

@@ -165,7 +165,9 @@ void PointToPoint::start_send(Transfer& t) {
   t.adaptive_arm = kNoAdaptiveArm;
   t.protocol = choose(t.peer, t.len);
   // A pushed send completes when its bytes are out, before any match: Ssend pulls instead.
-  if (t.protocol == Protocol::rndv_push && t.sync)
+  // Collective schedules pull too: every rank of one copies at once, and their choice
+  // (below) was measured against the pull protocols.
+  if (t.protocol == Protocol::rndv_push && (t.sync || t.coll))
     t.protocol = pull_protocol(route(t.peer)->caps(), t.len);
   // Collectives: every rank copies, so the pipeline's two copies cost twice the CPU of one
   // get (the ping-pong reason for get_max, both cores copying in parallel, does not hold).

@@ -67,11 +67,6 @@ Received received(Session& s) {
           counter(s, "p2p.rndv_push.messages_received"), counter(s, "p2p.eager.sync_acks")};
 }
 
-bool env_nonzero(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
-
 // After messages of every size (eager to 64 MiB) arrived from `from`: the protocols the
 // settings and the driver serving `from` call for must each have carried some, and the
 // ones they exclude none.
@@ -89,8 +84,9 @@ void check_protocols_ran(Session& s, int from, const Received& before) {
     return;
   }
   CHECK(counter(s, "shm.packets_received") > 0, "shm carried nothing");
-  if (env_nonzero("SLUICE_RNDV_PUSH_MAX") || env_nonzero("SLUICE_SHM_PUSH_MAX")) {
-    CHECK(push > 0, "RNDV_PUSH_MAX set but no pushed rendezvous (get=%llu pipeline=%llu)",
+  // Pushed up to the threshold in force (the default, or 0 when ranks outnumber CPUs).
+  if (counter(s, "p2p.threshold.push_max") > 0) {
+    CHECK(push > 0, "RNDV_PUSH_MAX in force but no pushed rendezvous (get=%llu pipeline=%llu)",
           (unsigned long long)get, (unsigned long long)pipeline);
     return;
   }
@@ -101,7 +97,7 @@ void check_protocols_ran(Session& s, int from, const Received& before) {
   std::string mode = mode_env ? mode_env : "auto";
   std::transform(mode.begin(), mode.end(), mode.begin(), ::tolower);
   if (mode == "cma") mode = "get";
-  CHECK(push == 0, "pushed rendezvous without RNDV_PUSH_MAX");
+  CHECK(push == 0, "pushed rendezvous with RNDV_PUSH_MAX 0");
   if (mode == "pipeline" || !cma) {
     CHECK(pipeline > 0 && get == 0, "%s: get=%llu pipeline=%llu",
           cma ? "RNDV_MODE=pipeline" : "no CMA", (unsigned long long)get,

@@ -60,8 +60,8 @@ TEST(ConfigDefaults, TypedValues) {
   EXPECT_EQ(c.get_size("EAGER_LIMIT"), 4096u);
   EXPECT_EQ(c.get_string("SHM_RNDV"), "auto");
   EXPECT_EQ(c.get_size("SHM_CMA_THRESHOLD"), 32768u);
-  EXPECT_EQ(c.get_size("SHM_PIPE_CHUNK"), 8192u);
-  EXPECT_EQ(c.get_int("SHM_PIPE_SLOTS"), 16);
+  EXPECT_EQ(c.get_size("SHM_PIPE_CHUNK"), 32768u);
+  EXPECT_EQ(c.get_int("SHM_PIPE_SLOTS"), 8);
   EXPECT_DOUBLE_EQ(c.get_seconds("SPIN_TIME"), 50e-6);
   EXPECT_DOUBLE_EQ(c.get_seconds("BACKOFF_MAX"), 1e-3);
   EXPECT_EQ(c.get_string("STATS"), "0");
