@@ -55,17 +55,6 @@ inline coll::Group& group_of(MPI_Comm comm) {
 
 // ---- reductions ------------------------------------------------------------------------
 
-// The coll::Reducer of an (op, datatype) pair: schedules hold packed elements.
-struct MpiReducer {
-  MPI_Op op = nullptr;
-  MPI_Datatype type = nullptr;
-};
-
-void reduce_fn(const void* in, void* inout, std::size_t count, const void* arg) {
-  auto* r = static_cast<const MpiReducer*>(arg);
-  op_apply_packed(r->op, r->type, in, inout, count);
-}
-
 // ---- one collective in flight ----------------------------------------------------------
 
 class CollOp final : public AsyncOp {
@@ -125,7 +114,7 @@ class CollOp final : public AsyncOp {
     red_.op = op;
     red_.type = type;
     PackedReduceFn direct = op_direct_kernel(op, type);
-    return coll::Reducer{direct ? direct : reduce_fn, &red_, type->size, op->commutative};
+    return coll::Reducer{direct ? direct : packed_reduce_fn, &red_, type->size, op->commutative};
   }
 
  private:
@@ -158,7 +147,7 @@ class CollOp final : public AsyncOp {
   bool finished_ = false;
   int error_ = MPI_SUCCESS;
   MPI_Op op_ = nullptr;  // retained user op
-  MpiReducer red_;
+  PackedReducer red_;
   std::unique_ptr<Extras> extras_;
 };
 

@@ -116,17 +116,6 @@ int check_inter(MPI_Comm comm, const char* function) {
 
 // ---- collectives ------------------------------------------------------------------------
 
-// The coll::Reducer argument of an (op, datatype) pair: schedules hold packed elements.
-struct MpiReducer {
-  MPI_Op op = nullptr;
-  MPI_Datatype type = nullptr;
-};
-
-void reduce_fn(const void* in, void* inout, std::size_t count, const void* arg) {
-  auto* r = static_cast<const MpiReducer*>(arg);
-  op_apply_packed(r->op, r->type, in, inout, count);
-}
-
 // One intercommunicator collective: its stages, run one after the other, and what they
 // read and write (staging buffers, retained datatypes and op).
 class InterOp final : public AsyncOp {
@@ -218,7 +207,7 @@ class InterOp final : public AsyncOp {
     red_.op = op;
     red_.type = type;
     PackedReduceFn direct = op_direct_kernel(op, type);
-    return coll::Reducer{direct ? direct : reduce_fn, &red_, type->size, op->commutative};
+    return coll::Reducer{direct ? direct : packed_reduce_fn, &red_, type->size, op->commutative};
   }
   // Byte counts and displacements a local scatterv reads while it runs.
   std::vector<std::size_t> counts, displs;
@@ -263,7 +252,7 @@ class InterOp final : public AsyncOp {
   std::vector<Unpack> unpacks_;
   std::vector<MPI_Datatype> types_;
   MPI_Op op_ = nullptr;  // retained user op
-  MpiReducer red_;
+  PackedReducer red_;
   int error_ = MPI_SUCCESS;
   bool finished_ = false;
 };

@@ -437,4 +437,9 @@ MPI_Op op_create(MPI_User_function* fn, MPI_User_function_c* fn_c, bool commutat
   return op;
 }
 
+void packed_reduce_fn(const void* in, void* inout, std::size_t count, const void* arg) {
+  auto* r = static_cast<const PackedReducer*>(arg);
+  op_apply_packed(r->op, r->type, in, inout, count);
+}
+
 }  // namespace sluice::mpi

@@ -65,6 +65,14 @@ void op_apply_packed(MPI_Op, MPI_Datatype, const void* in, void* inout, std::siz
 using PackedReduceFn = void (*)(const void* in, void* inout, std::size_t count, const void*);
 PackedReduceFn op_direct_kernel(MPI_Op, MPI_Datatype);
 
+// The collectives' reducer argument for an (op, datatype) pair, and the PackedReduceFn that
+// applies it with op_apply_packed (arg: a PackedReducer).
+struct PackedReducer {
+  MPI_Op op = nullptr;
+  MPI_Datatype type = nullptr;
+};
+void packed_reduce_fn(const void* in, void* inout, std::size_t count, const void* arg);
+
 // Reference counting for user ops, so a pending nonblocking collective survives Op_free.
 void op_retain(MPI_Op);
 void op_release(MPI_Op);
