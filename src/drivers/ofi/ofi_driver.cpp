@@ -619,7 +619,8 @@ IoStatus OfiDriver::link_status(int peer) {
   if (!l) {  // the first send to the peer: ask for the connection
     CmData cm{kCmMagic, params_.rank, {}};
     std::vector<std::byte> key;
-    if (from_hex(params_.job_key, key))
+    if (from_hex(params_.job_key, key) &&
+        !key.empty())  // no key: nothing to copy (memcpy from null is UB)
       std::memcpy(cm.job_key, key.data(), std::min(key.size(), sizeof cm.job_key));
     l = new_link(peer, fids_->info);
     int rc = -FI_EINVAL;
@@ -695,7 +696,7 @@ void OfiDriver::on_connreq(const void* entry, std::size_t len) {
   if (data >= sizeof cm) std::memcpy(&cm, e->data, sizeof cm);
   std::vector<std::byte> key;
   std::byte want[sizeof cm.job_key]{};
-  if (from_hex(params_.job_key, key))
+  if (from_hex(params_.job_key, key) && !key.empty())
     std::memcpy(want, key.data(), std::min(key.size(), sizeof want));
   const int peer = cm.rank;
   bool accept = data >= sizeof cm && cm.magic == kCmMagic && peer >= 0 && peer < params_.size &&
