@@ -17,15 +17,6 @@
 #include "rtt.hpp"
 
 namespace sluice::bench {
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-}  // namespace
-
 int run_model(Session& s, const Options& o) {
   if (s.size() != 2) {
     if (s.rank() == 0) std::fprintf(stderr, "sluice-bench model: needs 2 ranks\n");
@@ -91,7 +82,7 @@ int run_model(Session& s, const Options& o) {
       for (int i = 0; i < iters; ++i) t.push_back(half_round_trip(s, a.span(), b.span()));
       // Best of n (as sluice-tune measures): the median of a loaded machine is its load.
       const double measured = *std::min_element(t.begin(), t.end());
-      const double med = median_of(t);
+      const double med = median(t);
       const double predicted = introspect::predict_us(s, peer, p, size);
       if (s.rank() != 0) continue;
       const double err = predicted > 0 ? (predicted - measured) / measured : 0;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "rtt.hpp"
 #include "sizes.hpp"
 
 namespace sluice::bench {
@@ -56,12 +57,6 @@ class FreshBuffer {
 void check(Errc e, const char* what) {
   if (e != Errc::ok)
     throw std::runtime_error(std::string(what) + " failed: " + std::string(to_string(e)));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // One round trip: the even rank of a pair sends then receives, the odd one receives then

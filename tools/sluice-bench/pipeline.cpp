@@ -13,15 +13,6 @@
 #include "rtt.hpp"
 
 namespace sluice::bench {
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-}  // namespace
-
 int run_pipeline(Session& s, const Options& o) {
   if (s.size() != 2) {
     if (s.rank() == 0) std::fprintf(stderr, "sluice-bench pipeline: needs 2 ranks\n");
@@ -55,7 +46,7 @@ int run_pipeline(Session& s, const Options& o) {
     std::vector<double> t;
     half_round_trip(s, a.span(), b.span());  // warm-up (pages, connection)
     for (int i = 0; i < iters; ++i) t.push_back(half_round_trip(s, a.span(), b.span()));
-    return median_of(t);
+    return median(t);
   };
   for (std::size_t size : sizes) {
     Mapping a(size), b(size);

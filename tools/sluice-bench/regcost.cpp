@@ -19,6 +19,7 @@
 
 #include "bench.hpp"
 #include "mem/uring_domain.hpp"
+#include "rtt.hpp"
 
 namespace sluice::bench {
 
@@ -28,12 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double ns_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Weighted least squares of y = a + b x with weights 1 / y^2 (relative error).

@@ -7,13 +7,23 @@
 #include <sluice/introspect.hpp>
 #include <sluice/sluice.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace sluice::bench {
+
+// The median of `v` (the mean of the two middle values for an even count; 0 when empty).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 // An anonymous mapping nothing has touched: the first message from it pays the page faults
 // and any registration a new application buffer pays.
