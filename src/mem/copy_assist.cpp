@@ -204,7 +204,9 @@ void CopyHelper::run() {
       util::futex_wait(bell_, bell, &timeout, util::FutexScope::private_);
     }
     sleeping_.store(0, std::memory_order_relaxed);
-    last = now_ns();
+    // Woken for a copy: poll again for a while. After a timeout with nothing to do (it only
+    // bounds a lost wake-up), sleep again at once.
+    if (bell_.load(std::memory_order_acquire) != bell || slot_.posted()) last = now_ns();
   }
 }
 
