@@ -280,6 +280,10 @@ int PMPI_Finalized(int* flag) {
 int PMPI_Finalize(void) {
   SLUICE_MPI_CALL;
   if (!g_world_model) abort_not_initialized("MPI_Finalize");
+  // MPI_COMM_SELF's attributes go first, while MPI is still initialized and not finalized:
+  // libraries use their delete callbacks as finalize hooks, and those may communicate.
+  delete_attrs(MPI_COMM_SELF);
+  delete_attrs(MPI_COMM_WORLD);
   g_world_model = false;
   g_world_finalized = true;
   // Sessions still open keep the library running until the last MPI_Session_finalize.
