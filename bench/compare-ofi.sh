@@ -43,11 +43,14 @@ mkdir -p "$out"
 want() { [[ ",$stacks," == *",$1,"* ]]; }
 
 table() {
-  "$here/compare-table.py" "$out" --stacks "$stacks" --peers fi-rxm,fi-msg,fi-udp,fi-shm \
-    --subjects none --figures med_us,avg_us,lat_us \
-    --over ofi-rxm/fi-rxm --over ofi-msg/fi-msg --over ofi-udp/fi-udp --over ofi-shm/fi-shm \
-    --over ofi-rxm/sluice-tcp --over ofi-msg/sluice-tcp --over ofi-udp/sluice-udp \
-    --over ofi-shm/sluice-shm | tee "$out/table.md"
+  local peers="" o overs=()
+  for o in fi-rxm fi-msg fi-udp fi-shm; do if want "$o"; then peers+="${peers:+,}$o"; fi; done
+  for o in ofi-rxm/fi-rxm ofi-msg/fi-msg ofi-udp/fi-udp ofi-shm/fi-shm ofi-rxm/sluice-tcp \
+    ofi-msg/sluice-tcp ofi-udp/sluice-udp ofi-shm/sluice-shm; do
+    if want "${o%/*}" && want "${o#*/}"; then overs+=(--over "$o"); fi
+  done
+  "$here/compare-table.py" "$out" --stacks "$stacks" --peers "$peers" \
+    --subjects none --figures med_us,avg_us,lat_us "${overs[@]}" | tee "$out/table.md"
   echo "results in $out" >&2
 }
 if [ -n "${TABLE_ONLY:-}" ]; then table; exit 0; fi
@@ -94,9 +97,9 @@ PY
 
 # fi_row STACK PROVIDER EP BYTES: fi_pingpong at BYTES, `batches` times.
 fi_row() {
-  local n lat means=()
+  local n lat k means=()
   n=$(iters "$4")
-  for ((b = 0; b < batches; b++)); do
+  for ((k = 0; k < batches; k++)); do
     lat=""
     read -r lat _ < <(ofi_run "$2" "$3" "$4" "$n") || true
     means+=("${lat:-null}")
@@ -106,7 +109,7 @@ fi_row() {
 
 # sluice_row STACK BYTES ENV...: sluice-bench pingpong under sluicerun, `batches` times.
 sluice_row() {
-  local stack=$1 b=$2 n line means=() lats=()
+  local stack=$1 b=$2 n k line means=() lats=()
   shift 2
   n=$(iters "$b")
   for ((k = 0; k < batches; k++)); do
