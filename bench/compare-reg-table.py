@@ -48,7 +48,7 @@ def main():
         c = cells[key]
         if (drv, emu) != last:
             last = (drv, emu)
-            regs = {str(r.get("route_registers")) for r in c.values()}
+            regs = {json.dumps(r.get("route_registers")) for r in c.values()}
             print(f"\n## reuse over {drv}, registration emulated: {emu}, route registers: {','.join(sorted(regs))}\n")
             strat = [s for s in FORCED + ["adaptive"]]
             print("| pattern | size | " + " | ".join(strat) + " | best forced | adaptive/best | adaptive chose |")
@@ -83,7 +83,7 @@ def main():
             last = (drv, emu)
             h = heads.get((drv, emu), {})
             print(f"\n## firsttouch over {drv}, registration emulated: {emu}, route registers: "
-                  f"{h.get('route_registers', '?')} (first/best bandwidth; first MB/s / best MB/s)\n")
+                  f"{json.dumps(h.get('route_registers'))} (first/best bandwidth; first MB/s / best MB/s)\n")
             names = list(pts[key].keys())
             print("| size | " + " | ".join(names) + " |")
             print("|---" * (len(names) + 1) + "|")
