@@ -150,7 +150,7 @@ class CostModel {
   Prediction predict(CostProtocol p, const DriverCost& d, std::size_t L) const;
   Prediction predict(CostProtocol p, std::string_view driver, std::size_t L) const;
   // A send whose buffer the cache does not hold, registered on the critical path and kept
-  // (not released per message; the stream drivers' receiver does not register): cached +
+  // (not released per message; adaptive's receiver does not register): cached +
   // T_reg(L). `register` is this plus the receiver's registration and the release.
   double miss_us(const DriverCost& d, std::size_t L) const {
     return predict(CostProtocol::cached, d, L).us + reg.us(static_cast<double>(L));
