@@ -975,11 +975,14 @@ void scan_recursive_doubling(Builder& b, const B* mine, B* out, std::size_t coun
 
 namespace {
 // SLUICE_COLL_TUNING="field=value,...": overrides of the tuning table for measurements
-// (sizes in bytes; a field name as in coll::Tuning). Unknown fields are reported and skipped.
-Tuning tuning_from_env() {
+// (sizes in bytes; a field name as in coll::Tuning), read from the configuration of the
+// engine running the first collective. Unknown fields are reported and skipped.
+Tuning tuning_from_config() {
   Tuning t;
-  const char* env = std::getenv("SLUICE_COLL_TUNING");
-  if (!env) return t;
+  const detail::Engine* e = detail::current_engine();
+  if (!e) return t;
+  const std::string spec = e->config().get_string("COLL_TUNING");
+  if (spec.empty()) return t;
   struct Field {
     const char* name;
     std::size_t* size;
@@ -995,7 +998,6 @@ Tuning tuning_from_env() {
                           {"alltoall_bruck_min_procs", nullptr, &t.alltoall_bruck_min_procs},
                           {"alltoall_medium", &t.alltoall_medium, nullptr},
                           {"alltoall_at_once_total", &t.alltoall_at_once_total, nullptr}};
-  std::string spec(env);
   std::size_t at = 0;
   while (at < spec.size()) {
     std::size_t end = spec.find(',', at);
@@ -1020,7 +1022,7 @@ Tuning tuning_from_env() {
 }  // namespace
 
 Tuning& tuning() {
-  static Tuning t = tuning_from_env();
+  static Tuning t = tuning_from_config();
   return t;
 }
 
