@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -188,6 +189,14 @@ std::byte pattern(std::size_t i, int from, std::size_t size) {
                                 0xff);
 }
 
+// Whether puts and gets to `peer` take the ofi driver's fi_write / fi_read (the endpoint
+// offers FI_RMA and nothing forces packets).
+bool ofi_one_sided(Session& s, int peer) {
+  const char* path = std::getenv("SLUICE_RMA_PATH");
+  return s.driver_name(peer) == "ofi" && s.counter("ofi.rma_enabled").value_or(0) == 1 &&
+         !(path && std::string_view(path) == "packets");
+}
+
 // Puts to the next rank and gets from the previous one's window, 8 B to several MiB
 // (crossing every driver's fragment size), at an unaligned offset; request-based and
 // implicit (flush) alternately.
@@ -251,6 +260,16 @@ void test_putget(Session& s, Rma& rma) {
   if (drv.substr(0, 3) == "tcp" || drv.substr(0, 3) == "udp")
     CHECK(s.counter("rma.served_puts").value_or(0) > 0, "no put served over %.*s",
           static_cast<int>(drv.size()), drv.data());
+  // Over ofi with FI_RMA the puts and gets were fi_write / fi_read into the target's
+  // registered window: the target registered it for a peer's key request, served nothing.
+  if (ofi_one_sided(s, next)) {
+    CHECK(s.counter("ofi.rma_writes").value_or(0) > 0, "no fi_write over ofi");
+    CHECK(s.counter("ofi.rma_reads").value_or(0) > 0, "no fi_read over ofi");
+    CHECK(s.counter("rma.one_sided_puts").value_or(0) > 0, "no one-sided put over ofi");
+    CHECK(s.counter("rma.one_sided_gets").value_or(0) > 0, "no one-sided get over ofi");
+    CHECK(s.counter("rma.key_requests").value_or(0) > 0, "no key request over ofi");
+    CHECK(s.counter("rma.exposed_regions").value_or(0) > 0, "window not registered for peers");
+  }
   s.barrier();
 }
 
@@ -432,10 +451,19 @@ void test_errors(Session& s, Rma& rma) {
       CHECK(wait(s, rma.iget(one, p, stretched, k.length + 8)) == Errc::remote_access,
             "stretched iget from %d", p);
     }
-    // The target is fine: a valid access works.
+    // The target is fine: a valid access works (over ofi's fi_write too: the bad accesses
+    // above were refused before reaching the provider, the connection is intact).
+    uint64_t good = 0;
+    CHECK(wait(s, rma.iput(std::as_bytes(std::span(&good, 1)), p, k, 8 * 15)) == Errc::ok,
+          "valid put after errors to %d", p);
     CHECK(
         wait(s, rma.fetch_add<uint64_t>(p, k, 8 * static_cast<uint64_t>(me), 1, &old)) == Errc::ok,
         "valid atomic after errors");
+  }
+  if (n > 1 && ofi_one_sided(s, (me + 1) % n)) {
+    CHECK(s.counter("rma.refused_local").value_or(0) > 0, "no access refused at the origin");
+    CHECK(s.counter("ofi.rma_errors").value_or(0) == 0, "a bad access reached the provider");
+    CHECK(s.counter("ofi.rma_writes").value_or(0) > 0, "the valid put was no fi_write");
   }
   s.barrier();
   for (int p = 0; p < n; ++p) CHECK(words[static_cast<std::size_t>(p)] == 1, "word %d", p);

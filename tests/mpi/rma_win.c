@@ -421,6 +421,19 @@ int main(int argc, char** argv) {
     test_attrs(f);
     free_window(f);
   }
+#ifdef MPIX_SLUICE_COUNTER
+  /* SLUICE_TEST_OFI_RMA=1 (the ofi tests over tcp;ofi_rxm and shm): the windows' puts and
+     gets were fi_write / fi_read into the target's registered memory. */
+  if (size > 1 && getenv("SLUICE_TEST_OFI_RMA")) {
+    unsigned long long writes = 0, reads = 0, exposed = 0;
+    MPIX_Sluice_counter("ofi.rma_writes", &writes);
+    MPIX_Sluice_counter("ofi.rma_reads", &reads);
+    MPIX_Sluice_counter("rma.exposed_regions", &exposed);
+    MPI_Allreduce(MPI_IN_PLACE, &exposed, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+    CHECK(writes > 0 && reads > 0, "windows over ofi: %llu fi_write, %llu fi_read", writes, reads);
+    CHECK(exposed > 0, "%s", "no window registered for peers over ofi");
+  }
+#endif
   MPI_Comm_free(&comm);
   MPI_Finalize();
   return check_exit("rma_win");

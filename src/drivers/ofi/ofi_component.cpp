@@ -65,7 +65,9 @@ constexpr util::ConfigKey kKeys[] = {
      {},
      "one-sided operations through libfabric: auto = where the rdm endpoint offers FI_RMA, "
      "rendezvous reads the sender's buffer with fi_read (user memory registered by fi_mr_reg "
-     "under Sluice's registration cache); off = messages only (the pipelined rendezvous)",
+     "under Sluice's registration cache) and one-sided puts and gets (sluice/rma.hpp, MPI "
+     "windows) are fi_write / fi_read into the target's registered memory; off = messages only "
+     "(the pipelined rendezvous, one-sided operations as packets)",
      "auto|off"},
     {"OFI_FAULT",
      T::string,

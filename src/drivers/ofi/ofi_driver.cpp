@@ -964,13 +964,16 @@ void OfiDriver::read_error(PacketSink* sink) {
   ++stats_.cq_errors;
   if (!err.op_context) return;
   if (RmaOp* op = rma_op_of(err.op_context)) {
-    // A bad key or range is the target refusing access; anything else: the peer is gone.
+    // The operation failed, not the peer: a refused key or range (FI_EACCES, FI_EINVAL,
+    // FI_EKEYREJECTED ...) is remote_access on this operation alone; only a connection that
+    // is gone says peer_dead (the peer's death itself comes from the bootstrap, as always).
     ++stats_.rma_errors;
     util::log(util::LogLevel::warn, "ofi: an %s failed: %s", op->read ? "fi_read" : "fi_write",
               fi_cq_strerror(fids_->cq.get(), err.prov_errno, err.err_data, nullptr, 0));
-    finish_rma(*op,
-               err.err == FI_EACCES || err.err == FI_EINVAL ? Errc::remote_access : Errc::peer_dead,
-               sink);
+    const bool gone = err.err == FI_ECONNRESET || err.err == FI_ECONNABORTED ||
+                      err.err == FI_ENOTCONN || err.err == FI_ESHUTDOWN ||
+                      err.err == FI_ECANCELED || err.err == FI_EHOSTUNREACH;
+    finish_rma(*op, gone ? Errc::peer_dead : Errc::remote_access, sink);
     return;
   }
   Slot& s = *static_cast<Slot*>(err.op_context);
@@ -1243,11 +1246,13 @@ void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add_info(
       c, "rma",
       [this] {
-        return std::string(desc_.rma_used ? "fi_read/fi_write"
-                           : desc_.rma    ? "offered, not used (" + desc_.rma_why + ")"
-                                          : "no");
+        return std::string(desc_.rma_used
+                               ? "fi_read/fi_write (rendezvous, put/get; atomics as messages)"
+                           : desc_.rma ? "offered, not used (" + desc_.rma_why + ")"
+                                       : "no");
       },
-      "FI_RMA: whether rendezvous and one-sided operations use fi_read / fi_write");
+      "FI_RMA: whether rendezvous and one-sided puts and gets use fi_read / fi_write (remote "
+      "atomics and active messages always travel as messages)");
   reg.add_info(
       c, "mr_mode", [this] { return desc_.mr_mode; }, "memory registration mode bits");
   reg.add_info(

@@ -43,6 +43,7 @@ void RmaProtocol::set_route(int peer, drivers::Driver* d) {
   const auto i = static_cast<std::size_t>(peer);
   if (routes_.size() <= i) {
     routes_.resize(i + 1, nullptr);
+    exposures_.resize(i + 1);
     outstanding_.resize(i + 1, 0);
     errors_.resize(i + 1, Errc::ok);
   }
@@ -51,7 +52,9 @@ void RmaProtocol::set_route(int peer, drivers::Driver* d) {
 
 uint64_t RmaProtocol::add_region(std::byte* base, std::size_t length) {
   const uint64_t id = next_region_++;
-  regions_.emplace(id, Region{base, length});
+  Region& r = regions_[id];
+  r.base = base;
+  r.length = length;
   if (pins_ && strategy_ == PinStrategy::pin_all && length) {
     // Pin everything: the whole region, now (a failure leaves it unpinned: plain packets
     // serve it the same).
@@ -64,7 +67,18 @@ uint64_t RmaProtocol::add_region(std::byte* base, std::size_t length) {
 }
 
 void RmaProtocol::remove_region(uint64_t id) {
-  regions_.erase(id);
+  auto it = regions_.find(id);
+  if (it == regions_.end()) return;
+  // Peers handed its registered key refuse later accesses through it themselves (an access
+  // already on its way when the revoke arrives is the program's race, as with any RDMA
+  // key deregistered under a peer's write). The registration goes with the region.
+  for (int peer : it->second.exposed_to) {
+    KeyHeader k{};
+    k.type = RmaType::key_revoke;
+    k.region = id;
+    (void)send(peer, &k, sizeof k, {});
+  }
+  regions_.erase(it);
   if (pins_) pins_->unpin_region(id);
 }
 
@@ -231,7 +245,7 @@ bool RmaProtocol::send_stream(int peer, const DataHeader& hdr, std::span<const s
 }
 
 bool RmaProtocol::progress() {
-  bool moved = false;
+  bool moved = slot_wait_.empty() ? false : retry_registered();
   while (!out_.empty()) {
     Pending& p = out_.front();
     drivers::IoStatus s = drivers::IoStatus::done;
@@ -253,6 +267,8 @@ bool RmaProtocol::progress() {
 
 void RmaProtocol::fail_peer(int peer) {
   std::erase_if(out_, [peer](const Pending& p) { return p.peer == peer; });
+  exposures_[static_cast<std::size_t>(peer)].clear();  // its waiting ops fail below
+  std::erase_if(slot_wait_, [peer](const Op* op) { return op->peer == peer; });
   for (auto& chunk : chunks_)
     for (std::size_t i = 0; i < 128; ++i)
       if (chunk[i].live && chunk[i].peer == peer) finish(&chunk[i], Errc::peer_dead);
@@ -301,6 +317,10 @@ Errc RmaProtocol::put(int peer, std::span<const std::byte> src, const mem::Remot
       return Errc::ok;
     }
     // again: no room for a one-sided write now; the packets below need none.
+  }
+  if (registered_path(d)) {
+    start_registered(op);
+    return Errc::ok;
   }
   issue_put(op);
   return Errc::ok;
@@ -362,6 +382,10 @@ Errc RmaProtocol::get(int peer, std::span<std::byte> dst, const mem::RemoteKey& 
       return Errc::ok;
     }
   }
+  if (registered_path(d)) {
+    start_registered(op);
+    return Errc::ok;
+  }
   issue_get(op);
   return Errc::ok;
 }
@@ -384,6 +408,175 @@ void RmaProtocol::issue_get(Op* op) {
     }
   }
   if (!send(op->peer, &h, sizeof h, {})) finish(op, Errc::peer_dead);
+}
+
+// ---- registered one-sided path (ofi) ------------------------------------------------------
+
+bool RmaProtocol::registered_path(const drivers::Driver* d) const {
+  const drivers::DriverCaps& c = d->caps();
+  return one_sided_ && c.rdma_put && c.rdma_get && c.needs_registration;
+}
+
+void RmaProtocol::start_registered(Op* op) {
+  auto& table = exposures_[static_cast<std::size_t>(op->peer)];
+  auto [it, fresh] = table.try_emplace(op->key.key);
+  Exposure& x = it->second;
+  switch (x.state) {
+    case Exposure::State::pending: {
+      op->next_wait = nullptr;
+      if (x.tail)
+        x.tail->next_wait = op;
+      else
+        x.head = op;
+      x.tail = op;
+      if (!fresh) return;
+      KeyHeader k{};
+      k.type = RmaType::key_req;
+      k.region = op->key.key;
+      ++stats_.key_requests;
+      if (!send(op->peer, &k, sizeof k, {})) {
+        table.erase(it);
+        finish(op, Errc::peer_dead);
+      }
+      return;
+    }
+    case Exposure::State::ready:
+      if (!slot_wait_.empty() || !post_registered(op, x)) slot_wait_.push_back(op);
+      return;
+    case Exposure::State::refused:
+      ++stats_.refused_local;
+      return finish(op, Errc::remote_access);
+    case Exposure::State::packets:
+      return op->kind == Op::Kind::put ? issue_put(op) : issue_get(op);
+  }
+}
+
+bool RmaProtocol::post_registered(Op* op, const Exposure& x) {
+  // Checked against what the target said the region is, never against the key alone (its
+  // length may be stretched): nothing outside the region reaches the provider.
+  const mem::RemoteKey region_bounds{0, x.length, 0};
+  if (op->key.addr != x.base || !region_bounds.covers(op->offset, op->len)) {
+    ++stats_.refused_local;
+    finish(op, Errc::remote_access);
+    return true;
+  }
+  drivers::Driver* d = route(op->peer);
+  const bool put = op->kind == Op::Kind::put;
+  const drivers::CompletionToken token{id_of(op), kProtocolId};
+  const drivers::IoStatus s =
+      put ? d->post_put(op->peer, {op->src, op->len}, host_reg({op->src, op->len}), x.dkey,
+                        op->offset, token)
+          : d->post_get(op->peer, {op->buf, op->len}, host_reg({op->buf, op->len}), x.dkey,
+                        op->offset, token);
+  if (s == drivers::IoStatus::done || s == drivers::IoStatus::posted) {
+    ++(put ? stats_.one_sided_puts : stats_.one_sided_gets);
+    if (s == drivers::IoStatus::done) finish(op, Errc::ok);
+    return true;
+  }
+  // No operation slot or the provider's queue is full: retried after progress frees one.
+  if (s == drivers::IoStatus::again) return false;
+  // A local failure (too large for one fi_write, the local buffer not registrable):
+  // packets, which the target checks again.
+  put ? issue_put(op) : issue_get(op);
+  return true;
+}
+
+bool RmaProtocol::retry_registered() {
+  bool moved = false;
+  while (!slot_wait_.empty()) {
+    Op* op = slot_wait_.front();
+    auto& table = exposures_[static_cast<std::size_t>(op->peer)];
+    auto it = table.find(op->key.key);
+    if (it == table.end() || it->second.state != Exposure::State::ready) {
+      // Revoked meanwhile: refused here, as any later access.
+      slot_wait_.pop_front();
+      ++stats_.refused_local;
+      finish(op, Errc::remote_access);
+      moved = true;
+      continue;
+    }
+    if (!post_registered(op, it->second)) break;
+    slot_wait_.pop_front();
+    moved = true;
+  }
+  return moved;
+}
+
+void RmaProtocol::on_key_req(int src, const KeyHeader& h) {
+  KeyHeader a{};
+  a.type = RmaType::key_reply;
+  a.region = h.region;
+  auto it = regions_.find(h.region);
+  if (it == regions_.end()) {
+    ++stats_.refused;
+    a.status = static_cast<uint8_t>(Errc::remote_access);
+    (void)send(src, &a, sizeof a, {});
+    return;
+  }
+  Region& r = it->second;
+  mem::Domain& domain = route(src)->memory_domain();
+  if (r.length && !r.domain && domain.register_memory({r.base, r.length}, r.reg) == Errc::ok) {
+    r.domain = &domain;
+    ++stats_.exposed_regions;
+  }
+  if (r.length && r.domain != &domain) {
+    // Not registrable (the provider refused) or registered for another driver's domain:
+    // the packets serve it.
+    a.status = kStatusPackets;
+    (void)send(src, &a, sizeof a, {});
+    return;
+  }
+  a.base = reinterpret_cast<uint64_t>(r.base);
+  a.length = r.length;
+  const mem::RemoteKey k = r.reg.remote_key();
+  a.daddr = k.addr;
+  a.dkey = k.key;
+  if (std::find(r.exposed_to.begin(), r.exposed_to.end(), src) == r.exposed_to.end())
+    r.exposed_to.push_back(src);
+  ++stats_.keys_served;
+  (void)send(src, &a, sizeof a, {});
+}
+
+void RmaProtocol::on_key_reply(int src, const KeyHeader& h) {
+  auto& table = exposures_[static_cast<std::size_t>(src)];
+  auto it = table.find(h.region);
+  if (it == table.end() || it->second.state != Exposure::State::pending) return;
+  Exposure& x = it->second;
+  if (h.status == 0) {
+    x.state = Exposure::State::ready;
+    x.base = h.base;
+    x.length = h.length;
+    x.dkey = mem::RemoteKey{h.daddr, h.length, h.dkey};
+  } else {
+    x.state = h.status == kStatusPackets ? Exposure::State::packets : Exposure::State::refused;
+  }
+  Op* op = x.head;
+  x.head = x.tail = nullptr;
+  const Exposure answer = x;  // the ops below may complete requests; keep no reference
+  while (op) {
+    Op* next = op->next_wait;
+    op->next_wait = nullptr;
+    switch (answer.state) {
+      case Exposure::State::ready:
+        if (!slot_wait_.empty() || !post_registered(op, answer)) slot_wait_.push_back(op);
+        break;
+      case Exposure::State::packets:
+        op->kind == Op::Kind::put ? issue_put(op) : issue_get(op);
+        break;
+      default:
+        ++stats_.refused_local;
+        finish(op, Errc::remote_access);
+        break;
+    }
+    op = next;
+  }
+}
+
+void RmaProtocol::on_key_revoke(int src, const KeyHeader& h) {
+  auto& table = exposures_[static_cast<std::size_t>(src)];
+  auto it = table.find(h.region);
+  if (it != table.end() && it->second.state != Exposure::State::pending)
+    it->second.state = Exposure::State::refused;
 }
 
 // ---- Firehose -----------------------------------------------------------------------------
@@ -863,6 +1056,21 @@ void RmaProtocol::on_packet(int src, std::span<const std::byte> header,
       if (read_header(header, h)) return on_rndv_release(h, payload);
       break;
     }
+    case RmaType::key_req: {
+      KeyHeader h;
+      if (read_header(header, h)) return on_key_req(src, h);
+      break;
+    }
+    case RmaType::key_reply: {
+      KeyHeader h;
+      if (read_header(header, h)) return on_key_reply(src, h);
+      break;
+    }
+    case RmaType::key_revoke: {
+      KeyHeader h;
+      if (read_header(header, h)) return on_key_revoke(src, h);
+      break;
+    }
   }
   ++stats_.unknown_packets;
 }
@@ -1039,6 +1247,16 @@ void RmaProtocol::register_stats(util::StatsRegistry& reg) const {
           "packets (or runs of fragments) that found the driver full and waited");
   reg.add("rma", "unknown_packets", Unit::count, &stats_.unknown_packets,
           "malformed one-sided packets dropped");
+  reg.add("rma", "key_requests", Unit::count, &stats_.key_requests,
+          "registered one-sided path (ofi): regions asked of their target before the first "
+          "fi_write / fi_read into them");
+  reg.add("rma", "keys_served", Unit::count, &stats_.keys_served,
+          "registered one-sided path: regions described to a peer as the target");
+  reg.add("rma", "exposed_regions", Unit::count, &stats_.exposed_regions,
+          "registered one-sided path: regions this target registered in the driver's domain");
+  reg.add("rma", "refused_local", Unit::count, &stats_.refused_local,
+          "registered one-sided path: accesses refused at the origin against the target's "
+          "description (never posted)");
   if (pins_) {
     const mem::PinStats& t = pins_->stats();
     const PinProtoStats& ps = pin_stats_;

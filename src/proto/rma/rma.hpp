@@ -13,6 +13,17 @@
 //              one executor (the target's engine, serialized by its lock) is what makes
 //              atomics from every rank atomic with respect to each other.
 //   active messages  always packets; the handler runs in the target's progress pass.
+//   registered one-sided  put / get through post_put / post_get where the driver reaches
+//              the target's memory itself but only registered memory (caps
+//              needs_registration: ofi's fi_write / fi_read). The target registers a region
+//              in the driver's memory domain when a peer first asks for it (key_req); the
+//              origin keeps the answer (base, length, the domain's key) per (peer, region)
+//              and checks every access against it before posting: a forged key, a stretched
+//              one or a range outside the region fails locally with remote_access, as on the
+//              packet path, and never reaches the provider (whose connection a bad key may
+//              break: tcp;ofi_rxm). A region the target deregisters is revoked at the peers
+//              it was handed to (key_revoke). Ops posted while the answer is awaited wait
+//              for it, in order.
 //
 //   firehose   (when enabled) a put or get on the packet path whose size reaches the
 //              threshold goes through Firehose ([GASNet-Firehose], mem/firehose.hpp): the
@@ -78,6 +89,9 @@ struct RmaStats {
   uint64_t refused = 0;  // accesses this target refused (unknown region, out of bounds)
   uint64_t queued = 0;   // packets that found the driver full and waited
   uint64_t unknown_packets = 0;
+  // Registered one-sided path (ofi): regions asked for / answered, regions this target
+  // registered for peers, accesses refused at the origin against the target's answer.
+  uint64_t key_requests = 0, keys_served = 0, exposed_regions = 0, refused_local = 0;
 };
 
 // Firehose figures of the protocol (the tables keep their own: mem::FirehoseStats and
@@ -166,7 +180,7 @@ class RmaProtocol final : public drivers::PacketSink {
   Errc take_error(int peer);
 
   bool progress();  // retries what the drivers had no room for
-  bool busy() const { return !out_.empty() || live_ops_ > 0; }
+  bool busy() const { return !out_.empty() || !slot_wait_.empty() || live_ops_ > 0; }
   void fail_peer(int peer);
 
   void on_packet(int src, std::span<const std::byte> header,
@@ -199,10 +213,24 @@ class RmaProtocol final : public drivers::PacketSink {
     bool rndv = false;         // the target pinned its buckets (rendezvous)
     uint8_t attempts = 0;      // firehose attempts so far
     Errc move_err = Errc::ok;  // the target refused the move this op sent
+    Op* next_wait = nullptr;   // waiting for the target's key_reply
   };
   struct Region {
-    std::byte* base;
-    std::size_t length;
+    std::byte* base = nullptr;
+    std::size_t length = 0;
+    // Registered for a driver that needs it (the first peer's key_req), and the peers
+    // handed its key (revoked when it goes).
+    mem::Domain* domain = nullptr;
+    mem::Registration reg;
+    std::vector<int> exposed_to;
+  };
+  // The origin's view of a target region on the registered one-sided path.
+  struct Exposure {
+    enum class State : uint8_t { pending, ready, refused, packets } state = State::pending;
+    uint64_t base = 0, length = 0;
+    mem::RemoteKey dkey;  // the driver domain's key for the whole region
+    Op* head = nullptr;   // ops waiting for the answer, oldest first
+    Op* tail = nullptr;
   };
   // A packet (or a run of fragments) waiting for room in the driver.
   struct Pending {
@@ -245,6 +273,15 @@ class RmaProtocol final : public drivers::PacketSink {
 
   void issue_put(Op* op);
   void issue_get(Op* op);
+  // The registered one-sided path (ofi): whether `d` takes it, and an op's way along it.
+  bool registered_path(const drivers::Driver* d) const;
+  void start_registered(Op* op);
+  // false: the driver had no room (again); the caller queues the op in slot_wait_.
+  bool post_registered(Op* op, const Exposure& x);
+  bool retry_registered();  // slot_wait_, oldest first, until the driver says again
+  void on_key_req(int src, const KeyHeader& h);
+  void on_key_reply(int src, const KeyHeader& h);
+  void on_key_revoke(int src, const KeyHeader& h);
   // Takes firehoses for `op` (sending the move a miss needs). plain: none taken (plain
   // packets); through: send the op flagged; inlined: a small put went inside the move.
   enum class FhPath : uint8_t { plain, through, inlined };
@@ -272,6 +309,7 @@ class RmaProtocol final : public drivers::PacketSink {
   bool one_sided_ = true;
   std::vector<drivers::Driver*> routes_;
   std::unordered_map<uint64_t, Region> regions_;
+  std::vector<std::unordered_map<uint64_t, Exposure>> exposures_;  // by peer, by region id
   uint64_t next_region_ = 1;
   std::vector<std::unique_ptr<Op[]>> chunks_;
   Op* free_ = nullptr;
@@ -279,6 +317,7 @@ class RmaProtocol final : public drivers::PacketSink {
   std::vector<uint64_t> outstanding_;  // by peer
   std::vector<Errc> errors_;           // by peer: first error of an implicit op
   std::deque<Pending> out_;
+  std::deque<Op*> slot_wait_;          // registered path: ops the driver had no room for, in order
   std::vector<std::byte> am_buf_;      // medium payloads copied for the handler
   std::vector<std::byte> am_scratch_;  // an outgoing am's arguments and data, contiguous
   RmaStats stats_;

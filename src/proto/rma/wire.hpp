@@ -27,6 +27,15 @@
 //                (the rendezvous strategies); its data is sent once the reply came
 //   rndv_pin_reply MoveHeader: pinned (status ok) or not
 //   rndv_release MoveHeader + npin bucket addresses: the op is over, drop its pins
+//   key_req      KeyHeader (region): a driver that writes the target's memory itself but
+//                needs it registered (ofi's fi_write / fi_read) asks what the region is
+//                before the origin's first access to it: the origin then checks every access
+//                against the answer, so a forged or stretched key never reaches the provider
+//   key_reply    KeyHeader: status ok with the region's base, length and the driver
+//                domain's remote key (daddr, dkey); remote_access (no such region), or
+//                kStatusPackets (not registrable there: keep the packets)
+//   key_revoke   KeyHeader (region): the region was deregistered; the origin refuses
+//                later accesses through it locally
 //
 // A put fragment or get_req with kFlagFirehose goes through firehoses: the target checks
 // that the origin maps every bucket it touches and answers kStatusStale if not (a bucket
@@ -44,6 +53,8 @@
 //   MoveHeader   0 type | 1 status | 2 flags | 3 put_status | 4 nrelease | 8 npin |
 //                12 inline_len | 16 op |
 //                24 region | 32 sent (origin's clock, echoed)                         = 40
+//   KeyHeader    0 type | 1 status | 2 pad(6) | 8 region | 16 base | 24 length |
+//                32 daddr | 40 dkey                                                   = 48
 // All fit in the 56 header bytes the tightest driver (a datagram driver under the reliability
 // layer) leaves a protocol. Op ids are the origin's op addresses, echoed back verbatim; region ids
 // are the target's, handed out in remote keys (RemoteKey::key), never reused.
@@ -67,6 +78,9 @@ enum class RmaType : uint8_t {
   rndv_pin,
   rndv_pin_reply,
   rndv_release,
+  key_req,
+  key_reply,
+  key_revoke,
 };
 
 inline constexpr uint8_t kFlagLast = 1;      // put: the op's final fragment
@@ -76,6 +90,8 @@ inline constexpr uint8_t kFlagFirehose = 4;  // put, get_req: through firehoses
 // A status (beside the Errc values) answering a firehose access to a bucket the origin does
 // not map (any more): move again.
 inline constexpr uint8_t kStatusStale = 0xf0;
+// key_reply: the region cannot be registered in the driver's domain: use packets.
+inline constexpr uint8_t kStatusPackets = 0xf1;
 inline constexpr uint8_t kMoveInlinePut = 1;  // MoveHeader::flags
 // Puts up to this size travel inside the move request their miss sends.
 inline constexpr std::size_t kMaxInlinePut = 1024;
@@ -165,6 +181,19 @@ struct MoveHeader {
 };
 static_assert(sizeof(MoveHeader) == 40);
 
+struct KeyHeader {
+  RmaType type;
+  uint8_t status;
+  uint8_t pad[6];
+  uint64_t region;
+  uint64_t base;    // the owner's virtual address of the region's first byte
+  uint64_t length;  // the region's bytes: every access is checked against it
+  uint64_t daddr;   // the domain's address of the first byte (mem::RemoteKey::addr)
+  uint64_t dkey;    // the domain's key (fi_mr_key)
+};
+static_assert(sizeof(KeyHeader) == 48);
+
 inline constexpr std::size_t kMaxHeader = sizeof(AtomicHeader);
+static_assert(sizeof(KeyHeader) <= kMaxHeader);
 
 }  // namespace sluice::proto::rma
