@@ -16,6 +16,8 @@
  * iteration (as OSU does); --fresh gives every size a new window and origin buffer, never
  * touched before the measurement (first-touch and registration costs included).
  * --win allocate|create: MPI_Win_allocate (default) or MPI_Win_create over malloc'd memory.
+ * --per-size: also, for every size, put-lat and get-lat (one MPI_Put / MPI_Get + flush per
+ * iteration, us) and put-bw (as get-bw with MPI_Put).
  * Output: a table, or with --json one object per line:
  *   {"impl":..., "test":"get-bw", "size":1048576, "win":"allocate", "fresh":false,
  *    "value":..., "unit":"MB/s"}
@@ -32,7 +34,7 @@
 #define WINDOW 64
 
 static int rank;
-static int json = 0, fresh = 0, use_create = 0;
+static int json = 0, fresh = 0, use_create = 0, per_size = 0;
 static const char* impl = "mpi";
 
 static void emit(const char* test, size_t size, double value, const char* unit) {
@@ -139,6 +141,47 @@ static void acc_rate(window* w, int iters) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* One op of `size` bytes + flush per iteration (put-lat / get-lat). */
+static void op_lat(window* w, char* buf, size_t size, int iters, int put) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    double t0 = 0;
+    MPI_Win_lock_all(0, w->win);
+    int warm = iters / 10 ? iters / 10 : 1;
+    for (int i = 0; i < iters + warm; ++i) {
+      if (i == warm) t0 = MPI_Wtime();
+      if (put)
+        MPI_Put(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, w->win);
+      else
+        MPI_Get(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, w->win);
+      MPI_Win_flush(1, w->win);
+    }
+    double t = MPI_Wtime() - t0;
+    MPI_Win_unlock_all(w->win);
+    emit(put ? "put-lat" : "get-lat", size, t / iters * 1e6, "us");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void put_bw(window* w, char* buf, size_t size, int iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    double t0 = 0;
+    MPI_Win_lock_all(0, w->win);
+    int warm = iters / 10 ? iters / 10 : 1;
+    for (int i = 0; i < iters + warm; ++i) {
+      if (i == warm) t0 = MPI_Wtime();
+      for (int k = 0; k < WINDOW; ++k)
+        MPI_Put(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, w->win);
+      MPI_Win_flush(1, w->win);
+    }
+    double t = MPI_Wtime() - t0;
+    MPI_Win_unlock_all(w->win);
+    emit("put-bw", size, (double)size * WINDOW * iters / t / 1e6, "MB/s");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void get_bw(window* w, char* buf, size_t size, int iters) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
@@ -173,6 +216,8 @@ int main(int argc, char** argv) {
       json = 1;
     } else if (!strcmp(argv[i], "--fresh")) {
       fresh = 1;
+    } else if (!strcmp(argv[i], "--per-size")) {
+      per_size = 1;
     } else if (!strcmp(argv[i], "--win") && i + 1 < argc) {
       use_create = !strcmp(argv[++i], "create");
     } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
@@ -189,7 +234,7 @@ int main(int argc, char** argv) {
       if (rank == 0)
         fprintf(stderr,
                 "usage: mpi_rma [--json] [--fresh] [--win allocate|create] [--impl NAME] "
-                "[--sizes 1K,1M,...] [--lat-iters N]\n");
+                "[--sizes 1K,1M,...] [--lat-iters N] [--per-size]\n");
       MPI_Finalize();
       return 2;
     }
@@ -225,6 +270,14 @@ int main(int argc, char** argv) {
     int iters = (int)((256u << 20) / per);
     if (iters < 5) iters = 5;
     get_bw(&w, origin, size, iters);
+    if (per_size) {
+      put_bw(&w, origin, size, iters);
+      int lat = (int)((64u << 20) / size);
+      if (lat > lat_iters) lat = lat_iters;
+      if (lat < 20) lat = 20;
+      op_lat(&w, origin, size, lat, 1);
+      op_lat(&w, origin, size, lat, 0);
+    }
     if (fresh) {
       win_close(&w);
       free(origin);

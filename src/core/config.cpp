@@ -99,7 +99,8 @@ std::span<const ConfigKey> core_keys() {
        "auto",
        {},
        "how one-sided puts and gets (sluice/rma.hpp) reach a peer's memory: auto = through the "
-       "driver where it can (a one-sided get/put: CMA, the own rank's memcpy, ofi's fi_write / "
+       "driver where it can (a one-sided get/put: CMA, the own rank's memcpy, libfabric's fi_write "
+       "/ "
        "fi_read into the target's registered memory), else as packets the target's engine "
        "carries out; packets = always the latter (docs/RMA.md)",
        "auto|packets"},

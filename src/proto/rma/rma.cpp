@@ -410,7 +410,7 @@ void RmaProtocol::issue_get(Op* op) {
   if (!send(op->peer, &h, sizeof h, {})) finish(op, Errc::peer_dead);
 }
 
-// ---- registered one-sided path (ofi) ------------------------------------------------------
+// ---- registered one-sided path (libfabric) ------------------------------------------------------
 
 bool RmaProtocol::registered_path(const drivers::Driver* d) const {
   const drivers::DriverCaps& c = d->caps();
@@ -1248,7 +1248,7 @@ void RmaProtocol::register_stats(util::StatsRegistry& reg) const {
   reg.add("rma", "unknown_packets", Unit::count, &stats_.unknown_packets,
           "malformed one-sided packets dropped");
   reg.add("rma", "key_requests", Unit::count, &stats_.key_requests,
-          "registered one-sided path (ofi): regions asked of their target before the first "
+          "registered one-sided path (libfabric): regions asked of their target before the first "
           "fi_write / fi_read into them");
   reg.add("rma", "keys_served", Unit::count, &stats_.keys_served,
           "registered one-sided path: regions described to a peer as the target");

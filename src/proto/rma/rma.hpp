@@ -15,14 +15,14 @@
 //   active messages  always packets; the handler runs in the target's progress pass.
 //   registered one-sided  put / get through post_put / post_get where the driver reaches
 //              the target's memory itself but only registered memory (caps
-//              needs_registration: ofi's fi_write / fi_read). The target registers a region
+//              needs_registration: libfabric's fi_write / fi_read). The target registers a region
 //              in the driver's memory domain when a peer first asks for it (key_req); the
 //              origin keeps the answer (base, length, the domain's key) per (peer, region)
 //              and checks every access against it before posting: a forged key, a stretched
 //              one or a range outside the region fails locally with remote_access, as on the
 //              packet path, and never reaches the provider (whose connection a bad key may
-//              break: tcp;ofi_rxm). A region the target deregisters is revoked at the peers
-//              it was handed to (key_revoke). Ops posted while the answer is awaited wait
+//              break: it did with libfabric's rxm). A region the target deregisters is revoked at
+//              the peers it was handed to (key_revoke). Ops posted while the answer is awaited wait
 //              for it, in order.
 //
 //   firehose   (when enabled) a put or get on the packet path whose size reaches the
@@ -89,7 +89,7 @@ struct RmaStats {
   uint64_t refused = 0;  // accesses this target refused (unknown region, out of bounds)
   uint64_t queued = 0;   // packets that found the driver full and waited
   uint64_t unknown_packets = 0;
-  // Registered one-sided path (ofi): regions asked for / answered, regions this target
+  // Registered one-sided path (libfabric): regions asked for / answered, regions this target
   // registered for peers, accesses refused at the origin against the target's answer.
   uint64_t key_requests = 0, keys_served = 0, exposed_regions = 0, refused_local = 0;
 };
@@ -273,7 +273,7 @@ class RmaProtocol final : public drivers::PacketSink {
 
   void issue_put(Op* op);
   void issue_get(Op* op);
-  // The registered one-sided path (ofi): whether `d` takes it, and an op's way along it.
+  // The registered one-sided path (libfabric): whether `d` takes it, and an op's way along it.
   bool registered_path(const drivers::Driver* d) const;
   void start_registered(Op* op);
   // false: the driver had no room (again); the caller queues the op in slot_wait_.

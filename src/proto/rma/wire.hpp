@@ -28,7 +28,7 @@
 //   rndv_pin_reply MoveHeader: pinned (status ok) or not
 //   rndv_release MoveHeader + npin bucket addresses: the op is over, drop its pins
 //   key_req      KeyHeader (region): a driver that writes the target's memory itself but
-//                needs it registered (ofi's fi_write / fi_read) asks what the region is
+//                needs it registered (libfabric's fi_write / fi_read) asks what the region is
 //                before the origin's first access to it: the origin then checks every access
 //                against the answer, so a forged or stretched key never reaches the provider
 //   key_reply    KeyHeader: status ok with the region's base, length and the driver
