@@ -8,7 +8,7 @@
 #
 # Figures (medians over rounds, two ranks pinned one per core):
 #   shm   sluice-bench pingpong 8 B .. 4 MiB: latency and windowed bandwidth
-#   mpi   bench/peers/mpi_pingpong built with each build's mpicc, and with Open MPI / MPICH
+#   mpi   bench/peers/mpi_pingpong built with each build's mpicc, 8 B .. 4 MiB, latency and bandwidth
 #   tcp   SLUICE_DRIVERS=tcp, 8 B and 1 MiB; Open MPI's tcp BTL as the peer
 #   udp   SLUICE_DRIVERS=udp (udp under the reliability layer), 8 B and 1 MiB
 # Results: bench/results/ab-<timestamp>/<stack>.jsonl and table.md (the new/old column is the
@@ -43,7 +43,7 @@ one_build() {  # old|new
   local b=$old mpi=$peers/mpi_pingpong.sluice-old
   [ "$1" = new ] && b=$new mpi=$peers/mpi_pingpong.sluice
   sluice "shm-$1" "$b" "$shm_sizes"
-  "$b/bin/sluicerun" -n 2 --bind core "$mpi" --sizes 8 --json --fresh --no-bibw \
+  "$b/bin/sluicerun" -n 2 --bind core "$mpi" --sizes "$shm_sizes" --json --fresh --no-bibw \
     --no-progress >>"$out/mpi-$1.jsonl"
   sluice "tcp-$1" "$b" "$net_sizes" SLUICE_DRIVERS=tcp
   sluice "udp-$1" "$b" "$net_sizes" SLUICE_DRIVERS=udp
@@ -68,7 +68,7 @@ done
   echo
   echo "## MPI level (mpi_pingpong)"
   "$here/compare-table.py" "$out" --stacks openmpi,mpich,mpi-old,mpi-new --peers openmpi,mpich \
-    --figures lat_us --vs mpi-new/mpi-old
+    --figures lat_us,bw_MBps --vs mpi-new/mpi-old
   echo
   echo "## tcp and udp (loopback)"
   "$here/compare-table.py" "$out" --stacks ompi-tcp,tcp-old,tcp-new,udp-old,udp-new \

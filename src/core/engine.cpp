@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/progress/progress_thread.hpp"
+#include "core/rma_copy.hpp"
 #include "core/rma_glue.hpp"
 #include "mem/reg_emulation.hpp"
 #include "proto/reliable/reliable_channel.hpp"

@@ -52,7 +52,8 @@ struct EngineStats {
 };
 
 class ProgressThread;
-class RmaGlue;  // core/rma_glue.hpp
+class RmaGlue;     // core/rma_glue.hpp
+class CopyAssist;  // core/rma_copy.hpp
 
 // Work the engine advances on every progress pass besides the drivers (collective
 // schedules, later RMA epochs). progress() returns true if it moved anything.
@@ -212,6 +213,9 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // until then. Lives as long as the engine (the demux keeps pointing at it).
   RmaGlue& rma();
   RmaGlue* rma_if_open() const { return rma_.get(); }
+  // Large copies to and from co-located ranks' shared memory by two cores (core/rma_copy.hpp),
+  // made on first use.
+  CopyAssist& copy_assist();
   // MPI_Alloc_mem memory: registered now in every pinning domain of the routes and kept
   // (rendezvous buffers inside it use that registration) until release_registered(base).
   void keep_registered(std::span<const std::byte> buf);
@@ -347,6 +351,7 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   std::atomic<uint64_t> thread_timer_due_{UINT64_MAX};  // util::now_ns() of the next rel timer
   std::unique_ptr<ProgressThread> progress_thread_;
   std::unique_ptr<RmaGlue> rma_;
+  std::unique_ptr<CopyAssist> copy_assist_;
   UnexpectedMsg* take_stored(MatchEntry* e);
   [[gnu::noinline]] void store_unexpected(const proto::Incoming& msg);
   UnexpectedMsg* new_unexpected();

@@ -43,6 +43,9 @@ class RmaGlue final : public proto::rma::RmaUpcalls, public ProgressHook {
   void open(std::function<void(const proto::rma::AmArrival&)> dispatch);
   void close();
   bool serving() const { return serving_; }
+  // MPI windows on the native path that exist in this process (mpi/win.cpp): the last one's
+  // free stops serving.
+  int& native_windows() { return native_windows_; }
 
   // An implicit op or an active message was posted: wake a parked progress thread.
   void work_posted() { engine_.note_work(); }
@@ -72,6 +75,7 @@ class RmaGlue final : public proto::rma::RmaUpcalls, public ProgressHook {
   std::function<void(const proto::rma::AmArrival&)> dispatch_;
   bool serving_ = false;
   bool hooked_ = false;
+  int native_windows_ = 0;
 };
 
 }  // namespace sluice::detail

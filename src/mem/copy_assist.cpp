@@ -2,12 +2,12 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 #include "util/futex.hpp"
 
@@ -64,17 +64,31 @@ uint64_t CopyAssistSlot::finish() {
   const uint64_t c = chunk.load(std::memory_order_relaxed), n = len.load(std::memory_order_relaxed);
   auto* d = reinterpret_cast<std::byte*>(dst.load(std::memory_order_relaxed));
   const auto* s = reinterpret_cast<const std::byte*>(src.load(std::memory_order_relaxed));
+  const auto copy_chunk = [&](uint32_t i) {
+    const uint64_t at = uint64_t{i} * c;
+    std::memcpy(d + at, s + at, std::min(c, n - at));
+    ++mine;
+  };
+  // The front.
   uint64_t cur = claim.load(std::memory_order_acquire);
   for (;;) {
     const auto front = static_cast<uint32_t>(cur & 0xffff);
     if (front >= static_cast<uint32_t>(cur >> 16 & 0xffff)) break;
     if (!claim.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) continue;
-    const uint64_t at = uint64_t{front} * c;
-    std::memcpy(d + at, s + at, std::min(c, n - at));
-    ++mine;
+    copy_chunk(front);
     cur = claim.load(std::memory_order_acquire);
   }
-  // The helper's chunks: claimed, so being copied right now.
+  // Then what the helper claimed and has not started, from its low end. (A helper between
+  // its claim and publishing it is not seen here: it copies all of that itself.)
+  uint64_t h = held.load(std::memory_order_acquire);
+  while ((h >> 32) == gen) {
+    const auto lo = static_cast<uint32_t>(h & 0xffff);
+    if (lo >= static_cast<uint32_t>(h >> 16 & 0xffff)) break;
+    if (!held.compare_exchange_weak(h, h + 1, std::memory_order_acq_rel)) continue;
+    copy_chunk(lo);
+    h = held.load(std::memory_order_acquire);
+  }
+  // The helper's chunks in progress.
   while (mine + helped.load(std::memory_order_acquire) < count) cpu_relax();
   claim.store(gen << 32 | kClosed, std::memory_order_relaxed);
   const uint64_t by_helper = helped_bytes.load(std::memory_order_relaxed);
@@ -86,72 +100,90 @@ uint64_t CopyAssistSlot::serve() {
   uint64_t done = 0;
   for (;;) {
     uint64_t cur = claim.load(std::memory_order_acquire);
+    const uint64_t g = cur >> 32;
     const auto front = static_cast<uint32_t>(cur & 0xffff);
     const auto back = static_cast<uint32_t>(cur >> 16 & 0xffff);
-    if ((cur >> 32) == 0 || front >= back) return done;
+    if (g == 0 || front >= back) return done;
     const uint32_t count = nchunks.load(std::memory_order_relaxed);
     auto* d = reinterpret_cast<std::byte*>(dst.load(std::memory_order_relaxed));
     const auto* s = reinterpret_cast<const std::byte*>(src.load(std::memory_order_relaxed));
     const uint64_t n = len.load(std::memory_order_relaxed),
                    c = chunk.load(std::memory_order_relaxed);
     if (back > count) return done;
-    // The claim succeeds only if the generation (hence what was read above) still holds.
-    if (!claim.compare_exchange_weak(cur, cur - (uint64_t{1} << 16), std::memory_order_acq_rel))
+    // Half of what is left, at least one chunk. The claim succeeds only if the generation
+    // (hence what was read above) still holds.
+    const uint32_t k = std::max<uint32_t>(1, (back - front + 1) / 2);
+    if (!claim.compare_exchange_weak(cur, cur - (uint64_t{k} << 16), std::memory_order_acq_rel))
       continue;
-    const uint64_t at = uint64_t{back - 1} * c;
-    const uint64_t m = std::min(c, n - at);
-    std::memcpy(d + at, s + at, m);
-    done += m;
-    helped_bytes.fetch_add(m, std::memory_order_relaxed);
-    helped.fetch_add(1, std::memory_order_release);
+    held.store(g << 32 | uint64_t{back} << 16 | (back - k), std::memory_order_release);
+    // From the top down, while the caller has not taken them from below.
+    uint64_t h = held.load(std::memory_order_acquire);
+    while ((h >> 32) == g) {
+      const auto lo = static_cast<uint32_t>(h & 0xffff);
+      const auto hi = static_cast<uint32_t>(h >> 16 & 0xffff);
+      if (lo >= hi) break;
+      if (!held.compare_exchange_weak(h, h - (uint64_t{1} << 16), std::memory_order_acq_rel))
+        continue;
+      const uint64_t at = uint64_t{hi - 1} * c;
+      const uint64_t m = std::min(c, n - at);
+      std::memcpy(d + at, s + at, m);
+      done += m;
+      helped_bytes.fetch_add(m, std::memory_order_relaxed);
+      helped.fetch_add(1, std::memory_order_release);
+      h = held.load(std::memory_order_acquire);
+    }
   }
 }
 
 // ---- CopyHelper -----------------------------------------------------------------------------
 
-CopyHelper* CopyHelper::instance() {
-  static std::once_flag once;
-  static std::unique_ptr<CopyHelper> helper;
-  std::call_once(once, [] {
-    // Another CPU than the ones the caller may run on (it is bound to one when ranks are
-    // bound to cores), else any other CPU of the machine.
-    cpu_set_t mine;
-    CPU_ZERO(&mine);
-    if (sched_getaffinity(0, sizeof mine, &mine) != 0) return;
-    const int here = sched_getcpu();
-    const long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (online < 2) return;
-    int other = -1;
-    for (int c = 0; c < online && c < CPU_SETSIZE; ++c)
-      if (!CPU_ISSET(c, &mine)) {
-        other = c;
-        break;
-      }
-    if (other < 0 && CPU_COUNT(&mine) < 2) return;
-    helper.reset(new CopyHelper);
-    CopyHelper* h = helper.get();
-    h->thread_ = std::thread([h, other, here] { h->run(other >= 0 ? other : -1 - here); });
-  });
-  return helper.get();
+std::unique_ptr<CopyHelper> CopyHelper::start() {
+  // Another CPU than the ones the caller may run on (it is bound to one when ranks are
+  // bound to cores), else any CPU of the caller's set but the one it runs on now.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return nullptr;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online < 2) return nullptr;
+  cpu_set_t where;
+  CPU_ZERO(&where);
+  for (int c = 0; c < online && c < CPU_SETSIZE; ++c)
+    if (!CPU_ISSET(c, &mine)) {
+      CPU_SET(c, &where);
+      break;
+    }
+  if (CPU_COUNT(&where) == 0) {
+    if (CPU_COUNT(&mine) < 2) return nullptr;
+    where = mine;
+    CPU_CLR(sched_getcpu(), &where);
+  }
+  // The thread starts on its CPU: created on the caller's, it would first wait there for
+  // the caller, which is busy copying (measured: up to 5 ms before the first help).
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return nullptr;
+  pthread_attr_setaffinity_np(&attr, sizeof where, &where);
+  std::unique_ptr<CopyHelper> helper(new CopyHelper);
+  const int rc = pthread_create(
+      &helper->thread_, &attr,
+      [](void* self) -> void* {
+        static_cast<CopyHelper*>(self)->run();
+        return nullptr;
+      },
+      helper.get());
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return nullptr;
+  helper->running_ = true;
+  return helper;
 }
 
 CopyHelper::~CopyHelper() {
   stop_.store(true, std::memory_order_relaxed);
   bell_.fetch_add(1, std::memory_order_release);
   util::futex_wake(bell_, 1, util::FutexScope::private_);
-  if (thread_.joinable()) thread_.join();
+  if (running_) pthread_join(thread_, nullptr);
 }
 
-void CopyHelper::run(int cpu_hint) {
-  // cpu_hint >= 0: run there; otherwise on any CPU of the process's set but the caller's.
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (cpu_hint >= 0) {
-    CPU_SET(cpu_hint, &set);
-  } else if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    CPU_CLR(-1 - cpu_hint, &set);
-  }
-  if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+void CopyHelper::run() {
   pthread_setname_np(pthread_self(), "sluice-copy");
   uint64_t last = now_ns();
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -172,7 +204,9 @@ void CopyHelper::run(int cpu_hint) {
       util::futex_wait(bell_, bell, &timeout, util::FutexScope::private_);
     }
     sleeping_.store(0, std::memory_order_relaxed);
-    last = now_ns();
+    // Woken for a copy: poll again for a while. After a timeout with nothing to do (it only
+    // bounds a lost wake-up), sleep again at once.
+    if (bell_.load(std::memory_order_acquire) != bell || slot_.posted()) last = now_ns();
   }
 }
 

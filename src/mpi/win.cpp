@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "core/rma_copy.hpp"
 #include "core/rma_glue.hpp"
-#include "mem/copy_assist.hpp"
 #include "mpi/big_lock.hpp"
 #include "mpi/datatype.hpp"
 #include "mpi/mpi_internal.hpp"
@@ -46,7 +46,9 @@ namespace {
 
 constexpr uint32_t kWinMagic = 0x534c5749;  // "SLWI"
 constexpr int64_t kExclusive = int64_t{1} << 40;
-constexpr std::size_t kMaxAttached = 64;  // dynamic windows: attached regions per rank
+// Dynamic windows: attached regions listed in the control block itself; more go to an
+// overflow array the owner registers separately (WinCtl::more).
+constexpr std::size_t kInlineAttached = 64;
 
 // One attached region of a dynamic window, as its owner publishes it.
 struct DynEntry {
@@ -59,9 +61,10 @@ struct DynEntry {
 struct alignas(64) WinCtl {
   int64_t lock = 0;
   int64_t acc = 0;
-  uint64_t n_attached = 0;
+  uint64_t n_attached = 0;  // slots in use (some may be empty after a detach)
   uint64_t pad = 0;
-  DynEntry attached[kMaxAttached];
+  DynEntry more;  // the overflow array: slots kInlineAttached.. (addr, bytes, region key)
+  DynEntry attached[kInlineAttached];
 };
 constexpr uint64_t kLockOffset = offsetof(WinCtl, lock);
 constexpr uint64_t kAccOffset = offsetof(WinCtl, acc);
@@ -107,8 +110,17 @@ struct sluice_win_s {
   // native
   std::unique_ptr<WinCtl> own_ctl;
   uint64_t data_region = 0, ctl_region = 0;
-  std::vector<uint64_t> attached_regions;  // dynamic: region ids, parallel to ctl->attached
-  void* own_mem = nullptr;                 // Win_allocate (native): our allocation
+  std::vector<uint64_t> attached_regions;  // dynamic: region ids, one per slot
+  // dynamic: the overflow arrays of the directory (slots from kInlineAttached on), the last
+  // the current one. Earlier ones stay registered until the window is freed: an origin may
+  // still be reading one.
+  std::vector<std::unique_ptr<DynEntry[]>> more;
+  std::vector<uint64_t> more_regions;
+  std::size_t more_cap = 0;
+  DynEntry& slot_entry(std::size_t i) {
+    return i < kInlineAttached ? ctl->attached[i] : more.back()[i - kInlineAttached];
+  }
+  void* own_mem = nullptr;  // Win_allocate (native): our allocation
   std::size_t own_mem_len = 0;
   WinCtl* ctl = nullptr;  // own control block
   // epochs
@@ -180,56 +192,19 @@ int check_win(MPI_Win w, const char* function) {
 
 // ---- two cores copy (shared windows) --------------------------------------------------------
 
-// A large get or put on a shared window is one memcpy; from WIN_ASSIST bytes on, a helper
-// thread of this process on another CPU copies part of it (mem/copy_assist.hpp): when ranks
-// are bound to cores, the CPU of a rank that waits meanwhile.
-struct AssistStats {
-  uint64_t ops = 0;           // gets and puts offered to the helper
-  uint64_t helped_ops = 0;    // those it copied a part of
-  uint64_t helped_bytes = 0;  // bytes it copied
-};
-AssistStats g_assist_stats;
-std::size_t g_assist_min = 0, g_assist_chunk = 0;
-bool g_assist_configured = false;
-
-void assist_configure() {
-  if (g_assist_configured) return;
-  g_assist_configured = true;
-  g_assist_min = engine().config().get_size("WIN_ASSIST");
-  g_assist_chunk = engine().config().get_size("WIN_ASSIST_CHUNK");
-  util::StatsRegistry& reg = engine().stats_registry();
-  using util::Unit;
-  reg.add("win", "assist_ops", Unit::count, &g_assist_stats.ops,
-          "gets and puts on shared windows split with the copy helper thread (WIN_ASSIST)");
-  reg.add("win", "assist_helped_ops", Unit::count, &g_assist_stats.helped_ops,
-          "of those, the ones the helper copied a part of");
-  reg.add("win", "assist_helped_bytes", Unit::bytes, &g_assist_stats.helped_bytes,
-          "bytes the helper copied");
-}
-
-// Copies `bytes` from `src` to `dst` (one of them in a shared window), with the helper for
-// large ones.
+// Copies `bytes` from `src` to `dst` (one of them in a shared window). From WIN_ASSIST bytes
+// on, a helper thread of this process on another CPU copies part of it (core/rma_copy.hpp):
+// when ranks are bound to cores, the CPU of a rank that waits meanwhile. Not for the own
+// rank's memory: no other rank need be waiting then.
 void window_copy(MPI_Win w, int target, std::byte* dst, const std::byte* src, std::size_t bytes) {
-  if (g_assist_min == 0 || bytes < g_assist_min || target == w->comm->rank) {
+  if (target == w->comm->rank) {
     std::memcpy(dst, src, bytes);
     return;
   }
-  mem::CopyHelper* h = mem::CopyHelper::instance();
-  if (!h) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  const uint64_t helped = h->copy(dst, src, bytes, g_assist_chunk);
-  ++g_assist_stats.ops;
-  g_assist_stats.helped_ops += helped > 0;
-  g_assist_stats.helped_bytes += helped;
+  engine().copy_assist().copy(dst, src, bytes);
 }
 
 // ---- native transport --------------------------------------------------------------------
-
-// Windows on the native path that exist in this process: while there is one, the engine's
-// one-sided protocol serves peers (and a progress thread keeps polling).
-int g_native_windows = 0;
 
 detail::RmaGlue& glue() {
   detail::RmaGlue& g = engine().rma();
@@ -351,15 +326,38 @@ struct Where {
 
 int dyn_directory(MPI_Win w, WinTarget& t, const char* function) {
   if (t.dir_valid) return MPI_SUCCESS;
-  WinCtl copy;
   proto::rma::RmaProtocol& p = glue().proto();
-  if (p.get(t.world, {reinterpret_cast<std::byte*>(&copy), sizeof copy}, t.ctl_key, 0, 0) !=
-      Errc::ok)
-    return win_raise(w, MPI_ERR_RMA_RANGE, function, "cannot read the target's directory");
-  if (int rc = wait_native(w, t.world, function)) return rc;
-  const auto n =
-      std::min<uint64_t>(__atomic_load_n(&copy.n_attached, __ATOMIC_RELAXED), kMaxAttached);
-  t.dir.assign(copy.attached, copy.attached + n);
+  // The owner may grow its overflow array meanwhile (the old one stays readable, but the
+  // control block may be read half-updated): a failed read of the array starts over.
+  for (int attempt = 0;; ++attempt) {
+    WinCtl copy;
+    if (p.get(t.world, {reinterpret_cast<std::byte*>(&copy), sizeof copy}, t.ctl_key, 0, 0) !=
+        Errc::ok)
+      return win_raise(w, MPI_ERR_RMA_RANGE, function, "cannot read the target's directory");
+    if (int rc = wait_native(w, t.world, function)) return rc;
+    const uint64_t n = copy.n_attached;
+    t.dir.assign(copy.attached, copy.attached + std::min<uint64_t>(n, kInlineAttached));
+    if (n > kInlineAttached) {
+      const uint64_t extra = n - kInlineAttached;
+      if (extra * sizeof(DynEntry) <= copy.more.len) {
+        t.dir.resize(n);
+        const Errc e = p.get(t.world,
+                             {reinterpret_cast<std::byte*>(t.dir.data() + kInlineAttached),
+                              extra * sizeof(DynEntry)},
+                             {copy.more.addr, copy.more.len, copy.more.key}, 0, 0);
+        if (e == Errc::ok) {
+          block_until([&] { return p.outstanding(t.world) == 0; });
+          if (p.take_error(t.world) == Errc::ok) break;
+        }
+      }
+      if (attempt == 8)
+        return win_raise(w, MPI_ERR_RMA_RANGE, function,
+                         "cannot read the directory of attached memory of world rank %d", t.world);
+      t.dir.clear();
+      continue;
+    }
+    break;
+  }
   t.dir_valid = true;
   return MPI_SUCCESS;
 }
@@ -372,14 +370,24 @@ int locate(MPI_Win w, int target, MPI_Aint disp, MPI_Datatype type, MPI_Count co
   const MPI_Aint lo = dt_true_lb(type);
   const MPI_Aint span = (count - 1) * dt_extent(type) + dt_true_extent(type);
   if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-    if (int rc = dyn_directory(w, t, function)) return rc;
     const uint64_t first = static_cast<uint64_t>(disp + lo);
-    for (const DynEntry& d : t.dir) {
-      if (d.key && first >= d.addr && first + static_cast<uint64_t>(span) <= d.addr + d.len) {
-        out.key = {d.addr, d.len, d.key};
-        out.offset = static_cast<uint64_t>(disp) - d.addr;
-        return MPI_SUCCESS;
+    // A directory read at an earlier synchronisation may predate the attach (the program may
+    // have learnt of it by a message since): on a miss, read it again once.
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass == 1) {
+        if (!t.dir_valid) break;
+        t.dir_valid = false;
       }
+      const bool had = t.dir_valid;
+      if (int rc = dyn_directory(w, t, function)) return rc;
+      for (const DynEntry& d : t.dir) {
+        if (d.key && first >= d.addr && first + static_cast<uint64_t>(span) <= d.addr + d.len) {
+          out.key = {d.addr, d.len, d.key};
+          out.offset = static_cast<uint64_t>(disp) - d.addr;
+          return MPI_SUCCESS;
+        }
+      }
+      if (!had) break;  // just read: nothing newer to find
     }
     return win_raise(w, MPI_ERR_RMA_RANGE, function,
                      "address %#lx (+%ld bytes) is not in memory rank %d attached",
@@ -674,8 +682,44 @@ MPI_Win new_win(MPI_Comm comm, int flavor, int& rc) {
   return w;
 }
 
+// The window hints of MPI-3.1 §11.2.1 (and MPI-4.0's mpi_accumulate_granularity): the ones
+// MPI_Win_get_info reports. Other keys are ignored, as the standard allows.
+bool is_win_hint(const std::string& key) {
+  static const char* const kHints[] = {"no_locks",
+                                       "accumulate_ordering",
+                                       "accumulate_ops",
+                                       "same_size",
+                                       "same_disp_unit",
+                                       "alloc_shared_noncontig",
+                                       "mpi_accumulate_granularity"};
+  for (const char* h : kHints)
+    if (key == h) return true;
+  return false;
+}
+
+// Sets (or adds) the hints of `info` that are window hints.
+void merge_info(MPI_Win w, MPI_Info info) {
+  if (!info || info == MPI_INFO_NULL) return;
+  for (const auto& kv : info->entries) {
+    if (!is_win_hint(kv.first)) continue;
+    auto it = std::find_if(w->info.begin(), w->info.end(),
+                           [&](const auto& e) { return e.first == kv.first; });
+    if (it != w->info.end())
+      it->second = kv.second;
+    else
+      w->info.push_back(kv);
+  }
+}
+
+// A new window's hints: the standard's defaults, then the creator's.
 void take_info(MPI_Win w, MPI_Info info) {
-  if (info && info != MPI_INFO_NULL) w->info = info->entries;
+  w->info = {{"no_locks", "false"},
+             {"accumulate_ordering", "rar,raw,war,waw"},
+             {"accumulate_ops", "same_op_no_op"},
+             {"same_size", "false"},
+             {"same_disp_unit", "false"}};
+  if (w->flavor == MPI_WIN_FLAVOR_SHARED) w->info.emplace_back("alloc_shared_noncontig", "false");
+  merge_info(w, info);
 }
 
 // Native windows: registers `mem` and a control block, exchanges keys.
@@ -683,7 +727,7 @@ int setup_native(MPI_Win w, std::byte* mem, std::size_t len) {
   detail::RmaGlue& g = glue();
   w->own_ctl = std::make_unique<WinCtl>();
   w->ctl = w->own_ctl.get();
-  ++g_native_windows;
+  ++g.native_windows();  // while there is one, the protocol serves peers
   w->ctl_region = g.proto().add_region(reinterpret_cast<std::byte*>(w->ctl), sizeof(WinCtl));
   WinPeerInfo mine;
   mine.base = reinterpret_cast<uint64_t>(mem);
@@ -764,7 +808,7 @@ int setup_shared(MPI_Win w, MPI_Aint size, bool contiguous, const char* function
   }
   w->ctl = w->targets[static_cast<std::size_t>(w->comm->rank)].ctl;
   w->base = size ? w->targets[static_cast<std::size_t>(w->comm->rank)].base : nullptr;
-  assist_configure();
+  engine().copy_assist().start_helper();
   return MPI_SUCCESS;
 }
 
@@ -795,10 +839,11 @@ void destroy_win(MPI_Win w) {
     if (w->ctl_region) g->proto().remove_region(w->ctl_region);
     for (uint64_t id : w->attached_regions)
       if (id) g->proto().remove_region(id);
+    for (uint64_t id : w->more_regions) g->proto().remove_region(id);
     // The last native window: stop serving (no peer targets this process any more: every
     // window's members completed their operations before MPI_Win_free's barrier), once the
     // replies still queued for a full driver are out.
-    if (w->ctl_region && --g_native_windows == 0 && g->serving()) {
+    if (w->ctl_region && --g->native_windows() == 0 && g->serving()) {
       block_until([&] { return !g->proto().busy(); });
       g->close();
     }
@@ -1060,24 +1105,32 @@ int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
   if (size < 0)
     return win_raise(win, MPI_ERR_SIZE, fn, "invalid size %ld", static_cast<long>(size));
   if (size == 0) return MPI_SUCCESS;
-  WinCtl* c = win->ctl;
-  std::size_t slot = kMaxAttached;
+  std::size_t slot = win->attached_regions.size();
   for (std::size_t i = 0; i < win->attached_regions.size(); ++i)
     if (!win->attached_regions[i]) {
       slot = i;
       break;
     }
-  if (slot == kMaxAttached) {
-    if (win->attached_regions.size() >= kMaxAttached)
-      return win_raise(win, MPI_ERR_RMA_ATTACH, fn, "more than %zu regions attached", kMaxAttached);
-    slot = win->attached_regions.size();
-    win->attached_regions.push_back(0);
+  if (slot >= kInlineAttached + win->more_cap) {
+    // Grow the overflow array: a new one, registered, then published in the control block.
+    // The old one stays registered (an origin may be reading it) until the window is freed.
+    const std::size_t cap = win->more_cap ? 2 * win->more_cap : kInlineAttached;
+    auto grown = std::make_unique<DynEntry[]>(cap);
+    if (win->more_cap) std::copy_n(win->more.back().get(), win->more_cap, grown.get());
+    const std::size_t bytes = cap * sizeof(DynEntry);
+    const uint64_t rid =
+        glue().proto().add_region(reinterpret_cast<std::byte*>(grown.get()), bytes);
+    win->ctl->more = {reinterpret_cast<uint64_t>(grown.get()), bytes, rid};
+    win->more.push_back(std::move(grown));
+    win->more_regions.push_back(rid);
+    win->more_cap = cap;
   }
   const uint64_t id =
       glue().proto().add_region(static_cast<std::byte*>(base), static_cast<std::size_t>(size));
+  if (slot == win->attached_regions.size()) win->attached_regions.push_back(0);
   win->attached_regions[slot] = id;
-  c->attached[slot] = {reinterpret_cast<uint64_t>(base), static_cast<uint64_t>(size), id};
-  __atomic_store_n(&c->n_attached, static_cast<uint64_t>(win->attached_regions.size()),
+  win->slot_entry(slot) = {reinterpret_cast<uint64_t>(base), static_cast<uint64_t>(size), id};
+  __atomic_store_n(&win->ctl->n_attached, static_cast<uint64_t>(win->attached_regions.size()),
                    __ATOMIC_RELEASE);
   return MPI_SUCCESS;
 }
@@ -1089,11 +1142,10 @@ int PMPI_Win_detach(MPI_Win win, const void* base) {
   if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
     return win_raise(win, MPI_ERR_RMA_FLAVOR, fn, "the window was not created dynamic");
   for (std::size_t i = 0; i < win->attached_regions.size(); ++i) {
-    if (win->attached_regions[i] &&
-        win->ctl->attached[i].addr == reinterpret_cast<uint64_t>(base)) {
+    if (win->attached_regions[i] && win->slot_entry(i).addr == reinterpret_cast<uint64_t>(base)) {
       glue().proto().remove_region(win->attached_regions[i]);
       win->attached_regions[i] = 0;
-      win->ctl->attached[i] = {};
+      win->slot_entry(i) = {};
       return MPI_SUCCESS;
     }
   }
@@ -1139,15 +1191,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
   SLUICE_MPI_CALL;
   if (int rc = check_win(win, "MPI_Win_set_info")) return rc;
-  if (info && info != MPI_INFO_NULL)
-    for (auto& kv : info->entries) {
-      auto it = std::find_if(win->info.begin(), win->info.end(),
-                             [&](auto& e) { return e.first == kv.first; });
-      if (it != win->info.end())
-        it->second = kv.second;
-      else
-        win->info.push_back(kv);
-    }
+  merge_info(win, info);
   return MPI_SUCCESS;
 }
 

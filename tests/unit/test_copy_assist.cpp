@@ -4,6 +4,7 @@
 // the helper's bytes counted once).
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -98,7 +99,7 @@ TEST(CopyAssist, ConcurrentHelperKeepsDataAndCountsAgree) {
 }
 
 TEST(CopyAssist, ProcessHelperCopies) {
-  CopyHelper* h = CopyHelper::instance();
+  std::unique_ptr<CopyHelper> h = CopyHelper::start();
   if (!h) GTEST_SKIP() << "one CPU: no helper";
   const std::size_t n = 3 << 20;
   std::vector<std::byte> src = pattern(n, 11), dst(n);
