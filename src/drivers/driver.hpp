@@ -92,17 +92,29 @@ struct PacketRef {
   std::span<const std::byte> payload;
 };
 
+// Where a packet's payload should land (PacketSink::placement): `bytes`, and the
+// registration of them in the driver's memory_domain() when the receiver has one (a
+// rendezvous destination registered under the registration strategy), else null. A driver
+// that receives into registered memory reads the payload into that registration (tcp:
+// io_uring READ_FIXED on the fixed buffer); the others, or without one, receive into
+// `bytes` as plain memory. The receiver's handle keeps `reg` alive until on_packet for this
+// packet returns (a driver reading over several polls need not hold a count on it).
+struct Placement {
+  std::span<std::byte> bytes;
+  const mem::Registration* reg = nullptr;
+};
+
 // Receives the packets and completions a driver polls in.
 class PacketSink {
  public:
   virtual void on_packet(int src, std::span<const std::byte> header,
                          std::span<const std::byte> payload) = 0;
   // Where the payload of a packet with this header should land, if the receiver already
-  // knows (a rendezvous fragment: its place in the user's buffer); empty for no preference.
-  // A driver that can receive straight into memory (tcp) may ask before the payload
-  // arrives and then calls on_packet with `payload` being exactly the returned span.
-  virtual std::span<std::byte> placement(int src, std::span<const std::byte> header,
-                                         std::size_t payload_size) {
+  // knows (a rendezvous fragment: its place in the user's buffer); empty bytes for no
+  // preference. A driver that can receive straight into memory (tcp, udp) may ask before
+  // the payload arrives and then calls on_packet with `payload` being exactly those bytes.
+  virtual Placement placement(int src, std::span<const std::byte> header,
+                              std::size_t payload_size) {
     return {};
   }
   // A posted operation (get, put, tracked send) finished: ok, or the error that ended it
@@ -236,10 +248,10 @@ class ProtocolDemux final : public PacketSink {
     }
     s->on_packet(src, header, payload);
   }
-  std::span<std::byte> placement(int src, std::span<const std::byte> header,
-                                 std::size_t payload_size) override {
+  Placement placement(int src, std::span<const std::byte> header,
+                      std::size_t payload_size) override {
     PacketSink* s = header.empty() ? nullptr : by_type_[static_cast<uint8_t>(header[0])];
-    return s ? s->placement(src, header, payload_size) : std::span<std::byte>{};
+    return s ? s->placement(src, header, payload_size) : Placement{};
   }
   void on_completion(CompletionToken token, Errc status) override {
     PacketSink* s = by_protocol_[static_cast<uint8_t>(token.protocol)];

@@ -122,12 +122,14 @@ void UringDomain::set_cost(const RegistrationCost& c) {
 }
 
 bool UringDomain::holds(const Registration& reg) const {
-  if (!reg.pinned()) return false;
-  const uint64_t slot = reg.local_key().value;
+  return reg.pinned() && holds(reg.local_key().value, reg.base(), reg.length());
+}
+
+bool UringDomain::holds(uint64_t slot, const std::byte* base, std::size_t length) const {
   if (slot >= regions_.size()) return false;
   std::lock_guard lock(mutex_);
   const Region& r = regions_[slot];
-  return r.base == reg.base() && r.length == reg.length() && r.length != 0;
+  return r.base == base && r.length == length && r.length != 0;
 }
 
 int UringDomain::last_error() const {

@@ -70,6 +70,9 @@ class UringDomain final : public Domain {
   // Whether `reg` is a live registration of this domain (its slot holds exactly that range):
   // what a driver checks before naming the slot in a fixed-buffer operation.
   bool holds(const Registration& reg) const;
+  // Whether `slot` holds exactly [base, base + length) now: the same check for a driver that
+  // kept only a registration's slot and range (a weak reference: it holds no count on it).
+  bool holds(uint64_t slot, const std::byte* base, std::size_t length) const;
   // The errno of the last failed kernel registration (0 if none).
   int last_error() const;
 

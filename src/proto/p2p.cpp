@@ -215,8 +215,10 @@ Errc PointToPoint::register_buffer(Transfer& t) {
     if (t.role == Transfer::Role::send) {
       begin_pipe(t, reg_opts_.strategy);  // pinned in the background (ondemand) or never
     } else {
-      // The stream drivers receive by the kernel's copy: pinning the destination would buy
-      // nothing until a driver receives into registered memory.
+      // These strategies keep pinning off the critical path: a registered destination (which a
+      // stream driver reads into with io_uring READ_FIXED) would be pinned before the cts
+      // leaves. The stream drivers receive into the plain buffer instead (the kernel's one
+      // copy either way).
       ++reg_stats_.unregistered_recvs;
       t.reg = mem::Registration::host(buf);
     }
@@ -228,8 +230,9 @@ Errc PointToPoint::register_buffer(Transfer& t) {
 Errc PointToPoint::register_adaptive(Transfer& t, drivers::Driver& d,
                                      std::span<const std::byte> buf) {
   if (t.role == Transfer::Role::recv) {
-    // The stream drivers receive by the kernel's copy (as under ondemand and the staged
-    // strategies): pinning the destination would buy nothing.
+    // Unregistered, as under ondemand and the staged strategies: pinning the destination
+    // would put a registration before the cts; the stream drivers receive into the plain
+    // buffer (the kernel's one copy, as READ_FIXED's).
     ++reg_stats_.unregistered_recvs;
     t.reg = mem::Registration::host(buf);
     return Errc::ok;
@@ -806,14 +809,18 @@ void PointToPoint::finish_push(PushRx* p) {
   up_.transfer_complete(r, r.remote_id == 1 ? Errc::truncated : Errc::ok);
 }
 
-std::span<std::byte> PointToPoint::placement(int src, std::span<const std::byte> header,
-                                             std::size_t payload_size) {
+drivers::Placement PointToPoint::placement(int src, std::span<const std::byte> header,
+                                           std::size_t payload_size) {
   if (header.size() != sizeof(DataHeader) || header[0] != std::byte{uint8_t(PacketType::data)})
     return {};
   const auto h = read_header<DataHeader>(header);
   Transfer& r = transfer_from_id(h.receiver_req);
   if (h.offset > r.length || payload_size > r.length - h.offset) return {};
-  return {r.buf + h.offset, payload_size};
+  // The destination's registration in the route's domain (made in deliver() under strategy
+  // register or cache, or MPI_Alloc_mem memory's): a driver that receives into registered
+  // memory reads the fragment into it (io_uring READ_FIXED), so its payload is never copied
+  // here.
+  return {{r.buf + h.offset, payload_size}, r.reg.pinned() ? &r.reg : nullptr};
 }
 
 void PointToPoint::fail_peer(int peer) {

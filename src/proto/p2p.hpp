@@ -259,8 +259,8 @@ class PointToPoint final : public drivers::PacketSink {
   // PacketSink
   void on_packet(int src, std::span<const std::byte> header,
                  std::span<const std::byte> payload) override;
-  std::span<std::byte> placement(int src, std::span<const std::byte> header,
-                                 std::size_t payload_size) override;
+  drivers::Placement placement(int src, std::span<const std::byte> header,
+                               std::size_t payload_size) override;
   // A posted get finished (its receive completes) or a lent fragment is free again.
   void on_completion(drivers::CompletionToken token, Errc status) override;
 

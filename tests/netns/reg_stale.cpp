@@ -17,9 +17,17 @@
 // udp the reliability layer's payload CRC, taken from the buffer as the sender sees it, does
 // not match the old pages: the receiver drops each such datagram as corrupt (rel.corrupt,
 // counted here per cycle as stale datagrams) and the copied resend delivers the right bytes;
-// both count as stale data on the wire. The receiver's registration is never used to move
-// bytes (the kernel copies into the buffer), so stale data can only come from the sender's
-// side; the receiver's cache is exercised all the same.
+// both count as stale data on the wire.
+//
+// The receiver. Over tcp under strategy cache the receiver registers its buffer through its
+// own cache, and the driver reads the payload with io_uring READ_FIXED into that registration
+// (tcp.read_fixed.payloads, checked > 0 on rank 1): a stale receive registration makes the
+// kernel write into the old pages, and the application sees its 0xee fill instead of the
+// data. --fixed-sender isolates that side: rank 0 sends every cycle from one buffer kept for
+// the whole run (its registration never goes stale), so stale bytes can only come from the
+// receiver. Over udp no fixed-buffer receive exists (udp_driver.hpp): the kernel scatters
+// each datagram into the buffer's current pages, so with --fixed-sender even a cache without
+// invalidation delivers no stale byte there (the udp twin checks exactly that).
 //
 // The same runs under SLUICE_REG_STRATEGY=ondemand (the sender's chunks pinned in the
 // background through the cache, sent zero-copy once pinned) and superpipeline (chunks
@@ -32,6 +40,8 @@
 //                                     knob that keeps caching without invalidation) exit 1
 //                                     unless every kind put stale data on the wire: the
 //                                     proof the test can fail
+//   ... --fixed-sender                rank 0 sends from one buffer kept all along: only the
+//                                     receiver's buffers come back at old addresses
 #include <malloc.h>
 #include <sys/mman.h>
 
@@ -164,21 +174,30 @@ int main(int argc, char** argv) {
   sluice::Session s;
   sluice::test::g_rank = s.rank();
   CHECK(s.size() == 2, "needs 2 ranks");
-  CHECK(argc >= 2, "usage: reg_stale CYCLES [--expect-stale]");
+  CHECK(argc >= 2, "usage: reg_stale CYCLES [--expect-stale] [--fixed-sender]");
   const long cycles = std::atol(argv[1]);
-  const bool expect_stale = argc >= 3 && std::string(argv[2]) == "--expect-stale";
+  bool expect_stale = false, fixed_sender = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    CHECK(a == "--expect-stale" || a == "--fixed-sender", "unknown argument %s", argv[i]);
+    (a == "--expect-stale" ? expect_stale : fixed_sender) = true;
+  }
+  const char* monitor = std::getenv("SLUICE_REG_CACHE_MONITOR");
+  const bool invalidating = !monitor || std::string(monitor) != "unsafe-none";
   CHECK(cycles >= kKinds, "at least %d cycles", kKinds);
 
   // The driver under test (its zero-copy counters): SLUICE_DRIVERS=tcp or udp.
   const char* drivers = std::getenv("SLUICE_DRIVERS");
   const std::string driver = drivers && std::string(drivers) == "udp" ? "udp" : "tcp";
   Buffers bufs;
+  // --fixed-sender: rank 0's one buffer, filled anew every cycle (same pages all along).
+  std::byte* kept = fixed_sender && s.rank() == 0 ? Buffers::map(kMaxSize) : nullptr;
   uint64_t stale_bytes = 0, stale_messages = 0, stale_by_kind[kKinds] = {};
   uint64_t stale_datagrams = 0, datagrams_by_kind[kKinds] = {};
   for (long c = 0; c < cycles; ++c) {
     const Kind k = static_cast<Kind>(c % kKinds);
     const std::size_t n = kSize[k];
-    std::byte* p = bufs.get(k);
+    std::byte* p = kept ? kept : bufs.get(k);
     const int tag = static_cast<int>(c % 30000);
     if (s.rank() == 0) {
       fill(p, n, static_cast<uint64_t>(c));
@@ -205,7 +224,7 @@ int main(int argc, char** argv) {
         stale_by_kind[k] += bad;
       }
     }
-    bufs.put(k, p);
+    if (!kept) bufs.put(k, p);
   }
   CHECK(s.barrier() == sluice::Errc::ok, "barrier");
 
@@ -230,13 +249,30 @@ int main(int argc, char** argv) {
       (unsigned long long)zc_sends, (unsigned long long)counter(s, "reg.ondemand.overlap_misses"));
   // Every kind must really have brought addresses back (else the test proves nothing), and
   // malloc's and posix_memalign's blocks must be mappings of their own (unmapped at free).
-  for (int k = 0; k < kKinds; ++k)
-    CHECK(bufs.reused[k] > 0, "%s never returned an address used before", kKindName[k]);
-  std::printf("rank %d: glibc mmapped malloc=%llu memalign=%llu of %ld blocks each\n", s.rank(),
-              (unsigned long long)bufs.own_mapping[kMalloc],
-              (unsigned long long)bufs.own_mapping[kMemalign], cycles / kKinds);
-  CHECK(bufs.own_mapping[kMalloc] > 0 && bufs.own_mapping[kMemalign] > 0,
-        "glibc never mmapped a block for malloc or posix_memalign");
+  if (!kept) {
+    for (int k = 0; k < kKinds; ++k)
+      CHECK(bufs.reused[k] > 0, "%s never returned an address used before", kKindName[k]);
+    std::printf("rank %d: glibc mmapped malloc=%llu memalign=%llu of %ld blocks each\n", s.rank(),
+                (unsigned long long)bufs.own_mapping[kMalloc],
+                (unsigned long long)bufs.own_mapping[kMemalign], cycles / kKinds);
+    CHECK(bufs.own_mapping[kMalloc] > 0 && bufs.own_mapping[kMemalign] > 0,
+          "glibc never mmapped a block for malloc or posix_memalign");
+  }
+  // The receiver's side of the registered path: over tcp under strategy cache the payloads
+  // were read by READ_FIXED into the registrations its cache handed out (the first of a run
+  // may come by recv(), its headers and a first part read ahead with them).
+  if (s.rank() == 1 && driver == "tcp") {
+    const uint64_t fixed = counter(s, "tcp.read_fixed.payloads");
+    std::printf(
+        "rank 1: tcp.placed=%llu tcp.read_fixed.payloads=%llu tcp.read_fixed.bytes=%llu "
+        "tcp.placed_staged_bytes=%llu tcp.read_fixed.fallbacks=%llu\n",
+        (unsigned long long)counter(s, "tcp.placed"), (unsigned long long)fixed,
+        (unsigned long long)counter(s, "tcp.read_fixed.bytes"),
+        (unsigned long long)counter(s, "tcp.placed_staged_bytes"),
+        (unsigned long long)counter(s, "tcp.read_fixed.fallbacks"));
+    if (strategy == "cache")
+      CHECK(fixed > 0, "no payload was received by READ_FIXED into a registered buffer");
+  }
   const auto all = static_cast<uint64_t>(cycles);
   if (strategy == "cache") {
     CHECK(cached >= all, "not every buffer went through the cache");
@@ -286,8 +322,9 @@ int main(int argc, char** argv) {
   }
   // The cache runs on both ranks under strategy cache, on the sender under ondemand, and not
   // at all under the staged strategies (their buffers are registered once and never freed).
-  if (!expect_stale && (strategy == "cache" ||
-                        ((strategy == "ondemand" || strategy == "adaptive") && s.rank() == 0)))
+  if (invalidating && !kept &&
+      (strategy == "cache" ||
+       ((strategy == "ondemand" || strategy == "adaptive") && s.rank() == 0)))
     CHECK(invalidations > 0, "the cache saw no invalidation");
   return 0;
 }

@@ -346,14 +346,14 @@ class Recorder final : public drivers::PacketSink {
         }
     }
   }
-  std::span<std::byte> placement(int, std::span<const std::byte> h, std::size_t size) override {
+  drivers::Placement placement(int, std::span<const std::byte> h, std::size_t size) override {
     if (!place_into || h.size() < 8) return {};
     uint32_t index = 0;
     std::memcpy(&index, h.data() + 4, 4);
     std::byte* dst = place_into(index, size);
     if (!dst) return {};
     placed_spans.emplace_back(dst, size);
-    return {dst, size};
+    return {{dst, size}};
   }
   void on_completion(CompletionToken token, Errc status) override {
     completions.push_back({token, status});

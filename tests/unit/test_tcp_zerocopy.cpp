@@ -7,7 +7,10 @@
 //     pages it was made on, so after munmap + mmap at the same address, or MADV_DONTNEED,
 //     a send through the stale registration carries the OLD bytes, not what the
 //     application now sees at that address;
-//   - auto leaves loopback peers on the copy path (host memory, no registration).
+//   - auto leaves loopback peers on the copy path (host memory, no registration);
+//   - a large payload whose placement names a registration in the receiver's domain is read
+//     by io_uring READ_FIXED into it (tcp.read_fixed.*), and a stale receive registration
+//     makes the kernel write into the old pages: the application never sees the bytes.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -54,7 +57,7 @@ sockaddr_in loopback(uint16_t port) {
 }
 
 struct Pair {
-  explicit Pair(TcpZeroCopy mode, std::vector<int>* dead0 = nullptr) {
+  explicit Pair(TcpZeroCopy mode, std::vector<int>* dead0 = nullptr, bool read_fixed = true) {
     for (int r = 0; r < 2; ++r) {
       TcpParams p;
       p.rank = r;
@@ -64,12 +67,14 @@ struct Pair {
       p.zerocopy = mode;
       p.zerocopy_min = 4096;
       p.socket_buffer = 64 * 1024;  // a full socket within a few sends
+      p.read_fixed = read_fixed;
       if (r == 0 && dead0) p.on_peer_dead = [dead0](int peer) { dead0->push_back(peer); };
       d[r] = std::make_unique<TcpDriver>(p);
     }
     d[0]->set_peer_address(1, loopback(d[1]->port()));
     d[1]->set_peer_address(0, loopback(d[0]->port()));
     d[0]->register_stats(stats, "tcp");
+    d[1]->register_stats(stats1, "tcp");
   }
   template <class Pred>
   bool poll_until(Pred done) {
@@ -101,7 +106,7 @@ struct Pair {
   }
   std::unique_ptr<TcpDriver> d[2];
   Sink sink[2];
-  util::StatsRegistry stats;
+  util::StatsRegistry stats, stats1;  // rank 0's, rank 1's
 };
 
 std::byte pattern(int round, std::size_t i) {
@@ -302,6 +307,150 @@ TEST(TcpZeroCopy, AutoLeavesLoopbackPeersOnTheCopyPath) {
   EXPECT_EQ(pr.send_and_wait(buf, mem::Registration::host(buf), 1), IoStatus::done);
   EXPECT_TRUE(matches(pr.sink[1].got[0].payload, kLen, 3));
   EXPECT_EQ(pr.stats.value("tcp.zerocopy.sends"), 0u);
+}
+
+// Rank 1's sink for the placement tests: packets whose header starts 0x21 carry their offset
+// in `dest` (bytes 1-4) and are placed there, with `reg` (rank 1's registration of it).
+class PlacingSink final : public drivers::PacketSink {
+ public:
+  void on_packet(int, std::span<const std::byte> h, std::span<const std::byte> p) override {
+    in_place += !dest.empty() && p.data() >= dest.data() && p.data() < dest.data() + dest.size();
+    got.push_back({{h.begin(), h.end()}, {p.begin(), p.end()}});
+  }
+  drivers::Placement placement(int, std::span<const std::byte> h, std::size_t n) override {
+    if (h.size() != 5 || h[0] != std::byte{0x21}) return {};
+    uint32_t off;
+    std::memcpy(&off, h.data() + 1, 4);
+    if (off > dest.size() || n > dest.size() - off) return {};
+    return {dest.subspan(off, n), reg.empty() ? nullptr : &reg};
+  }
+  std::span<std::byte> dest;
+  mem::Registration reg;
+  std::vector<Got> got;
+  int in_place = 0;
+};
+
+// Sends `rounds` payloads of `len` bytes from rank 0 (plain sends: the copy path) to offsets
+// round * len of rank 1's placement, polling rank 1 with `sink`.
+void send_placed(Pair& pr, PlacingSink& sink, const std::byte* src, std::size_t len, int rounds) {
+  const std::size_t want = sink.got.size() + static_cast<std::size_t>(rounds);
+  for (int r = 0; r < rounds; ++r) {
+    std::byte h[5] = {std::byte{0x21}};
+    const auto off = static_cast<uint32_t>(r * len);
+    std::memcpy(h + 1, &off, 4);
+    IoStatus s = IoStatus::again;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((s = pr.d[0]->send(1, h, {src + r * len, len})) == IoStatus::again) {
+      ASSERT_LT(std::chrono::steady_clock::now(), end);
+      pr.d[0]->poll(pr.sink[0], 64);
+      pr.d[1]->poll(sink, 64);
+    }
+    ASSERT_EQ(s, IoStatus::done);
+  }
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (sink.got.size() < want) {
+    ASSERT_LT(std::chrono::steady_clock::now(), end);
+    pr.d[0]->poll(pr.sink[0], 64);
+    pr.d[1]->poll(sink, 64);
+  }
+}
+
+// The receive side of registered memory: rank 1 registers its destination in its own
+// domain and names it in the placement; the payloads are read by READ_FIXED into it (after
+// the first, whose headers came with a first part of it, only headers are read ahead), and
+// what is handed up is that memory, holding every byte.
+TEST(TcpZeroCopy, PlacedPayloadsAreReadByReadFixedIntoTheReceiversRegistration) {
+  Pair pr(TcpZeroCopy::on);
+  ASSERT_TRUE(pr.d[1]->zerocopy()) << pr.d[1]->zerocopy_unavailable();
+  ASSERT_TRUE(pr.d[1]->read_fixed());
+  constexpr int kRounds = 12;
+  std::vector<std::byte> src(kRounds * kLen), dst(kRounds * kLen, std::byte{0xee});
+  for (int r = 0; r < kRounds; ++r) fill(src.data() + r * kLen, kLen, r);
+  PlacingSink sink;
+  sink.dest = dst;
+  ASSERT_EQ(pr.d[1]->memory_domain().register_memory(dst, sink.reg), Errc::ok);
+  send_placed(pr, sink, src.data(), kLen, kRounds);
+  ASSERT_EQ(sink.got.size(), static_cast<std::size_t>(kRounds));
+  for (int r = 0; r < kRounds; ++r) {
+    EXPECT_TRUE(matches(sink.got[r].payload, kLen, r)) << "round " << r;
+    EXPECT_TRUE(
+        std::equal(dst.begin() + r * kLen, dst.begin() + (r + 1) * kLen, src.begin() + r * kLen))
+        << "round " << r << " not in its place";
+  }
+  EXPECT_EQ(sink.in_place, kRounds);
+  const uint64_t fixed = pr.stats1.value("tcp.read_fixed.payloads").value_or(0);
+  EXPECT_GE(fixed, static_cast<uint64_t>(kRounds - 1)) << "READ_FIXED was not used";
+  EXPECT_EQ(pr.stats1.value("tcp.placed"), static_cast<uint64_t>(kRounds));
+  EXPECT_EQ(pr.stats1.value("tcp.read_fixed.fallbacks"), 0u);
+  // Every placed byte came either by READ_FIXED or with the headers of its frame.
+  EXPECT_EQ(*pr.stats1.value("tcp.read_fixed.bytes") + *pr.stats1.value("tcp.placed_staged_bytes"),
+            kRounds * kLen);
+  RecordProperty("read_fixed_payloads", static_cast<int>(fixed));
+}
+
+// Without a registration in the placement (or with READ_FIXED off) the same payloads are
+// received in place by recv(): nothing is counted as READ_FIXED.
+TEST(TcpZeroCopy, PlacementsWithoutARegistrationAreReceivedByRecv) {
+  for (const bool read_fixed : {true, false}) {
+    Pair pr(TcpZeroCopy::on, nullptr, read_fixed);
+    ASSERT_TRUE(pr.d[1]->zerocopy()) << pr.d[1]->zerocopy_unavailable();
+    constexpr int kRounds = 6;
+    std::vector<std::byte> src(kRounds * kLen), dst(kRounds * kLen);
+    for (int r = 0; r < kRounds; ++r) fill(src.data() + r * kLen, kLen, r);
+    PlacingSink sink;
+    sink.dest = dst;
+    if (!read_fixed) {  // a registration READ_FIXED off must leave alone
+      ASSERT_EQ(pr.d[1]->memory_domain().register_memory(dst, sink.reg), Errc::ok);
+    }
+    send_placed(pr, sink, src.data(), kLen, kRounds);
+    for (int r = 0; r < kRounds; ++r) EXPECT_TRUE(matches(sink.got[r].payload, kLen, r));
+    EXPECT_EQ(sink.in_place, kRounds);
+    EXPECT_EQ(pr.stats1.value("tcp.read_fixed.payloads"), 0u);
+    EXPECT_EQ(pr.stats1.value("tcp.read_fixed.reads"), 0u);
+    EXPECT_EQ(*pr.stats1.value("tcp.placed_bytes") + *pr.stats1.value("tcp.placed_staged_bytes"),
+              kRounds * kLen);
+  }
+}
+
+// What a receiver's registration cache must guard against: a receive registration pins the
+// pages it was made on. After munmap + mmap at the same address, READ_FIXED through the old
+// registration writes the payload into the old pages; the application, looking at the
+// address, sees what it had put there, not the message.
+TEST(TcpZeroCopy, StaleReceiveRegistrationWritesIntoTheOldPages) {
+  Pair pr(TcpZeroCopy::on);
+  ASSERT_TRUE(pr.d[1]->zerocopy()) << pr.d[1]->zerocopy_unavailable();
+  constexpr int kRounds = 4;
+  const std::size_t bytes = kRounds * kLen;
+  std::vector<std::byte> src(bytes);
+  for (int r = 0; r < kRounds; ++r) fill(src.data() + r * kLen, kLen, 20 + r);
+  std::byte* a = map_at(nullptr, bytes);
+  ASSERT_TRUE(a);
+  PlacingSink sink;
+  sink.dest = {a, bytes};
+  ASSERT_EQ(pr.d[1]->memory_domain().register_memory(sink.dest, sink.reg), Errc::ok);
+  // Through the live registration: every round lands.
+  send_placed(pr, sink, src.data(), kLen, kRounds);
+  EXPECT_TRUE(std::equal(a, a + bytes, src.begin()));
+
+  ASSERT_EQ(munmap(a, bytes), 0);
+  std::byte* b = map_at(a, bytes);
+  ASSERT_EQ(b, a) << "could not map again at the same address";
+  std::memset(b, 0xee, bytes);
+  const uint64_t fixed0 = *pr.stats1.value("tcp.read_fixed.payloads");
+  send_placed(pr, sink, src.data(), kLen, kRounds);  // sink.reg: the stale registration
+  EXPECT_GT(*pr.stats1.value("tcp.read_fixed.payloads"), fixed0);
+  std::size_t unchanged = 0;
+  for (std::size_t i = 0; i < bytes; ++i) unchanged += b[i] == std::byte{0xee};
+  EXPECT_GT(unchanged, bytes / 2)
+      << "the stale registration should have received into the "
+         "old pages, leaving the new ones as the application filled them";
+  // A fresh registration of the new mapping receives into it.
+  sink.reg.reset();
+  ASSERT_EQ(pr.d[1]->memory_domain().register_memory(sink.dest, sink.reg), Errc::ok);
+  send_placed(pr, sink, src.data(), kLen, kRounds);
+  EXPECT_TRUE(std::equal(b, b + bytes, src.begin()));
+  sink.reg.reset();
+  munmap(b, bytes);
 }
 
 }  // namespace

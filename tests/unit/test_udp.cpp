@@ -156,12 +156,12 @@ TEST(Udp, ReliableOverLossyUdpDeliversExactlyOnceInOrder) {
 class PlacingSink final : public drivers::PacketSink {
  public:
   explicit PlacingSink(std::span<std::byte> dest) : dest_(dest) {}
-  std::span<std::byte> placement(int, std::span<const std::byte> h, std::size_t n) override {
+  drivers::Placement placement(int, std::span<const std::byte> h, std::size_t n) override {
     if (h.size() != sizeof(uint64_t)) return {};
     uint64_t off;
     std::memcpy(&off, h.data(), sizeof off);
     if (off > dest_.size() || n > dest_.size() - off) return {};
-    return dest_.subspan(off, n);
+    return {dest_.subspan(off, n)};
   }
   void on_packet(int, std::span<const std::byte> h, std::span<const std::byte> p) override {
     uint64_t off;

@@ -50,6 +50,14 @@ constexpr util::ConfigKey kKeys[] = {
      "32K",
      {"4K", "16M"},
      "smallest payload tcp sends zero-copy (smaller tracked sends are copied)"},
+    {"TCP_READ_FIXED",
+     T::choice,
+     "on",
+     {},
+     "rendezvous payloads whose receive buffer is registered in tcp's io_uring domain (strategy "
+     "cache or register, with TCP_ZEROCOPY on, or auto to a non-loopback peer) are read with "
+     "io_uring READ_FIXED into it: on, or off (recv into the same place)",
+     "on|off"},
     {"TCP_HANDSHAKE_LIMIT",
      T::integer,
      "256",
@@ -126,6 +134,7 @@ std::unique_ptr<Endpoint> open_tcp(WireupServices& w, std::span<const int> peers
                 : zc == "off" ? TcpZeroCopy::off
                               : TcpZeroCopy::automatic;
   tp.zerocopy_min = c.get_size("TCP_ZEROCOPY_MIN");
+  tp.read_fixed = c.get_string("TCP_READ_FIXED") == "on";
   tp.handshake_limit = static_cast<std::size_t>(c.get_int("TCP_HANDSHAKE_LIMIT"));
   tp.handshake_timeout_ns = static_cast<uint64_t>(c.get_seconds("TCP_HANDSHAKE_TIMEOUT") * 1e9);
   tp.on_peer_dead = [&w](int peer) { w.peer_dead(peer); };

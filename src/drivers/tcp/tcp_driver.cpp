@@ -49,6 +49,7 @@ constexpr std::size_t kHelloFrame = sizeof(tcp::FrameHeader) + sizeof(tcp::Hello
 // io_uring user_data: what a CQE belongs to (kind << 32 | index).
 constexpr uint64_t kCqeHead = 1;  // the headers' SEND (index: peer); only failures post
 constexpr uint64_t kCqeZc = 2;    // a SEND_ZC (index: its ZcOp)
+constexpr uint64_t kCqeRead = 3;  // a READ_FIXED into a placement (always reaped at once)
 constexpr uint32_t kMaxZcOps = 128;
 
 bool loopback_address(const sockaddr_in& a) {
@@ -112,6 +113,8 @@ void TcpDriver::open_uring() {
     return;
   }
   uring_ = std::move(domain);
+  read_fixed_ = params_.read_fixed;
+  zc_later_.reserve(kMaxZcOps);  // a reap never allocates
   zc_ops_.resize(kMaxZcOps);
   for (uint32_t i = kMaxZcOps; i-- > 0;) zc_free_.push_back(i);
   // The ring's fd is readable while CQEs wait: block() wakes for notifications too.
@@ -321,11 +324,73 @@ bool TcpDriver::on_control(Conn& c, const tcp::Frame& f) {
   return false;
 }
 
+ssize_t TcpDriver::read_into_fixed(Conn& c, std::byte* at, std::size_t len) {
+  io_uring& ring = uring_->ring();
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+  if (!sqe) {  // (never: every call submits what it prepared)
+    errno = EAGAIN;
+    return -1;
+  }
+  len = std::min<std::size_t>(len, 1u << 30);
+  io_uring_prep_read_fixed(sqe, c.fd.get(), at, static_cast<unsigned>(len), 0,
+                           static_cast<int>(c.fixed_slot));
+  // Completes inside the submit: with the bytes there, or -EAGAIN rather than waiting in the
+  // kernel for them (poll() asks the socket first, as before a recv()).
+  sqe->rw_flags = RWF_NOWAIT;
+  sqe->user_data = kCqeRead << 32;
+  read_reaped_ = false;
+  if (const int rc = io_uring_submit(&ring); rc < 0) {
+    errno = -rc;
+    return -1;
+  }
+  int ignored = 0;
+  for (int spins = 0;; ++spins) {
+    reap_uring(nullptr, ignored, Report::later);
+    if (read_reaped_) break;
+    io_uring_cqe* cqe;  // (RWF_NOWAIT: its CQE is posted before the submit returns)
+    if (spins == 0) continue;
+    if (const int rc = io_uring_wait_cqe(&ring, &cqe); rc < 0 && rc != -EINTR) {
+      errno = -rc;
+      return -1;
+    }
+  }
+  ++stats_.fixed_reads;
+  if (read_res_ < 0) {
+    errno = -read_res_;
+    return -1;
+  }
+  stats_.fixed_bytes += static_cast<std::size_t>(read_res_);
+  return read_res_;
+}
+
 bool TcpDriver::read_in(Conn& c) {
   if (c.direct_size) {
-    // A large payload goes straight to where the protocol wants it (no staging copy).
-    const ssize_t n =
-        ::recv(c.fd.get(), c.direct_dest + c.direct_got, c.direct_size - c.direct_got, 0);
+    // A large payload goes straight to where the protocol wants it (no staging copy): into
+    // its registration by READ_FIXED, or by recv().
+    std::byte* at = c.direct_dest + c.direct_got;
+    const std::size_t len = c.direct_size - c.direct_got;
+    ssize_t n = -1;
+    if (c.fixed_slot != Conn::kNoSlot) {
+      // The slot must still hold the range the placement named (a weak reference).
+      if (uring_->holds(c.fixed_slot, c.fixed_base, c.fixed_length)) {
+        n = read_into_fixed(c, at, len);
+      } else {
+        errno = EFAULT;
+      }
+      if (n < 0 && (errno == EFAULT || errno == EINVAL || errno == EOPNOTSUPP || errno == ESPIPE ||
+                    errno == EBADF)) {
+        // The slot changed, or the kernel refused the fixed buffer or the operation: this
+        // payload goes by recv(), and READ_FIXED stays off unless it was the buffer (EFAULT).
+        ++stats_.fixed_fallbacks;
+        if (errno != EFAULT) {
+          util::log(util::LogLevel::info, "tcp: READ_FIXED refused (%s): receiving by recv()",
+                    std::strerror(errno));
+          read_fixed_ = false;
+        }
+        c.fixed_slot = Conn::kNoSlot;
+      }
+    }
+    if (c.fixed_slot == Conn::kNoSlot) n = ::recv(c.fd.get(), at, len, 0);
     ++stats_.reads;
     if (n > 0) {
       c.direct_got += static_cast<std::size_t>(n);
@@ -361,12 +426,17 @@ bool TcpDriver::read_in(Conn& c) {
 void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int budget) {
   std::size_t pos = 0;
   bool ack_now = false;
+  int bare = 0;  // payload-less data frames delivered by this call
   c.pending = false;
   if (c.direct_size) {
     if (c.direct_got < c.direct_size) return;
     const std::span<const std::byte> payload{c.direct_dest, c.direct_size};
     c.direct_size = c.direct_got = 0;
     c.streaming = true;
+    if (c.fixed_slot != Conn::kNoSlot) {
+      ++stats_.fixed_payloads;
+      c.fixed_slot = Conn::kNoSlot;
+    }
     // Acknowledge the payload now rather than after the delayed-ACK timer: a zero-copy
     // sender's buffer is handed back only once every byte of it is acknowledged (its skbs
     // stay in the retransmit queue until then), and the small control packets both ways
@@ -423,7 +493,11 @@ void TcpDriver::process_input(Conn& c, PacketSink& sink, int& delivered, int bud
       ++stats_.received;
       stats_.received_bytes += f.payload.size();
       ++delivered;
-      c.streaming = false;
+      // A large payload (here whole in the buffer) starts streaming: the next read takes only
+      // headers, so the next large payload is received in place. A small payload, or a run of
+      // payload-less frames (a burst of empty messages), ends it; a lone payload-less frame
+      // between large payloads (a rendezvous' rts, cts or fin) does not.
+      if (!f.payload.empty() || ++bare > 1) c.streaming = f.payload.size() >= kPlaceMin;
       ack_now |= f.payload.size() >= kPlaceMin;
       sink.on_packet(c.peer, f.header, f.payload);
     } else if (!on_control(c, f)) {
@@ -460,13 +534,29 @@ bool TcpDriver::start_direct(Conn& c, std::size_t pos, PacketSink& sink) {
   const std::size_t have = c.in_len - pos - sizeof h;
   if (have < h.header_len) return false;  // the packet header is not in yet
   const std::span<const std::byte> header{c.in.data() + pos + sizeof h, h.header_len};
-  const std::span<std::byte> dest = sink.placement(c.peer, header, h.payload_len);
-  if (dest.size() != h.payload_len) return false;
+  const Placement place = sink.placement(c.peer, header, h.payload_len);
+  if (place.bytes.size() != h.payload_len) return false;
   c.direct_header.assign(header.begin(), header.end());
-  c.direct_dest = dest.data();
+  c.direct_dest = place.bytes.data();
   c.direct_size = h.payload_len;
   c.direct_got = have - h.header_len;
+  // Bytes already in the buffer are copied over (the first frame of a stream: afterwards
+  // only the headers are read ahead, `streaming`); the rest is read in place.
   std::memcpy(c.direct_dest, header.data() + header.size(), c.direct_got);
+  stats_.placed_staged_bytes += c.direct_got;
+  stats_.placed_bytes += c.direct_size - c.direct_got;
+  // Into the receiver's registration by READ_FIXED when it is one of this ring's fixed
+  // buffers (its slot and range kept, checked before each read).
+  c.fixed_slot = Conn::kNoSlot;
+  if (read_fixed_ && place.reg && place.reg->covers(place.bytes)) {
+    if (uring_->holds(*place.reg)) {
+      c.fixed_slot = place.reg->local_key().value;
+      c.fixed_base = place.reg->base();
+      c.fixed_length = place.reg->length();
+    } else {
+      ++stats_.fixed_fallbacks;  // another domain's (or a stale slot): recv()
+    }
+  }
   set_lowat(c, std::min(c.direct_size - c.direct_got, kLowat));
   return true;
 }
@@ -649,18 +739,20 @@ IoStatus TcpDriver::send_tracked(int peer, std::span<const std::byte> header,
   return IoStatus::posted;
 }
 
-void TcpDriver::finish_zc(uint32_t index, PacketSink* sink, int& completed) {
+void TcpDriver::finish_zc(uint32_t index, PacketSink* sink, int& completed, Report report) {
   ZcOp& op = zc_ops_[index];
-  if (!op.silent && sink) {
+  if (!op.silent && report == Report::now) {
     sink->on_completion(op.token, op.status);
     ++completed;
+  } else if (!op.silent && report == Report::later) {
+    zc_later_.push_back({op.token, op.status, op.peer});  // (capacity kMaxZcOps: no allocation)
   }
   op = ZcOp{};
   zc_free_.push_back(index);
   --zc_inflight_;
 }
 
-void TcpDriver::reap_uring(PacketSink* sink, int& completed) {
+void TcpDriver::reap_uring(PacketSink* sink, int& completed, Report report) {
   io_uring& ring = uring_->ring();
   io_uring_cqe* cqe;
   unsigned head;
@@ -669,6 +761,11 @@ void TcpDriver::reap_uring(PacketSink* sink, int& completed) {
     ++seen;
     const uint64_t kind = cqe->user_data >> 32;
     const auto index = static_cast<uint32_t>(cqe->user_data);
+    if (kind == kCqeRead) {
+      read_res_ = cqe->res;
+      read_reaped_ = true;
+      continue;
+    }
     if (kind != kCqeZc) continue;  // a failed headers' send: its SEND_ZC is cancelled too
     ZcOp& op = zc_ops_[index];
     if (cqe->flags & IORING_CQE_F_NOTIF) {
@@ -687,7 +784,7 @@ void TcpDriver::reap_uring(PacketSink* sink, int& completed) {
           ++stats_.zc_peers_off;
         }
       }
-      finish_zc(index, sink, completed);
+      finish_zc(index, sink, completed, report);
       continue;
     }
     // The send's result: the payload is in the socket (all of it: MSG_WAITALL), or failed.
@@ -700,7 +797,7 @@ void TcpDriver::reap_uring(PacketSink* sink, int& completed) {
     } else if (p.conn && p.out_off < p.out.size() && !write_out(p, *p.conn)) {
       conn_failed(*p.conn, false);
     }
-    if (!(cqe->flags & IORING_CQE_F_MORE)) finish_zc(index, sink, completed);
+    if (!(cqe->flags & IORING_CQE_F_MORE)) finish_zc(index, sink, completed, report);
   }
   io_uring_cq_advance(&ring, seen);
 }
@@ -749,10 +846,11 @@ void TcpDriver::declare_dead(int peer) {
   }
   p.zc_busy = false;
   // Zero-copy sends still in the kernel complete silently: the core fails the peer's
-  // requests itself.
+  // requests itself (and those reaped but not reported yet are dropped).
   if (zc_inflight_)
     for (auto& op : zc_ops_)
       if (op.peer == peer) op.silent = true;
+  std::erase_if(zc_later_, [peer](const ZcLater& z) { return z.peer == peer; });
   ++stats_.peers_dead;
   if (params_.on_peer_dead) params_.on_peer_dead(peer);
 }
@@ -824,6 +922,11 @@ void TcpDriver::handle_events(Conn& c, uint32_t events, PacketSink& sink, int& d
 
 int TcpDriver::poll(PacketSink& sink, int budget) {
   int delivered = 0;
+  if (!zc_later_.empty()) {  // reaped by a READ_FIXED since the last poll
+    for (const ZcLater& z : zc_later_) sink.on_completion(z.token, z.status);
+    delivered += static_cast<int>(zc_later_.size());
+    zc_later_.clear();
+  }
   if (zc_inflight_) reap_uring(&sink, delivered);
   if (!pending_.empty()) {
     std::vector<Conn*> again;
@@ -875,7 +978,8 @@ int TcpDriver::poll(PacketSink& sink, int budget) {
       check_timers();
   }
   if (need_reap_) reap();
-  work_waiting_.store(!pending_.empty() || (zc_inflight_ && io_uring_cq_ready(&uring_->ring())),
+  work_waiting_.store(!pending_.empty() || !zc_later_.empty() ||
+                          (zc_inflight_ && io_uring_cq_ready(&uring_->ring())),
                       std::memory_order_release);
   handshaking_.store(!handshakes_.empty(), std::memory_order_release);
   return delivered;
@@ -909,7 +1013,8 @@ bool TcpDriver::drain(uint64_t timeout_ns) {
   while (net::monotonic_ns() < deadline) {
     all = true;
     int ignored = 0;
-    if (zc_inflight_) reap_uring(nullptr, ignored);  // every request completed before drain
+    if (zc_inflight_)  // every request completed before drain
+      reap_uring(nullptr, ignored, Report::drop);
     for (auto& p : peers_) {
       if (!p.conn || p.conn->broken) continue;
       Conn& c = *p.conn;
@@ -954,6 +1059,17 @@ void TcpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add(c, "bytes_received", Unit::bytes, &stats_.received_bytes, "bytes received");
   reg.add(c, "placed", Unit::count, &stats_.placed,
           "payloads read straight into their destination");
+  reg.add(c, "placed_bytes", Unit::bytes, &stats_.placed_bytes,
+          "payload bytes read straight into their destination (recv or READ_FIXED)");
+  reg.add(c, "placed_staged_bytes", Unit::bytes, &stats_.placed_staged_bytes,
+          "bytes of payloads received in place that the input buffer held already (copied over)");
+  reg.add(c, "read_fixed.payloads", Unit::count, &stats_.fixed_payloads,
+          "payloads read by io_uring READ_FIXED into the receiver's registration");
+  reg.add(c, "read_fixed.bytes", Unit::bytes, &stats_.fixed_bytes,
+          "bytes read by READ_FIXED into registered receive buffers (no copy in user space)");
+  reg.add(c, "read_fixed.reads", Unit::count, &stats_.fixed_reads, "READ_FIXED operations");
+  reg.add(c, "read_fixed.fallbacks", Unit::count, &stats_.fixed_fallbacks,
+          "placements with a registration received by recv() instead (refused, not this ring's)");
   reg.add(c, "writes", Unit::count, &stats_.writes, "write/sendmsg calls");
   reg.add(c, "reads", Unit::count, &stats_.reads, "read calls");
   reg.add(c, "queued_bytes", Unit::bytes, &stats_.queued_bytes,
@@ -989,7 +1105,8 @@ void TcpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
           "peers switched to the copy path because the kernel copied (auto)");
   reg.add_info(c, "zerocopy", [this] {
     return uring_ ? std::string("io_uring SEND_ZC (") +
-                        (params_.zerocopy == TcpZeroCopy::on ? "on" : "auto") + ")"
+                        (params_.zerocopy == TcpZeroCopy::on ? "on" : "auto") + ")" +
+                        (read_fixed_ ? ", READ_FIXED receives into registered buffers" : "")
                   : "off" + (zc_why_.empty() ? std::string() : " (" + zc_why_ + ")");
   });
 }

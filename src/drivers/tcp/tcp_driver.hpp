@@ -22,8 +22,31 @@
 // ones get IoStatus::again, so a payload is copied at most once per full socket, not for every
 // fragment. Input is read into one buffer per connection, as much as is there, and frames are
 // delivered straight from it. Socket I/O goes through write_out() and read_in(), and through
-// io_uring for zero-copy sends (below); receiving into registered memory (READ_FIXED)
-// is not done yet.
+// io_uring for zero-copy sends and registered receives (below).
+//
+// Receiving in place. A data frame of kPlaceMin (32 KiB) or more whose payload is not all in
+// the input buffer yet is offered to the sink (PacketSink::placement: a rendezvous fragment's
+// place in the receive buffer); if it names one, the rest of the payload is read straight
+// there (start_direct), SO_RCVLOWAT set so that each read takes a worthwhile amount, and the
+// payload handed up is that memory (placed, placed_bytes; the few bytes the buffer held
+// already are copied over: placed_staged_bytes). After such a frame the connection reads only
+// the next frame's headers first (`streaming`), so the next large payload lands in place
+// whole; a small payload, or several payload-less frames in one read, ends that. When the
+// placement carries a registration in this driver's domain (the receiver registered its
+// buffer under strategy cache or register, or it is MPI_Alloc_mem memory) and
+// TcpParams::read_fixed, the payload is read with io_uring IORING_OP_READ_FIXED on the socket
+// into that fixed buffer instead of recv(): the kernel copies from the socket into the pages
+// the registration pinned, and no CPU copy in user space touches the payload
+// (read_fixed.payloads, read_fixed.bytes). Each READ_FIXED carries RWF_NOWAIT, so it completes
+// inside its submit (data there, or -EAGAIN) like the recv() it replaces and never stays in
+// the kernel: a connection that fails, or a receive that ends, leaves nothing in flight. The
+// driver keeps the registration's slot and range and checks before each read that the slot
+// still holds them (the receiver's own handle keeps it for the frame); a registration not of
+// this ring, or one the kernel refuses, falls back to recv() (read_fixed.fallbacks). The
+// same consequence as for sends holds: a registration pins the pages it was made on, so a
+// stale one (the buffer freed and mapped anew at the same address) receives into the old
+// pages, and the application never sees the bytes: the receiver's registration cache must be
+// invalidated when its buffers go (tests/netns/reg_stale.cpp proves it can fail).
 //
 // Zero-copy (TcpParams::zerocopy). A rendezvous fragment sent with send_tracked() from a
 // buffer registered in the driver's memory domain (the uring domain: its pages pinned in
@@ -91,6 +114,9 @@ struct TcpParams {
   // oldest is closed to make room), each for at most handshake_timeout_ns.
   std::size_t handshake_limit = 256;
   uint64_t handshake_timeout_ns = 10'000'000'000;
+  // Placed payloads whose placement names a registration of this driver's domain are read
+  // with io_uring READ_FIXED into it (needs io_uring: zerocopy not off); false: recv().
+  bool read_fixed = true;
   in_addr bind_addr{htonl(INADDR_ANY)};  // the listener's address (SLUICE_NET_IF / NET_ADDR)
   std::function<void(int peer)> on_peer_dead;
 };
@@ -108,6 +134,12 @@ struct TcpStats {
   // the most open at once.
   uint64_t unproven_rejected = 0, unproven_evicted = 0, unproven_timed_out = 0;
   uint64_t unproven_peak = 0;
+  // Receiving in place: payload bytes read straight into their placement (either way), and
+  // those of them that had been read into the input buffer first and were copied over.
+  uint64_t placed_bytes = 0, placed_staged_bytes = 0;
+  // ... of which by READ_FIXED into the placement's registration: payloads, bytes, READ_FIXED
+  // operations, and placements with a registration that went by recv() after all.
+  uint64_t fixed_payloads = 0, fixed_bytes = 0, fixed_reads = 0, fixed_fallbacks = 0;
 };
 
 class TcpDriver final : public Driver {
@@ -145,6 +177,8 @@ class TcpDriver final : public Driver {
   // Whether zero-copy sends are available (io_uring with SEND_ZC), and the reason if not.
   bool zerocopy() const { return uring_ != nullptr; }
   const std::string& zerocopy_unavailable() const { return zc_why_; }
+  // Whether placed payloads with a registration are read by io_uring READ_FIXED.
+  bool read_fixed() const { return read_fixed_; }
   // Notifications per peer that `auto` judges (all copied: the peer goes back to copying).
   static constexpr uint32_t kZcJudged = 16;
 
@@ -168,6 +202,13 @@ class TcpDriver final : public Driver {
     std::vector<std::byte> direct_header;
     std::byte* direct_dest = nullptr;
     std::size_t direct_size = 0, direct_got = 0;
+    // READ_FIXED into this fixed-buffer slot, registered as [fixed_base, + fixed_length),
+    // or recv() (no slot). Kept weakly: the receiver's handle keeps the registration alive
+    // for the frame, and each read checks the slot still holds that range.
+    static constexpr uint64_t kNoSlot = ~uint64_t{0};
+    uint64_t fixed_slot = kNoSlot;
+    const std::byte* fixed_base = nullptr;
+    std::size_t fixed_length = 0;
     std::size_t lowat = 1;   // SO_RCVLOWAT in force
     bool streaming = false;  // the last frame was received in place: expect another
   };
@@ -200,7 +241,10 @@ class TcpDriver final : public Driver {
   void accept_all(PacketSink& sink);
   void make_room(PacketSink& sink);  // at handshake_limit: close the oldest unproven conn
   void handle_events(Conn& c, uint32_t events, PacketSink& sink, int& delivered, int budget);
-  bool read_in(Conn& c);             // false: EOF or error
+  bool read_in(Conn& c);  // false: EOF or error
+  // One READ_FIXED of `len` bytes at `at` into c.fixed_slot's buffer, done within the call:
+  // as recv() answers (bytes, 0 at EOF, -1 with errno).
+  ssize_t read_into_fixed(Conn& c, std::byte* at, std::size_t len);
   bool write_out(Peer& p, Conn& c);  // flush the queue; false: error
   void process_input(Conn& c, PacketSink& sink, int& delivered, int budget);
   bool start_direct(Conn& c, std::size_t pos, PacketSink& sink);
@@ -222,8 +266,11 @@ class TcpDriver final : public Driver {
   // A tracked send that cannot go zero-copy: the copy path (counted when it went out).
   IoStatus copy_fallback(int peer, std::span<const std::byte> header,
                          std::span<const std::byte> payload);
-  void reap_uring(PacketSink* sink, int& completed);
-  void finish_zc(uint32_t index, PacketSink* sink, int& completed);
+  // Reads the ring's completions. Zero-copy sends that finished are reported to `sink`, or
+  // (read_into_fixed, which has no sink) kept in zc_later_ for the next poll, or dropped (drain).
+  enum class Report : uint8_t { now, later, drop };
+  void reap_uring(PacketSink* sink, int& completed, Report report = Report::now);
+  void finish_zc(uint32_t index, PacketSink* sink, int& completed, Report report);
   void check_timers();
   Conn* add_conn(int fd, bool outgoing, int peer);
 
@@ -254,6 +301,15 @@ class TcpDriver final : public Driver {
   std::vector<ZcOp> zc_ops_;
   std::vector<uint32_t> zc_free_;
   uint32_t zc_inflight_ = 0;
+  struct ZcLater {
+    CompletionToken token;
+    Errc status;
+    int peer;
+  };
+  std::vector<ZcLater> zc_later_;  // finished while a READ_FIXED reaped (reported by poll)
+  bool read_fixed_ = false;        // READ_FIXED for placements with our registration
+  int read_res_ = 0;               // the READ_FIXED's result, once reaped
+  bool read_reaped_ = false;
   char uring_tag_ = 0;  // epoll data for the ring's fd (CQEs ready wake block())
 };
 

@@ -619,7 +619,9 @@ UdpDriver::Placed UdpDriver::receive_placed(PacketSink& sink) {
     return Placed::fallback;  // the pool path rejects and counts it
   const std::size_t head = sizeof(udp::UdpHeader) + d.header.size();
   const std::size_t payload_size = full - head;
-  const std::span<std::byte> dest = sink.placement(d.src, d.header, payload_size);
+  // (A registration the placement may carry is not used: no fixed-buffer receive can split
+  // a datagram between its headers and registered memory; udp_driver.hpp.)
+  const std::span<std::byte> dest = sink.placement(d.src, d.header, payload_size).bytes;
   if (dest.size() != payload_size || payload_size == 0) {
     placing_ = false;
     return Placed::fallback;
@@ -642,6 +644,7 @@ UdpDriver::Placed UdpDriver::receive_placed(PacketSink& sink) {
   }
   ++stats_.received;
   ++stats_.placed;
+  stats_.placed_bytes += payload_size;
   stats_.received_bytes += payload_size;
   sink.on_packet(again.src, again.header, dest);
   return Placed::done;
@@ -755,6 +758,9 @@ void UdpDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
           "of datagrams_sent: over a socket connected to the peer");
   reg.add(c, "placed", Unit::count, &stats_.placed,
           "of datagrams_received: payload read straight into its placement");
+  reg.add(c, "placed_bytes", Unit::bytes, &stats_.placed_bytes,
+          "payload bytes recvmsg scattered straight into their placement (the kernel's one copy; "
+          "never by a fixed-buffer read: see the udp driver's header)");
   reg.add(c, "gso_sends", Unit::count, &stats_.gso_sends,
           "sendmsg calls carrying several datagrams (UDP_SEGMENT)");
   reg.add(c, "gso_segments", Unit::count, &stats_.gso_segments, "of datagrams_sent: sent in those");

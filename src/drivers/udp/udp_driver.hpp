@@ -31,6 +31,25 @@
 // loopback address, and judges each peer by its first kZcJudged notifications: if the kernel
 // copied every one (veth, loopback, no scatter-gather: SO_EE_CODE_ZEROCOPY_COPIED), that peer
 // goes back to the copy path (zerocopy.peers_off).
+//
+// Receiving in place, and why not into registered memory. Once large datagrams stream in
+// (kPlaceMin), each one's headers are peeked at (recvmsg MSG_PEEK into a small buffer), the
+// sink names the payload's place (PacketSink::placement, through the reliability layer), and
+// one recvmsg scatters the datagram: headers into the small buffer, payload straight into the
+// destination (placed, placed_bytes): the kernel's one copy, none in user space. A
+// registration the placement carries is NOT used, because no io_uring fixed-buffer receive can
+// split a datagram between its headers and registered memory (probed on a UDP socket, kernel
+// 6.18): IORING_OP_RECV and RECVMSG with IORING_RECVSEND_FIXED_BUF fail with -EINVAL
+// (registered buffers are a send-side option there); IORING_OP_READ_FIXED reads the whole
+// datagram, Sluice's headers first, into the one fixed buffer, so the headers would land on
+// the destination's first bytes (or, read at an offset before it, on bytes that are not the
+// fragment's); IORING_OP_READV_FIXED (6.15) splits a datagram only when every iovec lies in the
+// same registered buffer (a header iovec outside it: -EFAULT), so the headers would again
+// overwrite registered user memory; and zero-copy receive (RECV_ZC) needs a NIC queue with
+// header split bound to the ring as a zcrx queue, and serves TCP only. So over udp
+// the receive buffer's registration moves no byte: a stale one cannot corrupt a receive
+// (tests/netns reg_stale_unsafe_recv.udp.h2 shows none arrives without invalidation), and the
+// pinning it costs buys nothing there.
 #pragma once
 
 #include <netinet/in.h>
@@ -78,6 +97,7 @@ struct UdpStats {
   uint64_t send_again = 0, send_errors = 0, batches = 0, malformed = 0, kernel_drops = 0;
   uint64_t sent_connected = 0;  // of `sent`: over a send socket connected to the peer
   uint64_t placed = 0;          // of `received`: payload read straight into its placement
+  uint64_t placed_bytes = 0;    // ... their payload bytes
   uint64_t gso_sends = 0;       // sendmsg calls carrying several datagrams (UDP_SEGMENT)
   uint64_t gso_segments = 0;    // of `sent`: datagrams that went out in those
   uint64_t gro_reads = 0;       // reads that returned several coalesced datagrams

@@ -49,8 +49,8 @@ class ReliableChannel::Intake final : public drivers::PacketSink {
                  std::span<const std::byte> payload) override {
     ch_.on_raw(src, header, payload, sink_, delivered_, budget_);
   }
-  std::span<std::byte> placement(int src, std::span<const std::byte> header,
-                                 std::size_t payload_size) override {
+  drivers::Placement placement(int src, std::span<const std::byte> header,
+                               std::size_t payload_size) override {
     return ch_.placement_for(src, header, payload_size, sink_, delivered_, budget_);
   }
   // A rail's own one-sided operations complete to the protocol above; the channel's own
@@ -951,10 +951,10 @@ void ReliableChannel::on_data(Peer& p, const RelHeader& h, std::span<const std::
   }
 }
 
-std::span<std::byte> ReliableChannel::placement_for(int src, std::span<const std::byte> header,
-                                                    std::size_t payload_size,
-                                                    drivers::PacketSink& sink, int delivered,
-                                                    int budget) {
+drivers::Placement ReliableChannel::placement_for(int src, std::span<const std::byte> header,
+                                                  std::size_t payload_size,
+                                                  drivers::PacketSink& sink, int delivered,
+                                                  int budget) {
   // Only for the next in-order packet, deliverable now, of a split_crc packet whose header
   // checks out: its placement (a fragment's slot in the user's buffer) is then trusted,
   // and nothing but this packet (or a resend of it) writes there. Anything else is read

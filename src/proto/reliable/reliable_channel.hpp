@@ -376,9 +376,9 @@ class ReliableChannel final : public drivers::Driver {
   void on_data(Peer& p, const RelHeader& h, std::span<const std::byte> upper,
                std::span<const std::byte> payload, bool check_payload, std::uint32_t payload_crc,
                drivers::PacketSink& sink, int& delivered, int budget);
-  std::span<std::byte> placement_for(int src, std::span<const std::byte> header,
-                                     std::size_t payload_size, drivers::PacketSink& sink,
-                                     int delivered, int budget);
+  drivers::Placement placement_for(int src, std::span<const std::byte> header,
+                                   std::size_t payload_size, drivers::PacketSink& sink,
+                                   int delivered, int budget);
   int drain(Peer& p, drivers::PacketSink& sink, int budget);
   void request_ack(Peer& p, bool nack);
   void flush_acks();

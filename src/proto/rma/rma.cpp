@@ -757,8 +757,8 @@ Errc RmaProtocol::am(int peer, bool reply, AmKind kind, uint8_t handler,
 
 // ---- arrivals -----------------------------------------------------------------------------
 
-std::span<std::byte> RmaProtocol::placement(int src, std::span<const std::byte> header,
-                                            std::size_t payload_size) {
+drivers::Placement RmaProtocol::placement(int src, std::span<const std::byte> header,
+                                          std::size_t payload_size) {
   DataHeader h;
   if (!read_header(header, h) || h.status != 0) return {};
   if (h.type == RmaType::put) {
@@ -768,13 +768,13 @@ std::span<std::byte> RmaProtocol::placement(int src, std::span<const std::byte> 
     std::byte* dst = r->base + h.offset;
     // Through a firehose: only into buckets pinned for the sender (else on_put refuses).
     if ((h.flags & kFlagFirehose) && !firehose_mapped(src, dst, payload_size)) return {};
-    return {dst, payload_size};
+    return {{dst, payload_size}};
   }
   if (h.type == RmaType::get_reply) {
     const Op* op = op_of(h.op);
     if (op && op->kind == Op::Kind::get && h.offset <= op->len &&
         payload_size <= op->len - h.offset)
-      return {op->buf + h.offset, payload_size};
+      return {{op->buf + h.offset, payload_size}};
   }
   return {};
 }

@@ -171,8 +171,8 @@ class RmaProtocol final : public drivers::PacketSink {
 
   void on_packet(int src, std::span<const std::byte> header,
                  std::span<const std::byte> payload) override;
-  std::span<std::byte> placement(int src, std::span<const std::byte> header,
-                                 std::size_t payload_size) override;
+  drivers::Placement placement(int src, std::span<const std::byte> header,
+                               std::size_t payload_size) override;
   void on_completion(drivers::CompletionToken token, Errc status) override;
 
   const RmaStats& stats() const { return stats_; }
