@@ -185,7 +185,9 @@ CopyHelper::~CopyHelper() {
 
 void CopyHelper::run() {
   pthread_setname_np(pthread_self(), "sluice-copy");
-  uint64_t last = now_ns();
+  // Asleep until the first copy: started with the first shared window, it would otherwise
+  // poll on another rank's CPU while the program may be timing small operations.
+  uint64_t last = now_ns() - kSpinNs;
   while (!stop_.load(std::memory_order_relaxed)) {
     if (slot_.posted()) {
       slot_.serve();

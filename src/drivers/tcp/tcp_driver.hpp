@@ -31,7 +31,9 @@
 // payload handed up is that memory (placed, placed_bytes; the few bytes the buffer held
 // already are copied over: placed_staged_bytes). After such a frame the connection reads only
 // the next frame's headers first (`streaming`), so the next large payload lands in place
-// whole; a small payload, or several payload-less frames in one read, ends that. When the
+// whole; any other frame ends that, except, after a payload read by READ_FIXED, a lone
+// payload-less one (the next message's rts / cts), so a run of registered receives has no
+// byte staged. When the
 // placement carries a registration in this driver's domain (the receiver registered its
 // buffer under strategy cache or register, or it is MPI_Alloc_mem memory) and
 // TcpParams::read_fixed, the payload is read with io_uring IORING_OP_READ_FIXED on the socket
@@ -209,8 +211,9 @@ class TcpDriver final : public Driver {
     uint64_t fixed_slot = kNoSlot;
     const std::byte* fixed_base = nullptr;
     std::size_t fixed_length = 0;
-    std::size_t lowat = 1;   // SO_RCVLOWAT in force
-    bool streaming = false;  // the last frame was received in place: expect another
+    std::size_t lowat = 1;      // SO_RCVLOWAT in force
+    bool streaming = false;     // the last frame was received in place: expect another
+    bool fixed_stream = false;  // ... by READ_FIXED: streaming survives a lone rts/cts/fin
   };
   enum class PeerState : uint8_t { idle, connecting, waiting, up, closed, dead };
   struct Peer {
