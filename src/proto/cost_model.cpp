@@ -153,8 +153,9 @@ Prediction CostModel::predict(CostProtocol p, const DriverCost& d, std::size_t L
       return {cached, 0};
     case CostProtocol::register_each:
       // Both ends register on the critical path (the receiver when the request matches), the
-      // sender releases (measured: with 68 µs emulated, one registration fell 70 µs short).
-      return {cached + 2 * reg.us(x) + dereg.us(x), 0};
+      // sender releases (measured: with 68 µs emulated, one registration fell 70 µs short):
+      // a cache miss (the sender's registration, miss_us) plus the receiver's and the release.
+      return {miss_us(d, L) + reg.us(x) + dereg.us(x), 0};
     case CostProtocol::ondemand: {
       // The pinning thread starts when the rendezvous request leaves, in chunks from 64 KiB
       // doubling to 4 MiB; what it has not pinned in time leaves by the copy path, so the

@@ -20,7 +20,11 @@
 //   copy            3 λ + o_copy + L / B_copy_path        (the naive copy: the copies are
 //                                                          the kernel's, folded in B)
 //   cached          3 λ + o_zc + L / B_zc                 (a registration reused)
-//   register        cached + 2 T_reg(L) + T_dereg(L)      (pinned at both ends, released)
+//   register        miss + T_reg(L) + T_dereg(L)          (pinned at both ends, released)
+//     where miss = cached + T_reg(L)                      (the sender registers through the
+//                                                          cache and keeps it: adaptive's
+//                                                          cache_miss arm, and strategy
+//                                                          cache's first send of a buffer)
 //   pipeline        eq. 1 with chunk C                    (first chunk copied during the
 //   superpipeline   eq. 8/9 with C_i = C_0 q^i (eq. 5-7)   rendezvous round trip)
 //   ondemand        cached, bounded below by the pinning thread (an approximation)
@@ -145,6 +149,12 @@ class CostModel {
   // model does not know takes the first one's). Pipelines use c0, q and pipeline_chunk.
   Prediction predict(CostProtocol p, const DriverCost& d, std::size_t L) const;
   Prediction predict(CostProtocol p, std::string_view driver, std::size_t L) const;
+  // A send whose buffer the cache does not hold, registered on the critical path and kept
+  // (not released per message; adaptive's receiver does not register): cached +
+  // T_reg(L). `register` is this plus the receiver's registration and the release.
+  double miss_us(const DriverCost& d, std::size_t L) const {
+    return predict(CostProtocol::cached, d, L).us + reg.us(static_cast<double>(L));
+  }
   // The packets the zero-copy path cuts an L-byte message into (max_chunk each).
   static std::size_t min_chunks(const DriverCost& d, std::size_t L);
   // The staged protocols with explicit chunking (q = 1: the fixed pipeline of chunk c0).

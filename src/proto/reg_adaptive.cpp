@@ -100,8 +100,7 @@ double CalibratedCostModel::predict_ns(AdaptiveArm arm, std::size_t bytes) const
       us = model_.predict(CostProtocol::cached, *d, bytes).us;
       break;
     case AdaptiveArm::cache_miss:
-      us = model_.predict(CostProtocol::cached, *d, bytes).us +
-           model_.reg.us(static_cast<double>(bytes));
+      us = model_.miss_us(*d, bytes);
       break;
     case AdaptiveArm::ondemand_miss:
       us = model_.predict(CostProtocol::ondemand, *d, bytes).us;
@@ -141,6 +140,10 @@ double lower_median(double* v, std::size_t n) {
   return v[(n - 1) / 2];
 }
 
+constexpr std::size_t idx(AdaptiveArm a) {
+  return static_cast<std::size_t>(a);
+}
+
 }  // namespace
 
 uint8_t AdaptiveSelector::pattern_of(std::size_t bytes) {
@@ -148,34 +151,81 @@ uint8_t AdaptiveSelector::pattern_of(std::size_t bytes) {
   return static_cast<uint8_t>(std::min<unsigned>(k, kPatterns - 1));
 }
 
-double AdaptiveSelector::observed_ns(const Pattern& p, AdaptiveArm arm, std::size_t bytes) const {
-  const Arm& a = p.arms[static_cast<std::size_t>(arm)];
+AdaptiveSelector::Observed AdaptiveSelector::observed(const Pattern& p, AdaptiveArm arm) const {
+  const Arm& a = p.arms[idx(arm)];
+  if (p.decisions <= a.summary_until) return a.summary;  // nothing came or expired since
   std::array<double, kSamples> v{};
-  std::copy_n(a.per_byte.begin(), a.n, v.begin());
-  // The lower median: one slow sample among two (a loaded machine) does not decide.
-  return lower_median(v.data(), a.n) * static_cast<double>(bytes);
+  Observed o;
+  uint64_t until = UINT64_MAX;
+  for (std::size_t i = 0; i < a.n; ++i)
+    if (p.decisions - a.at[i] <= kMaxAge) {
+      v[o.n++] = a.per_byte[i];
+      until = std::min(until, a.at[i] + kMaxAge);
+    }
+  if (o.n > 0) {
+    // The lower median: one slow sample among two (a loaded machine) does not decide.
+    o.median = lower_median(v.data(), o.n);
+    o.fastest = v[0];  // sorted by lower_median
+  }
+  a.summary = o;
+  a.summary_until = until;
+  return o;
 }
 
-double AdaptiveSelector::estimate(const Pattern& p, AdaptiveArm arm, std::size_t bytes) const {
-  if (p.arms[static_cast<std::size_t>(arm)].n >= kMinSamples) return observed_ns(p, arm, bytes);
-  // Not observed enough: the model, scaled by how the observed arms compare with it (the
-  // model's figures are defaults; their ratios say more than their values).
+unsigned AdaptiveSelector::samples(AdaptiveArm arm, std::size_t bytes) const {
+  return observed(patterns_[pattern_of(bytes)], arm).n;
+}
+
+AdaptiveSelector::View AdaptiveSelector::view(const Pattern& p,
+                                              const std::array<double, kAdaptiveArms>& pred,
+                                              std::size_t bytes) const {
+  View v;
+  v.bytes = static_cast<double>(bytes);
+  for (std::size_t i = 0; i < kAdaptiveArms; ++i)
+    v.obs[i] = observed(p, static_cast<AdaptiveArm>(i));
+  // An arm not observed enough: the model, scaled by how the observed arms compare with it
+  // (the model's figures are defaults; their ratios say more than their values).
   std::array<double, kAdaptiveArms> ratios{};
   std::size_t n = 0;
-  for (std::size_t i = 0; i < kAdaptiveArms; ++i) {
-    const auto a = static_cast<AdaptiveArm>(i);
-    if (p.arms[i].n < kMinSamples) continue;
-    const double pred = model_->predict_ns(a, bytes);
-    if (pred > 0) ratios[n++] = observed_ns(p, a, bytes) / pred;
-  }
-  double scale = 1;
-  if (n > 0) scale = lower_median(ratios.data(), n);
-  return model_->predict_ns(arm, bytes) * scale;
+  for (std::size_t i = 0; i < kAdaptiveArms; ++i)
+    if (v.obs[i].n >= kMinSamples && pred[i] > 0) ratios[n++] = v.obs[i].median * v.bytes / pred[i];
+  const double scale = n > 0 ? lower_median(ratios.data(), n) : 1.0;
+  for (std::size_t i = 0; i < kAdaptiveArms; ++i)
+    v.est[i] = v.obs[i].n >= kMinSamples ? v.obs[i].median * v.bytes : pred[i] * scale;
+  return v;
+}
+
+AdaptiveSelector::View AdaptiveSelector::view(const Pattern& p, std::size_t bytes) const {
+  std::array<double, kAdaptiveArms> pred{};
+  for (std::size_t i = 0; i < kAdaptiveArms; ++i)
+    pred[i] = model_->predict_ns(static_cast<AdaptiveArm>(i), bytes);
+  return view(p, pred, bytes);
 }
 
 double AdaptiveSelector::estimate_ns(AdaptiveArm arm, std::size_t bytes) const {
-  return estimate(patterns_[pattern_of(bytes)], arm, bytes);
+  return view(patterns_[pattern_of(bytes)], bytes).estimate(arm);
 }
+
+namespace {
+
+// The cheapest of `n` costs, the one in use (`incumbent`, or n: none) kept unless another
+// is cheaper by more than `margin`.
+std::size_t cheapest(const double* cost, std::size_t n, std::size_t incumbent, double margin) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (cost[i] < cost[best]) best = i;
+  if (incumbent < n && cost[incumbent] <= cost[best] * (1 + margin)) return incumbent;
+  return best;
+}
+
+template <std::size_t N>
+std::size_t index_of(const AdaptiveArm (&arms)[N], AdaptiveArm a) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (arms[i] == a) return i;
+  return N;
+}
+
+}  // namespace
 
 AdaptiveDecision AdaptiveSelector::choose(std::size_t bytes, bool cached) {
   AdaptiveDecision d;
@@ -185,83 +235,106 @@ AdaptiveDecision AdaptiveSelector::choose(std::size_t bytes, bool cached) {
   // Once some send of the pattern registered its buffer, each send says whether its buffer
   // was still (or again) registered: the reuse the cache sees.
   if (p.registered) p.reuse += kReuseWeight * ((cached ? 1.0 : 0.0) - p.reuse);
-  if (cached) p.backoff = 0;
-
-  if (cached) {
-    // Registered already: the cached path, unless observations say copying is cheaper even
-    // so (on loopback the kernel copies zero-copy sends anyway). Those two are observed on
-    // hits too: at first, then one hit in kHitRefreshPeriod for the less recent of them.
-    ++p.hits;
-    constexpr AdaptiveArm kCandidates[] = {AdaptiveArm::cached, AdaptiveArm::superpipeline,
-                                           AdaptiveArm::copy};
-    d.arm = AdaptiveArm::cached;
-    d.reason = AdaptiveReason::hit;
-    const Arm& cached_arm = p.arms[static_cast<std::size_t>(AdaptiveArm::cached)];
-    if (cached_arm.n < kMinSamples) return pick(p, d);
-    const double hit_est = estimate(p, AdaptiveArm::cached, bytes);
-    double best = hit_est;
-    for (AdaptiveArm a : kCandidates) {
-      const double e = estimate(p, a, bytes);
-      if (e < best) {
-        best = e;
-        d.arm = a;
-        d.reason = AdaptiveReason::cost;
-      }
-    }
-    const Arm& sp = p.arms[static_cast<std::size_t>(AdaptiveArm::superpipeline)];
-    const Arm& cp = p.arms[static_cast<std::size_t>(AdaptiveArm::copy)];
-    const AdaptiveArm older = sp.last <= cp.last ? AdaptiveArm::superpipeline : AdaptiveArm::copy;
-    const Arm& o = p.arms[static_cast<std::size_t>(older)];
-    if (older != d.arm && estimate(p, older, bytes) <= kWarmupWithin * best &&
-        (o.n < kMinSamples || p.hits % kHitRefreshPeriod == 0)) {
-      d.arm = older;
-      d.reason = AdaptiveReason::explore;
-    }
-    return pick(p, d);
+  if (p.pred_bytes != bytes) {
+    for (std::size_t i = 0; i < kAdaptiveArms; ++i)
+      p.pred[i] = model_->predict_ns(static_cast<AdaptiveArm>(i), bytes);
+    p.pred_bytes = bytes;
   }
-
+  const View v = view(p, p.pred, bytes);
+  if (cached) {
+    p.backoff = 0;
+    ++p.hits;
+    return choose_hit(p, v, d);
+  }
   ++p.misses;
+  return choose_miss(p, v, d);
+}
+
+AdaptiveDecision AdaptiveSelector::choose_hit(Pattern& p, const View& v, AdaptiveDecision d) {
+  // Registered already: the cached path, unless observations say copying is cheaper even
+  // so (on loopback the kernel copies zero-copy sends anyway).
+  constexpr AdaptiveArm kCandidates[] = {AdaptiveArm::cached, AdaptiveArm::superpipeline,
+                                         AdaptiveArm::copy};
+  constexpr std::size_t kN = 3;
+  d.arm = AdaptiveArm::cached;
+  d.reason = AdaptiveReason::hit;
+  if (v.of(AdaptiveArm::cached).n < kMinSamples) return pick(p, d);
+  std::array<double, kN> est{};
+  for (std::size_t i = 0; i < kN; ++i) est[i] = v.estimate(kCandidates[i]);
+  const std::size_t best =
+      cheapest(est.data(), kN, index_of(kCandidates, p.hit_choice), kSwitchMargin);
+  d.arm = kCandidates[best];
+  d.reason = best == 0 ? AdaptiveReason::hit : AdaptiveReason::cost;
+  p.hit_choice = d.arm;
+  // Observations (a reused buffer's send: no first touch is slowed): first every arm not
+  // hopeless whose samples are too few or disagree, the cheapest-looking first; then once in
+  // kHitRefreshPeriod hits the least recently observed of those within kExploreWithin.
+  std::size_t want = kN;
+  for (std::size_t i = 0; i < kN; ++i) {
+    if (i == best || v.of(kCandidates[i]).settled()) continue;
+    const double e = v.optimistic(kCandidates[i]);
+    if (e <= kWarmupWithin * est[best] && (want == kN || e < v.optimistic(kCandidates[want])))
+      want = i;
+  }
+  if (want == kN && p.hits % kHitRefreshPeriod == 0) {
+    for (std::size_t i = 0; i < kN; ++i) {
+      if (i == best || est[i] > kExploreWithin * est[best]) continue;
+      if (want == kN || p.arms[idx(kCandidates[i])].last < p.arms[idx(kCandidates[want])].last)
+        want = i;
+    }
+  }
+  if (want < kN) {
+    d.arm = kCandidates[want];
+    d.reason = AdaptiveReason::explore;
+  }
+  return pick(p, d);
+}
+
+AdaptiveDecision AdaptiveSelector::choose_miss(Pattern& p, const View& v, AdaptiveDecision d) {
   constexpr AdaptiveArm kCandidates[] = {AdaptiveArm::cache_miss, AdaptiveArm::ondemand_miss,
                                          AdaptiveArm::superpipeline, AdaptiveArm::copy};
-  std::array<double, 4> est{};
-  double best_est = 1e300;
-  for (std::size_t i = 0; i < 4; ++i) {
-    est[i] = estimate(p, kCandidates[i], bytes);
-    best_est = std::min(best_est, est[i]);
-  }
-  // Warm-up: every arm not hopeless by the model gets kMinSamples observations, cheapest
-  // prediction first.
-  {
-    std::size_t want = 4;
-    for (std::size_t i = 0; i < 4; ++i)
-      if (p.arms[static_cast<std::size_t>(kCandidates[i])].n < kMinSamples &&
-          est[i] <= kWarmupWithin * best_est && (want == 4 || est[i] < est[want]))
-        want = i;
-    if (want < 4) {
-      d.arm = kCandidates[want];
-      d.reason = AdaptiveReason::explore;
-      return pick(p, d);
-    }
-  }
+  constexpr std::size_t kN = 4;
+  std::array<double, kN> est{};
+  for (std::size_t i = 0; i < kN; ++i) est[i] = v.estimate(kCandidates[i]);
   // A registering arm is credited with what a later send of the same buffer saves: the
   // cached path instead of the cheaper of superpipeline and copy, times the expected number
   // of such sends, reuse / (1 - reuse) (a buffer reused with probability r is sent
   // 1 / (1 - r) times in all).
   const double plain = std::min(est[2], est[3]);
-  const double saved = std::max(0.0, plain - estimate(p, AdaptiveArm::cached, bytes));
+  const double saved = std::max(0.0, plain - v.estimate(AdaptiveArm::cached));
   const double r = std::min(p.reuse, kMaxFutureUses / (1 + kMaxFutureUses));
   const double credit = saved * r / (1 - r);
-  std::size_t best = 0;
-  double best_eff = 1e300;
-  for (std::size_t i = 0; i < 4; ++i) {
-    const double eff = est[i] - (registers(kCandidates[i]) ? credit : 0.0);
-    if (eff < best_eff) {
-      best_eff = eff;
-      best = i;
-    }
-  }
+  std::array<double, kN> eff{};
+  for (std::size_t i = 0; i < kN; ++i) eff[i] = est[i] - (registers(kCandidates[i]) ? credit : 0.0);
+  const std::size_t best =
+      cheapest(eff.data(), kN, index_of(kCandidates, p.miss_choice), kSwitchMargin);
   d.arm = kCandidates[best];
   d.reason = registers(d.arm) && est[best] > plain ? AdaptiveReason::reuse : AdaptiveReason::cost;
+  p.miss_choice = d.arm;
+
+  // Explore only where misses are the steady state (a pattern whose buffers come back
+  // amortises its first touches over the hits; exploring would slow exactly those), and
+  // never before the pattern has an observation: its first send trusts the model.
+  bool any_observed = false;
+  for (std::size_t i = 0; i < kAdaptiveArms; ++i) any_observed = any_observed || v.obs[i].n > 0;
+  if (!any_observed || p.reuse >= kExploreMissesBelow) return pick(p, d);
+
+  // Warm-up: every arm not hopeless whose samples are too few or disagree, the
+  // cheapest-looking first.
+  {
+    std::size_t want = kN;
+    for (std::size_t i = 0; i < kN; ++i) {
+      if (i == best || v.of(kCandidates[i]).settled()) continue;
+      const double e = v.optimistic(kCandidates[i]);
+      if (e <= kWarmupWithin * est[best] && (want == kN || e < v.optimistic(kCandidates[want])))
+        want = i;
+    }
+    if (want < kN) {
+      d.arm = kCandidates[want];
+      d.reason = AdaptiveReason::explore;
+      return pick(p, d);
+    }
+  }
   if (p.misses >= p.next_probe && !registers(d.arm)) {
     // Register one buffer now and then: whether buffers come back shows only in the cache.
     // Each such probe that no hit follows doubles the wait for the next (up to 16 times
@@ -274,26 +347,23 @@ AdaptiveDecision AdaptiveSelector::choose(std::size_t bytes, bool cached) {
   }
   if (p.misses >= p.next_refresh) {
     p.next_refresh = p.misses + kExplorePeriod;
-    {
-      // Refresh the arm observed least recently among those nearly as good.
-      std::size_t stale = 4;
-      for (std::size_t i = 0; i < 4; ++i) {
-        if (i == best || est[i] > kExploreWithin * est[best]) continue;
-        if (stale == 4 || p.arms[static_cast<std::size_t>(kCandidates[i])].last <
-                              p.arms[static_cast<std::size_t>(kCandidates[stale])].last)
-          stale = i;
-      }
-      if (stale < 4) {
-        d.arm = kCandidates[stale];
-        d.reason = AdaptiveReason::explore;
-      }
+    // Refresh the arm observed least recently among those nearly as good.
+    std::size_t stale = kN;
+    for (std::size_t i = 0; i < kN; ++i) {
+      if (i == best || est[i] > kExploreWithin * est[best]) continue;
+      if (stale == kN || p.arms[idx(kCandidates[i])].last < p.arms[idx(kCandidates[stale])].last)
+        stale = i;
+    }
+    if (stale < kN) {
+      d.arm = kCandidates[stale];
+      d.reason = AdaptiveReason::explore;
     }
   }
   return pick(p, d);
 }
 
 AdaptiveDecision AdaptiveSelector::pick(Pattern& p, AdaptiveDecision d) {
-  p.arms[static_cast<std::size_t>(d.arm)].last = p.decisions;
+  p.arms[idx(d.arm)].last = p.decisions;
   p.last = d.arm;
   if (registers(d.arm)) p.registered = true;
   return d;
@@ -301,10 +371,13 @@ AdaptiveDecision AdaptiveSelector::pick(Pattern& p, AdaptiveDecision d) {
 
 void AdaptiveSelector::observe(const AdaptiveDecision& d, std::size_t bytes, double ns) {
   if (bytes == 0 || !(ns > 0) || d.arm == AdaptiveArm::count) return;
-  Arm& a = patterns_[d.pattern].arms[static_cast<std::size_t>(d.arm)];
+  Pattern& p = patterns_[d.pattern];
+  Arm& a = p.arms[idx(d.arm)];
   a.per_byte[a.next] = ns / static_cast<double>(bytes);
+  a.at[a.next] = p.decisions;
   a.next = static_cast<uint8_t>((a.next + 1) % kSamples);
   if (a.n < kSamples) ++a.n;
+  a.summary_until = 0;
 }
 
 std::string AdaptiveSelector::describe() const {
@@ -319,10 +392,11 @@ std::string AdaptiveSelector::describe() const {
                   out.empty() ? "" : " | ", lo, static_cast<unsigned long long>(p.decisions),
                   p.reuse, p.last == AdaptiveArm::count ? "-" : adaptive_arm_name(p.last));
     out += buf;
+    const View v = view(p, probe);
     for (std::size_t i = 0; i < kAdaptiveArms; ++i) {
       const auto a = static_cast<AdaptiveArm>(i);
-      std::snprintf(buf, sizeof buf, " %s %.1f us%s", adaptive_arm_name(a),
-                    estimate(p, a, probe) / 1e3, p.arms[i].n >= kMinSamples ? "" : " (model)");
+      std::snprintf(buf, sizeof buf, " %s %.1f us%s", adaptive_arm_name(a), v.estimate(a) / 1e3,
+                    v.obs[i].n >= kMinSamples ? "" : " (model)");
       out += buf;
     }
   }

@@ -16,18 +16,29 @@
 //  - the reuse rate: of the sends that could have found their buffer registered (it was
 //    registered by an earlier send: a registering arm ran, or the buffer was in the cache),
 //    the share that did; an exponential average over recent sends, so it follows a change;
-//  - each arm's observed cost: the median of its last kSamples send times, per byte;
-//  - until an arm has kMinSamples observations, the cost model's prediction, scaled by how
-//    the observed arms compare with their own predictions.
+//  - each arm's observed cost: the lower median of its last kSamples send times per byte,
+//    counting only samples from the pattern's last kMaxAge decisions (old ones decay: a
+//    machine that changed, or a burst of load, is forgotten);
+//  - until an arm has kMinSamples such observations, the cost model's prediction, scaled by
+//    how the observed arms compare with their own predictions.
+// An arm is judged by its samples once they agree (the median within kAgree of the fastest,
+// or kSamples of them): until then it is observed again when its fastest sample says it
+// could be competitive, so two slow samples on a loaded machine condemn nothing. Between
+// arms whose estimates are within kSwitchMargin the one in use stays (noise does not flip it).
 // Whether a buffer is in the cache is asked first (RegistrationCache::lookup): a registered
 // buffer is sent by the cheapest of cached, superpipeline and copy. A buffer that is not
 // compares the four others, a registering arm credited with what its registration saves the
-// sends expected to reuse it (reuse/(1-reuse) of them, at most kMaxFutureUses). Every
-// kExplorePeriod-th miss explores: a registering arm if none was chosen (else a buffer that
-// starts being reused would never be registered to show it; these probes back off, doubling
-// their period up to 16 times, while no hit follows), else the arm observed least recently
-// among those within kExploreWithin of the best. On hits, superpipeline and copy are
-// observed at first and then once in kHitRefreshPeriod hits (the less recent of the two).
+// sends expected to reuse it (reuse/(1-reuse) of them, at most kMaxFutureUses).
+// Exploration stays off a buffer's first touch: the first send of a pattern goes by the
+// model (nothing to explore from), and misses are explored only where they are the
+// pattern's steady state (reuse below kExploreMissesBelow); where buffers come back, a miss
+// is a first touch that the later hits amortise, and is decided by the estimates alone. The
+// cached, superpipeline and copy arms are observed on hits instead (a reused buffer's send):
+// at first, then the least recently observed of those within kExploreWithin once in
+// kHitRefreshPeriod hits. Where misses are explored, every kExplorePeriod-th one explores: a
+// registering arm if none was chosen (else a buffer that starts being reused would never be
+// registered to show it; these probes back off, doubling their period up to 16 times, while
+// no hit follows), else the arm observed least recently among those within kExploreWithin.
 //
 // The selector is plain logic (no clock, no driver): PointToPoint times the sends and feeds
 // observe(). The cost model behind the predictions is an interface (RegCostModel): the
@@ -128,17 +139,24 @@ class AdaptiveSelector {
  public:
   static constexpr std::size_t kPatterns = 48;  // size classes 2^0 .. 2^47
   static constexpr std::size_t kSamples = 8;
-  static constexpr unsigned kMinSamples = 2;
-  static constexpr unsigned kExplorePeriod = 16;
-  static constexpr unsigned kMaxBackoff = 4;  // registering probes: at most every 256 misses
+  static constexpr unsigned kMinSamples = 3;
+  static constexpr double kAgree = 1.5;      // samples agree: their median within this of the min
+  static constexpr uint64_t kMaxAge = 1024;  // a sample counts for this many decisions
+  static constexpr double kSwitchMargin = 0.03;
+  static constexpr unsigned kExplorePeriod = 32;
+  static constexpr unsigned kMaxBackoff = 4;  // registering probes: at most every 512 misses
   static constexpr unsigned kHitRefreshPeriod = 64;
   static constexpr double kExploreWithin = 1.5;
   static constexpr double kWarmupWithin = 4.0;  // arms predicted worse are not tried at all
+  static constexpr double kExploreMissesBelow = 0.5;
   static constexpr double kReuseWeight = 1.0 / 8;
   static constexpr double kMaxFutureUses = 16;
 
   explicit AdaptiveSelector(const RegCostModel& model) : model_(&model) {}
-  void set_model(const RegCostModel& model) { model_ = &model; }
+  void set_model(const RegCostModel& model) {
+    model_ = &model;
+    for (Pattern& p : patterns_) p.pred_bytes = 0;
+  }
   const RegCostModel& model() const { return *model_; }
 
   static uint8_t pattern_of(std::size_t bytes);
@@ -150,18 +168,31 @@ class AdaptiveSelector {
   // What the selector expects an arm to cost for `bytes` now (observed, else predicted).
   double estimate_ns(AdaptiveArm arm, std::size_t bytes) const;
   double reuse_rate(std::size_t bytes) const { return patterns_[pattern_of(bytes)].reuse; }
-  unsigned samples(AdaptiveArm arm, std::size_t bytes) const {
-    return patterns_[pattern_of(bytes)].arms[static_cast<std::size_t>(arm)].n;
-  }
+  // The arm's samples that still count (not older than kMaxAge decisions).
+  unsigned samples(AdaptiveArm arm, std::size_t bytes) const;
   // One line per pattern used: its sends, reuse rate, each arm's estimate and last choice.
   std::string describe() const;
 
  private:
+  // An arm's samples that count, summarised.
+  struct Observed {
+    unsigned n = 0;      // fresh samples
+    double median = 0;   // their lower median, ns per byte
+    double fastest = 0;  // their minimum, ns per byte
+    bool settled() const {
+      return n >= kMinSamples && (n >= kSamples || median <= kAgree * fastest);
+    }
+  };
   struct Arm {
     std::array<double, kSamples> per_byte{};  // ns per byte, a ring
+    std::array<uint64_t, kSamples> at{};      // ... taken at this decision count
     uint8_t n = 0;                            // samples held (up to kSamples)
     uint8_t next = 0;
     uint64_t last = 0;  // the pattern's decision count when last chosen
+    // observed() of the samples, valid while the decision count is at most summary_until
+    // (when the oldest counted sample expires) and no sample came (0: not valid).
+    mutable Observed summary;
+    mutable uint64_t summary_until = 0;
   };
   struct Pattern {
     std::array<Arm, kAdaptiveArms> arms{};
@@ -174,9 +205,32 @@ class AdaptiveSelector {
     uint64_t next_probe = kExplorePeriod;    // ... of the next registering probe
     unsigned backoff = 0;                    // registering probes since the last hit
     AdaptiveArm last = AdaptiveArm::count;
+    AdaptiveArm hit_choice = AdaptiveArm::count;   // the arm in use for hits (not explored)
+    AdaptiveArm miss_choice = AdaptiveArm::count;  // ... for misses
+    // The model's predictions for pred_bytes (a send size repeats: not asked again).
+    std::size_t pred_bytes = 0;
+    std::array<double, kAdaptiveArms> pred{};
   };
-  double observed_ns(const Pattern& p, AdaptiveArm arm, std::size_t bytes) const;
-  double estimate(const Pattern& p, AdaptiveArm arm, std::size_t bytes) const;
+  // What one decision knows of a pattern: each arm's observations and estimate (computed once
+  // per decision: this runs on every large send).
+  struct View {
+    std::array<Observed, kAdaptiveArms> obs{};
+    std::array<double, kAdaptiveArms> est{};  // ns
+    double bytes = 0;
+    const Observed& of(AdaptiveArm a) const { return obs[static_cast<std::size_t>(a)]; }
+    double estimate(AdaptiveArm a) const { return est[static_cast<std::size_t>(a)]; }
+    // The lowest the arm may cost: its fastest fresh sample while its samples disagree.
+    double optimistic(AdaptiveArm a) const {
+      const Observed& o = of(a);
+      return o.n >= kMinSamples && !o.settled() ? o.fastest * bytes : estimate(a);
+    }
+  };
+  Observed observed(const Pattern& p, AdaptiveArm arm) const;
+  View view(const Pattern& p, const std::array<double, kAdaptiveArms>& pred,
+            std::size_t bytes) const;
+  View view(const Pattern& p, std::size_t bytes) const;  // asks the model
+  AdaptiveDecision choose_hit(Pattern& p, const View& v, AdaptiveDecision d);
+  AdaptiveDecision choose_miss(Pattern& p, const View& v, AdaptiveDecision d);
   AdaptiveDecision pick(Pattern& p, AdaptiveDecision d);
 
   const RegCostModel* model_;

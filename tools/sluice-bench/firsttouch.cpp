@@ -23,7 +23,7 @@ int run_firsttouch(Session& s, const Options& o) {
   }
   std::vector<std::string> strategies = o.strategies;
   if (strategies.empty())
-    strategies = {"copy", "register", "cache", "ondemand", "superpipeline", "pipeline"};
+    strategies = {"copy", "register", "cache", "ondemand", "superpipeline", "pipeline", "adaptive"};
   std::vector<std::size_t> sizes = o.sizes;
   if (sizes.empty())
     for (std::size_t z = 32 * 1024; z <= o.max_size; z *= 2) sizes.push_back(z);

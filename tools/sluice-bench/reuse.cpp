@@ -61,6 +61,9 @@ int compare_strategies(Session& s, const Options& o) {
   if (sizes.empty()) sizes = {std::size_t{1} << 20};
   const int reps = o.reps > 0 ? o.reps : 3;
   const std::string emulate = reg_emulation_label(s);
+  // On loopback SLUICE_TCP_ZEROCOPY=auto never registers: every strategy is then the copy
+  // path, which the JSON says (route_registers).
+  const bool route_registers = introspect::route_registers(s, s.rank() ^ 1);
   constexpr int kPool = 8;
   const char* names[] = {"rcache.hits", "rcache.misses"};
   const char* arms[] = {"cached", "cache", "ondemand", "superpipeline", "copy"};
@@ -132,11 +135,13 @@ int compare_strategies(Session& s, const Options& o) {
       if (o.json)
         std::printf(
             "{\"bench\":\"reuse\",\"pattern\":\"%s\",\"strategy\":\"%s\",\"driver\":\"%s\","
-            "\"size\":%zu,\"iters\":%d,\"reps\":%d,\"us_per_msg\":%.3f,\"MBps\":%.1f,"
+            "\"route_registers\":%s,\"size\":%zu,\"iters\":%d,\"reps\":%d,\"us_per_msg\":%.3f,"
+            "\"MBps\":%.1f,"
             "\"us_min\":%.3f,\"us_max\":%.3f,\"hits\":%llu,\"misses\":%llu,\"hit_rate\":%.4f,"
             "\"adaptive\":\"%s\",\"reg_emulate\":\"%s\"}\n",
-            pattern.c_str(), o.strategies[k].c_str(), std::string(s.driver_name(1)).c_str(), size,
-            iters, reps, med, static_cast<double>(size) / med, us[k].front(), us[k].back(),
+            pattern.c_str(), o.strategies[k].c_str(), std::string(s.driver_name(1)).c_str(),
+            route_registers ? "true" : "false", size, iters, reps, med,
+            static_cast<double>(size) / med, us[k].front(), us[k].back(),
             (unsigned long long)hits[k], (unsigned long long)misses[k], hit_rate, adaptive.c_str(),
             emulate.c_str());
       else
