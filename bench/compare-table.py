@@ -24,6 +24,7 @@ import statistics
 LABELS = {
     "lat_us": ("latency median (µs)", True),
     "avg_us": ("latency mean (µs)", True),
+    "med_us": ("latency, median of batch means (µs)", True),
     "bw_MBps": ("windowed bw median (MB/s)", False),
     "pp_MBps": ("ping-pong throughput (MB/s)", False),
     "bibw_MBps": ("bidirectional bw median (MB/s)", False),

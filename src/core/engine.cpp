@@ -63,6 +63,7 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
   th.eager_limit = config_.get_size("EAGER_LIMIT");
   th.get_threshold = config_.get_size("RNDV_GET_THRESHOLD");
   th.get_max = config_.get_size("RNDV_GET_MAX");
+  th.get_max_chosen = config_.is_set("RNDV_GET_MAX");
   th.push_max = config_.get_size("RNDV_PUSH_MAX");
   th.coll_get_max = config_.get_size("RNDV_COLL_GET_MAX");
   const std::string rndv = config_.get_string("RNDV_MODE");

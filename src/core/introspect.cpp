@@ -187,12 +187,14 @@ std::vector<ProtocolChoice> protocols(const Session& s, int peer) {
               " on a driver that takes pushed fragments";
         break;
       case proto::Protocol::rndv_get:
-        why =
-            eager + "; the driver has one-sided get and " +
-            (th.rndv == proto::Thresholds::RndvMode::get
-                 ? std::string("SLUICE_RNDV_MODE=get")
-                 : "SLUICE_RNDV_MODE=auto takes get from SLUICE_RNDV_GET_THRESHOLD " +
-                       bytes(th.get_threshold) + " up to SLUICE_RNDV_GET_MAX " + bytes(th.get_max));
+        why = eager + "; the driver has one-sided get and " +
+              (th.rndv == proto::Thresholds::RndvMode::get
+                   ? std::string("SLUICE_RNDV_MODE=get")
+                   : "SLUICE_RNDV_MODE=auto takes get from SLUICE_RNDV_GET_THRESHOLD " +
+                         bytes(th.get_threshold) +
+                         (caps.get_any_size && !th.get_max_chosen
+                              ? std::string(" at every size (the driver's get copies on no CPU)")
+                              : " up to SLUICE_RNDV_GET_MAX " + bytes(th.get_max)));
         break;
       case proto::Protocol::rndv_pipeline:
         why = eager + "; " +

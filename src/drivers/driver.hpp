@@ -58,6 +58,10 @@ struct DriverCaps {
   // in receiver-side buffers the sender may fill (shm bulk slots). On a socket driver they
   // would sit in kernel buffers, which the socket protocols do not expect.
   bool takes_push = false;
+  // A get costs neither CPU a copy (a NIC or a libfabric provider reads on the peer's
+  // behalf): rendezvous by get at every size from the get threshold; RNDV_GET_MAX, the size
+  // where one CMA copy loses to the two-core pipeline, applies only when the user set it.
+  bool get_any_size = false;
 };
 
 enum class IoStatus {

@@ -26,10 +26,12 @@
 namespace sluice::mem {
 
 // Describes registered memory to a peer. Interpreted by the memory domain of the driver
-// that serves that peer (both ends run the same driver): `addr` is the owner's virtual
-// address of the first byte (libfabric's FI_MR_VIRT_ADDR convention), `length` bounds
-// every access (a one-sided operation past it fails), `key` is the domain's access key
-// (0 for host memory: CMA needs none; an rkey or fi_mr_key elsewhere).
+// that serves that peer (both ends run the same driver): `addr` is the domain's address of
+// the first byte: the owner's virtual address (CMA, libfabric's FI_MR_VIRT_ADDR), or its
+// offset into the registration where the domain addresses registrations by offset
+// (libfabric without FI_MR_VIRT_ADDR); `length` bounds every access (a one-sided operation
+// past it fails), `key` is the domain's access key (0 for host memory: CMA needs none; an
+// rkey or fi_mr_key elsewhere). A driver reads or writes at `addr + offset`.
 struct RemoteKey {
   uint64_t addr = 0;
   uint64_t length = 0;
@@ -59,6 +61,9 @@ struct Region {
   std::size_t length = 0;
   LocalKey local;
   uint64_t remote_key = 0;
+  // A peer names this registration's bytes by their offset from `base`, not by their
+  // virtual address (libfabric providers without FI_MR_VIRT_ADDR).
+  bool offset_addressed = false;
 };
 
 // A handle on registered memory. Empty (default) means "not registered": valid for
@@ -109,8 +114,21 @@ class Registration {
   std::size_t length() const { return length_; }
   bool pinned() const { return region_ != nullptr; }
   LocalKey local_key() const { return region_ ? region_->local : LocalKey{}; }
+  bool offset_addressed() const { return region_ && region_->offset_addressed; }
+  // The whole registration, as a peer addresses it.
   RemoteKey remote_key() const {
-    return RemoteKey{reinterpret_cast<uint64_t>(base_), length_, region_ ? region_->remote_key : 0};
+    return RemoteKey{offset_addressed() ? 0 : reinterpret_cast<uint64_t>(base_), length_,
+                     region_ ? region_->remote_key : 0};
+  }
+  // Exactly `buf` (inside this registration, which may be larger: a cache entry covers
+  // whole pages), as a peer addresses it: what a protocol hands a peer that will read or
+  // write `buf` at offsets from 0. Empty when `buf` is not inside.
+  RemoteKey remote_key_for(std::span<const std::byte> buf) const {
+    if (empty() || !covers(buf)) return RemoteKey{};
+    RemoteKey k = remote_key();
+    k.addr += static_cast<uint64_t>(buf.data() - base_);
+    k.length = buf.size();
+    return k;
   }
   // Whether `buf` lies inside the registered range.
   bool covers(std::span<const std::byte> buf) const {

@@ -532,6 +532,7 @@ Errc RegistrationCache::acquire(std::span<const std::byte> buf, Registration& ou
   }
   e->local = e->inner.local_key();
   e->remote_key = e->inner.remote_key().key;
+  e->offset_addressed = e->inner.offset_addressed();  // the entry starts where the pin does
 
   Entry* winner = nullptr;
   bool raced = false;

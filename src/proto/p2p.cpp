@@ -124,7 +124,8 @@ Protocol PointToPoint::choose(int peer, std::size_t size) const {
 
 Protocol PointToPoint::pull_protocol(const drivers::DriverCaps& caps, std::size_t size) const {
   if (!caps.rdma_get || th_.rndv == Thresholds::RndvMode::pipeline) return Protocol::rndv_pipeline;
-  if (th_.rndv == Thresholds::RndvMode::get || (size >= th_.get_threshold && size <= th_.get_max))
+  const bool below_max = size <= th_.get_max || (caps.get_any_size && !th_.get_max_chosen);
+  if (th_.rndv == Thresholds::RndvMode::get || (size >= th_.get_threshold && below_max))
     return Protocol::rndv_get;
   return Protocol::rndv_pipeline;
 }
@@ -156,7 +157,8 @@ IoStatus PointToPoint::send_first_packet(Transfer& t) {
       PacketType::rts, static_cast<uint8_t>(path), static_cast<uint16_t>(t.sync), t.ctx, t.tag, 0};
   r.size = t.len;
   r.sender_req = id_of(t);
-  r.key = t.reg.remote_key();
+  // Exactly the message: the registration may be a cache entry's, page-aligned and larger.
+  r.key = t.reg.remote_key_for({t.buf, t.len});
   return d->send(t.peer, bytes_of(r), {});
 }
 
@@ -606,7 +608,7 @@ void PointToPoint::deliver(Transfer& r, const Incoming& m) {
   r.length = n;
   r.fin_req = 0;
   mem::RemoteKey key{};
-  if (n > 0 && register_buffer(r) == Errc::ok) key = r.reg.remote_key();
+  if (n > 0 && register_buffer(r) == Errc::ok) key = r.reg.remote_key_for({r.buf, n});
   CtsHeader c{PacketType::cts, {}, m.sender_req, id_of(r), n, key};
   send_control(m.src, &c, sizeof c);
   if (n == 0)

@@ -105,6 +105,7 @@ struct Thresholds {
   std::size_t eager_limit = 4096;
   std::size_t get_threshold = 32768;  // automatic: rendezvous at or above this uses get
   std::size_t get_max = SIZE_MAX;     // ... and up to this size (inclusive)
+  bool get_max_chosen = false;   // get_max set by the user (else DriverCaps::get_any_size wins)
   std::size_t push_max = 0;      // caps().takes_push: non-sync rendezvous up to this size is pushed
   std::size_t coll_get_max = 0;  // automatic: a collective's send uses get up to this
   enum class RndvMode : uint8_t { automatic, get, pipeline } rndv = RndvMode::automatic;

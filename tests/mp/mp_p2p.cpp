@@ -76,8 +76,21 @@ void check_protocols_ran(Session& s, int from, const Received& before) {
                  pipeline = now.pipeline - before.pipeline, push = now.push - before.push;
   const std::string drv(s.driver_name(from));
   CHECK(eager > 0, "no eager message from %d (driver %s)", from, drv.c_str());
+  const char* rndv_env = std::getenv("SLUICE_RNDV_MODE");
+  if (drv == "ofi" && counter(s, "ofi.rma_enabled") == 1 &&
+      !(rndv_env && std::string(rndv_env) == "pipeline")) {
+    // The provider offers FI_RMA: rendezvous by fi_read from the get threshold up (no upper
+    // bound), pipelined below it; the buffers registered through the ofi domain.
+    CHECK(get > 0 && pipeline > 0 && push == 0, "ofi with RMA: get=%llu pipeline=%llu push=%llu",
+          (unsigned long long)get, (unsigned long long)pipeline, (unsigned long long)push);
+    CHECK(counter(s, "ofi.rma_reads") > 0, "rendezvous by get without an fi_read");
+    CHECK(counter(s, "ofi.rma_read_bytes") > 0, "fi_read moved nothing");
+    CHECK(counter(s, "ofi.mr_registrations") > 0, "no buffer registered through fi_mr_reg");
+    return;
+  }
   if (drv != "shm") {
-    // tcp and udp (under the reliability layer) cannot read peer memory: pipelined.
+    // tcp, udp (under the reliability layer) and ofi without FI_RMA (or with
+    // SLUICE_OFI_RMA=off) cannot read peer memory: pipelined.
     CHECK(pipeline > 0 && get == 0 && push == 0,
           "driver %s: rendezvous get=%llu pipeline=%llu push=%llu", drv.c_str(),
           (unsigned long long)get, (unsigned long long)pipeline, (unsigned long long)push);

@@ -559,7 +559,12 @@ void one_sided_get(Driver* a, Driver* b, int rb, Recorder& sink_a, std::function
   ASSERT_EQ(a->memory_domain().register_memory(local, lreg), Errc::ok);
   const mem::RemoteKey key = rreg.remote_key();
   const CompletionToken token{42, ProtocolId::p2p};
-  const IoStatus s = a->post_get(rb, local, lreg, key, 100, token);
+  // again (a provider still connecting, a full queue): retry after progress.
+  IoStatus s = a->post_get(rb, local, lreg, key, 100, token);
+  for (auto end = std::chrono::steady_clock::now() + kWallLimit;
+       s == IoStatus::again && std::chrono::steady_clock::now() < end;
+       s = a->post_get(rb, local, lreg, key, 100, token))
+    poll();
   ASSERT_TRUE(s == IoStatus::done || s == IoStatus::posted);
   if (s == IoStatus::posted) {
     const auto end = std::chrono::steady_clock::now() + kWallLimit;
@@ -611,10 +616,20 @@ TEST_P(Conformance, PutWritesTheRemoteRegistration) {
     Driver* a = defer ? &deferred : e_->a;
     const std::size_t n = 200000;
     std::vector<std::byte> remote(n + 64, std::byte{0}), local = payload_for(9, n);
+    // Where the driver asks for it (a NIC's or libfabric's remote key), both buffers are
+    // registered in its domain; host memory elsewhere (CMA, a memcpy).
     mem::Registration rreg = mem::Registration::host(remote);
+    mem::Registration lreg = mem::Registration::host(local);
+    if (caps().needs_registration) {
+      ASSERT_EQ(e_->b->memory_domain().register_memory(remote, rreg), Errc::ok);
+      ASSERT_EQ(e_->a->memory_domain().register_memory(local, lreg), Errc::ok);
+    }
     const CompletionToken token{defer ? 77u : 76u, ProtocolId::p2p};
-    const IoStatus s =
-        a->post_put(e_->rb, local, mem::Registration::host(local), rreg.remote_key(), 32, token);
+    IoStatus s = a->post_put(e_->rb, local, lreg, rreg.remote_key(), 32, token);
+    for (auto end = std::chrono::steady_clock::now() + kWallLimit;
+         s == IoStatus::again && std::chrono::steady_clock::now() < end;
+         s = a->post_put(e_->rb, local, lreg, rreg.remote_key(), 32, token))
+      poll_once(a, e_->b);  // again: a provider still connecting, a full queue
     ASSERT_TRUE(s == IoStatus::done || s == IoStatus::posted);
     if (s == IoStatus::posted) {
       EXPECT_TRUE(std::all_of(remote.begin(), remote.end(), [](std::byte x) {
@@ -907,11 +922,13 @@ class CountingDomain final : public mem::Domain {
     r->length = buf.size();
     r->local.value = ++registered;
     r->remote_key = 0xABC0 + registered;
+    r->offset_addressed = offset_addressed;
     out = mem::Registration::adopt(r);
     return Errc::ok;
   }
   mem::RegistrationCost cost() const override { return {1000.0, 0.01}; }
   int registered = 0, released = 0;
+  bool offset_addressed = false;  // like libfabric without FI_MR_VIRT_ADDR
 
  protected:
   void deregister(mem::Region* r) override {
@@ -960,6 +977,36 @@ TEST(Registration, PinnedHandlesAreRefcountedAndReleasedOnce) {
   }
   EXPECT_EQ(d.released, 1);
   EXPECT_NEAR(d.cost().estimate_ns(1000), 1010.0, 1e-9);
+}
+
+// A protocol hands a peer a key for exactly its buffer, which may sit anywhere inside a
+// larger registration (a cache entry covers whole pages): the key's address carries the
+// buffer's place, by virtual address or by offset into the registration.
+TEST(Registration, RemoteKeyForDescribesExactlyTheBuffer) {
+  std::vector<std::byte> buf(8192);
+  const auto inner = std::span(buf).subspan(100, 3000);
+  const mem::Registration h = mem::Registration::host(buf);
+  mem::RemoteKey k = h.remote_key_for(inner);
+  EXPECT_EQ(k.addr, reinterpret_cast<uint64_t>(buf.data()) + 100);
+  EXPECT_EQ(k.length, 3000u);
+  EXPECT_EQ(k.key, 0u);
+  for (bool by_offset : {false, true}) {
+    CountingDomain d;
+    d.offset_addressed = by_offset;
+    mem::Registration r;
+    ASSERT_EQ(d.register_memory(buf, r), Errc::ok);
+    EXPECT_EQ(r.offset_addressed(), by_offset);
+    k = r.remote_key_for(inner);
+    EXPECT_EQ(k.addr, (by_offset ? 0 : reinterpret_cast<uint64_t>(buf.data())) + 100);
+    EXPECT_EQ(k.length, 3000u);
+    EXPECT_EQ(k.key, r.remote_key().key);
+    EXPECT_EQ(r.remote_key().addr, by_offset ? 0 : reinterpret_cast<uint64_t>(buf.data()));
+    // Not inside: no key at all.
+    std::vector<std::byte> other(16);
+    k = r.remote_key_for(other);
+    EXPECT_EQ(k.length, 0u);
+    EXPECT_EQ(k.key, 0u);
+  }
 }
 
 }  // namespace

@@ -59,6 +59,14 @@ constexpr util::ConfigKey kKeys[] = {
      {"4", "4096"},
      "send buffers of the ofi endpoint (count): sends larger than the provider's inject size "
      "are copied into one until their completion"},
+    {"OFI_RMA",
+     T::choice,
+     "auto",
+     {},
+     "one-sided operations through libfabric: auto = where the rdm endpoint offers FI_RMA, "
+     "rendezvous reads the sender's buffer with fi_read (user memory registered by fi_mr_reg "
+     "under Sluice's registration cache); off = messages only (the pipelined rendezvous)",
+     "auto|off"},
     {"OFI_FAULT",
      T::string,
      "",
@@ -158,6 +166,7 @@ std::unique_ptr<Endpoint> open_ofi(WireupServices& w, std::span<const int> peers
                : type == "dgram" ? OfiEndpointType::dgram
                : type == "msg"   ? OfiEndpointType::msg
                                  : OfiEndpointType::automatic;
+  p.rma = c.get_string("OFI_RMA") != "off";
   p.job_key = w.job_key();
   p.single_host = static_cast<int>(w.local_ranks().size()) == w.size();
   p.max_packet = c.get_size("OFI_MAX_PACKET");

@@ -7,6 +7,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 
 #include <algorithm>
 #include <cstring>
@@ -85,6 +86,14 @@ std::string mr_mode_text(int mode) {
   return s.empty() ? "none" : s;
 }
 
+// The mr_mode bits the driver honours (for its pools and, with FI_RMA, the ofi domain's
+// registrations): not FI_MR_RAW (ofi_domain.hpp), and not FI_MR_ENDPOINT on msg (one
+// endpoint per peer shares the send pool and the registrations).
+int hint_mr_mode(fi_ep_type type) {
+  return FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+         (type == FI_EP_MSG ? 0 : FI_MR_ENDPOINT);
+}
+
 const char* progress_text(fi_progress p) {
   return p == FI_PROGRESS_AUTO ? "auto" : p == FI_PROGRESS_MANUAL ? "manual" : "unspec";
 }
@@ -161,6 +170,16 @@ std::string ofi_available() {
   return format_offered(offered(nullptr));
 }
 
+// A posted fi_read / fi_write: its context (first), the protocol's token, and a registration
+// of the local buffer made for it alone (FI_MR_LOCAL, a buffer handed over unregistered).
+struct OfiDriver::RmaOp {
+  fi_context2 ctx;
+  CompletionToken token;
+  mem::Registration local;
+  uint32_t index = 0;
+  bool read = false;
+};
+
 struct OfiDriver::Slot {
   fi_context2 ctx;  // first: the op_context a completion returns is the slot itself
   std::byte* buf = nullptr;
@@ -198,6 +217,7 @@ struct OfiDriver::Link {
 // region, address vector, event queue, completion queue, domain, fabric; the info list last.
 struct OfiDriver::Fids {
   InfoPtr list;
+  InfoPtr rma_list;         // the FI_RMA entries, when one of them was chosen
   fi_info* info = nullptr;  // the chosen entry of `list`
   FidPtr<fid_fabric> fabric;
   FidPtr<fid_domain> domain;
@@ -252,8 +272,7 @@ void OfiDriver::choose_provider() {
     // The modes this driver honours: its pools are registered (LOCAL), once, with the
     // provider's key (PROV_KEY), at their virtual address, bound to the endpoint (not on
     // msg: one endpoint per peer shares the send pool).
-    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
-                                  (type == FI_EP_MSG ? 0 : FI_MR_ENDPOINT);
+    hints->domain_attr->mr_mode = hint_mr_mode(type);
     hints->domain_attr->threading = FI_THREAD_DOMAIN;  // the engine serialises calls
     if (named) hints->fabric_attr->prov_name = strdup(params_.provider.c_str());
     if (!params_.domain.empty()) hints->domain_attr->name = strdup(params_.domain.c_str());
@@ -272,18 +291,7 @@ void OfiDriver::choose_provider() {
         if (pass == 0 && params_.provider != i->fabric_attr->prov_name) continue;
         fids_->list = std::move(lists[t]);
         fids_->info = i;
-        // Whether the provider would also give one-sided operations (reported; not used yet).
-        InfoPtr hints(ofi::allocinfo());
-        hints->caps = FI_MSG | FI_RMA;
-        hints->mode = FI_CONTEXT | FI_CONTEXT2;
-        hints->ep_attr->type = i->ep_attr->type;
-        hints->domain_attr->mr_mode = i->domain_attr->mr_mode;
-        hints->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
-        fi_info* rma = nullptr;
-        if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &rma) == 0 && rma) {
-          rma_offered_ = true;
-          ofi::freeinfo(rma);
-        }
+        choose_rma(i, hint_mr_mode(i->ep_attr->type));
         return;
       }
     }
@@ -310,6 +318,49 @@ void OfiDriver::choose_provider() {
   throw std::runtime_error("no libfabric provider offers an " + want + " endpoint" + where +
                            (params_.single_host ? "" : " reaching other hosts") +
                            "; available: " + ofi_available());
+}
+
+namespace {
+bool same_name(const char* a, const char* b) {
+  return (!a && !b) || (a && b && std::strcmp(a, b) == 0);
+}
+}  // namespace
+
+void OfiDriver::choose_rma(fi_info* chosen, int mr_mode) {
+  const fi_ep_type type = chosen->ep_attr->type;
+  if (type == FI_EP_DGRAM) return;  // unreliable: the reliability layer moves everything
+  InfoPtr hints(ofi::allocinfo());
+  if (!hints) return;
+  hints->caps = FI_MSG | FI_RMA;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->ep_attr->type = type;
+  hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+  hints->domain_attr->mr_mode = mr_mode;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  hints->fabric_attr->prov_name = strdup(chosen->fabric_attr->prov_name);
+  if (chosen->domain_attr->name) hints->domain_attr->name = strdup(chosen->domain_attr->name);
+  fi_info* list = nullptr;
+  if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) != 0) list = nullptr;
+  InfoPtr owner(list);
+  fi_info* match = nullptr;
+  for (fi_info* i = list; i && !match; i = i->next)
+    if ((i->caps & FI_RMA) && i->ep_attr->type == type &&
+        same_name(i->fabric_attr->prov_name, chosen->fabric_attr->prov_name) &&
+        same_name(i->fabric_attr->name, chosen->fabric_attr->name) &&
+        same_name(i->domain_attr->name, chosen->domain_attr->name))
+      match = i;
+  if (!match) return;
+  rma_offered_ = true;
+  if (!params_.rma) {
+    desc_.rma_why = "SLUICE_OFI_RMA=off";
+    return;
+  }
+  if (type == FI_EP_MSG) {
+    desc_.rma_why = "not used on msg endpoints";
+    return;
+  }
+  fids_->rma_list = std::move(owner);
+  fids_->info = match;
 }
 
 void OfiDriver::open_resources() {
@@ -396,6 +447,23 @@ void OfiDriver::open_resources() {
     mr_desc_ = fi_mr_desc(mr);
   }
   if (ep && (rc = fi_enable(ep)) != 0) throw std::runtime_error(fi_error("fi_enable", rc));
+  // One-sided operations: the user's memory is registered through the ofi domain (under the
+  // protocol's registration cache), and fi_read / fi_write complete on the queue.
+  // (Only on the FI_RMA entry choose_rma took: a messages-only entry may list FI_RMA in its
+  // caps too, but SLUICE_OFI_RMA=off or a msg endpoint did not ask for it.)
+  if (fids_->rma_list && (info->caps & FI_RMA) && ep) {
+    rma_domain_ = std::make_unique<OfiDomain>(domain, ep, mr_mode,
+                                              FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+                                              info->domain_attr->mr_cnt);
+    rma_local_ = (mr_mode & FI_MR_LOCAL) != 0;
+    max_rma_ = max_msg;
+    rma_slots_ = params_.tx_buffers;
+    rma_ops_ = std::make_unique<RmaOp[]>(rma_slots_);
+    for (std::size_t i = rma_slots_; i-- > 0;) free_rma_.push_back(static_cast<uint32_t>(i));
+    caps_.rdma_get = caps_.rdma_put = caps_.needs_registration = true;
+    caps_.get_any_size = true;  // the provider reads: no CPU copy on either side
+    stats_.rma_enabled = 1;
+  }
 
   slots_.resize(nrx + ntx);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -438,6 +506,7 @@ void OfiDriver::open_resources() {
   desc_.inject_size = info->tx_attr->inject_size;
   desc_.max_message = max_msg;
   desc_.rma = rma_offered_;
+  desc_.rma_used = rma_domain_ != nullptr;
   desc_.tagged = (info->caps & FI_TAGGED) != 0;
   desc_.mr_mode = mr_mode_text(mr_mode);
   desc_.progress = std::string("data ") + progress_text(info->domain_attr->data_progress) +
@@ -826,6 +895,10 @@ IoStatus OfiDriver::send(int peer, std::span<const std::byte> header,
 }
 
 int OfiDriver::complete(const void* op_context, std::size_t len, PacketSink* sink) {
+  if (RmaOp* op = rma_op_of(op_context)) {
+    finish_rma(*op, Errc::ok, sink);
+    return 1;
+  }
   Slot& s = *static_cast<Slot*>(const_cast<void*>(op_context));
   if (!s.rx) {
     free_tx_.push_back(s.index);
@@ -885,11 +958,21 @@ void OfiDriver::release_held(uint32_t src, PacketSink& sink) {
   }
 }
 
-void OfiDriver::read_error() {
+void OfiDriver::read_error(PacketSink* sink) {
   fi_cq_err_entry err{};
   if (fi_cq_readerr(fids_->cq.get(), &err, 0) < 0) return;
   ++stats_.cq_errors;
   if (!err.op_context) return;
+  if (RmaOp* op = rma_op_of(err.op_context)) {
+    // A bad key or range is the target refusing access; anything else: the peer is gone.
+    ++stats_.rma_errors;
+    util::log(util::LogLevel::warn, "ofi: an %s failed: %s", op->read ? "fi_read" : "fi_write",
+              fi_cq_strerror(fids_->cq.get(), err.prov_errno, err.err_data, nullptr, 0));
+    finish_rma(*op,
+               err.err == FI_EACCES || err.err == FI_EINVAL ? Errc::remote_access : Errc::peer_dead,
+               sink);
+    return;
+  }
   Slot& s = *static_cast<Slot*>(err.op_context);
   if (s.rx) {
     // A connection torn down flushes its receives (not reposted); else e.g. a message
@@ -922,7 +1005,7 @@ int OfiDriver::poll(PacketSink& sink, int budget) {
         fi_cq_read(fids_->cq.get(), e, static_cast<std::size_t>(std::min(16, budget - work)));
     if (n == -FI_EAGAIN) break;
     if (n == -FI_EAVAIL) {
-      read_error();
+      read_error(&sink);
       ++work;
       continue;
     }
@@ -977,14 +1060,122 @@ void OfiDriver::drain(uint64_t timeout_ns) {
   while (rounds_after > 0 && ns(now) < deadline) {
     const ssize_t n = fi_cq_read(fids_->cq.get(), e, 16);
     if (n == -FI_EAVAIL)
-      read_error();
+      read_error(nullptr);
     else
       for (ssize_t i = 0; i < n; ++i) complete(e[i].op_context, e[i].len, nullptr);
-    if (free_tx_.size() == params_.tx_buffers) --rounds_after;
+    if (free_tx_.size() == params_.tx_buffers && free_rma_.size() == rma_slots_) --rounds_after;
     const timespec nap{0, 20000};
     nanosleep(&nap, nullptr);
     clock_gettime(CLOCK_MONOTONIC, &now);
   }
+}
+
+// ---- one-sided operations ----------------------------------------------------------------
+
+mem::Domain& OfiDriver::memory_domain() {
+  return rma_domain_ ? static_cast<mem::Domain&>(*rma_domain_) : mem::host_domain();
+}
+
+OfiDriver::RmaOp* OfiDriver::rma_op_of(const void* ctx) const {
+  const auto* p = static_cast<const RmaOp*>(ctx);
+  if (!rma_ops_ || p < rma_ops_.get() || p >= rma_ops_.get() + rma_slots_) return nullptr;
+  return const_cast<RmaOp*>(p);
+}
+
+void OfiDriver::finish_rma(RmaOp& op, Errc status, PacketSink* sink) {
+  const CompletionToken token = op.token;
+  op.local.reset();  // a registration made for this operation alone
+  free_rma_.push_back(op.index);
+  note_tx();
+  if (sink) sink->on_completion(token, status);
+}
+
+IoStatus OfiDriver::post_get(int peer, std::span<std::byte> local,
+                             const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                             uint64_t offset, CompletionToken token) {
+  return post_rma(true, peer, local.data(), local.size(), local_reg, remote, offset, token);
+}
+
+IoStatus OfiDriver::post_put(int peer, std::span<const std::byte> local,
+                             const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                             uint64_t offset, CompletionToken token) {
+  return post_rma(false, peer, const_cast<std::byte*>(local.data()), local.size(), local_reg,
+                  remote, offset, token);
+}
+
+IoStatus OfiDriver::post_rma(bool read, int peer, std::byte* local, std::size_t n,
+                             const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                             uint64_t offset, CompletionToken token) {
+  if (!rma_domain_ || !reaches(peer) || !remote.covers(offset, n) || n > max_rma_) {
+    ++stats_.rma_errors;
+    return IoStatus::failed;
+  }
+  if (n == 0) return IoStatus::done;
+  if (free_rma_.empty()) {
+    ++stats_.rma_again;
+    return IoStatus::again;
+  }
+  RmaOp& op = rma_ops_[free_rma_.back()];
+  op.index = free_rma_.back();
+  free_rma_.pop_back();
+  note_tx();
+  op.token = token;
+  op.read = read;
+  void* desc = nullptr;
+  if (rma_local_) {
+    // The protocol registered the buffer in memory_domain() (its cache's entry, or the
+    // ofi domain's own handle); a buffer it did not register is registered for this
+    // operation alone.
+    if (local_reg.pinned() && local_reg.covers({local, n})) {
+      desc = reinterpret_cast<void*>(local_reg.local_key().value);
+    } else if (rma_domain_->register_memory({local, n}, op.local) == Errc::ok) {
+      ++stats_.rma_local_registrations;
+      desc = reinterpret_cast<void*>(op.local.local_key().value);
+    } else {
+      finish_rma(op, Errc::ok, nullptr);
+      ++stats_.rma_errors;
+      return IoStatus::failed;
+    }
+  }
+  fid_ep* ep = tx_ep_[static_cast<std::size_t>(peer)];
+  const fi_addr_t dest = peers_[static_cast<std::size_t>(peer)];
+  const uint64_t addr = remote.addr + offset;
+  ssize_t rc;
+  if (read) {
+    rc = fi_read(ep, local, n, desc, dest, addr, remote.key, &op.ctx);
+  } else {
+    // Completed once the bytes are in the target's memory (FI_DELIVERY_COMPLETE), not when
+    // they left: a flush that returns must find them there whatever path the next message
+    // to the target takes.
+    iovec iov{local, n};
+    fi_rma_iov rma_iov{addr, n, remote.key};
+    fi_msg_rma msg{};
+    msg.msg_iov = &iov;
+    msg.desc = &desc;
+    msg.iov_count = 1;
+    msg.addr = dest;
+    msg.rma_iov = &rma_iov;
+    msg.rma_iov_count = 1;
+    msg.context = &op.ctx;
+    rc = fi_writemsg(ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+  }
+  if (rc != 0) {
+    finish_rma(op, Errc::ok, nullptr);
+    if (rc == -FI_EAGAIN) {  // the provider's queue is full: progress frees it
+      ++stats_.rma_again;
+      return IoStatus::again;
+    }
+    ++stats_.rma_errors;
+    return IoStatus::failed;
+  }
+  if (read) {
+    ++stats_.rma_reads;
+    stats_.rma_read_bytes += n;
+  } else {
+    ++stats_.rma_writes;
+    stats_.rma_write_bytes += n;
+  }
+  return IoStatus::posted;
 }
 
 void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) const {
@@ -1003,6 +1194,28 @@ void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add(c, "held", Unit::count, &stats_.held,
           "packets completed before an earlier one and held back to keep the order");
   reg.add(c, "blocks", Unit::count, &blocks_, "sleeps on the completion queue's fd");
+  reg.add(c, "rma_enabled", Unit::count, &stats_.rma_enabled,
+          "1 when rendezvous and posted get / put use fi_read / fi_write");
+  reg.add(c, "rma_reads", Unit::count, &stats_.rma_reads, "fi_read operations posted");
+  reg.add(c, "rma_read_bytes", Unit::bytes, &stats_.rma_read_bytes, "bytes read by fi_read");
+  reg.add(c, "rma_writes", Unit::count, &stats_.rma_writes, "fi_write operations posted");
+  reg.add(c, "rma_write_bytes", Unit::bytes, &stats_.rma_write_bytes, "bytes written by fi_write");
+  reg.add(c, "rma_again", Unit::count, &stats_.rma_again,
+          "one-sided operations refused for now (provider queue full, no operation slot)");
+  reg.add(c, "rma_errors", Unit::count, &stats_.rma_errors,
+          "one-sided operations that failed (posting or completion)");
+  reg.add(c, "rma_local_registrations", Unit::count, &stats_.rma_local_registrations,
+          "local buffers registered for one operation (FI_MR_LOCAL, handed over unregistered)");
+  if (rma_domain_) {
+    const OfiDomainStats& d = rma_domain_->stats();
+    reg.add(c, "mr_registrations", Unit::count, &d.registrations, "fi_mr_reg calls that succeeded");
+    reg.add(c, "mr_failures", Unit::count, &d.failures, "fi_mr_reg calls that failed");
+    reg.add(c, "mr_live", Unit::count, &d.live, "memory regions registered now");
+    reg.add(c, "mr_bytes", Unit::bytes, &d.bytes, "bytes of the memory regions registered now");
+    const std::string prefix = std::string(c) + ".";
+    reg.set_kind(prefix + "mr_live", util::Kind::level);
+    reg.set_kind(prefix + "mr_bytes", util::Kind::level);
+  }
   if (connected_type_) {
     reg.add(c, "connects", Unit::count, &stats_.connects, "msg connections asked for by this rank");
     reg.add(c, "accepts", Unit::count, &stats_.accepts, "msg connections accepted");
@@ -1028,8 +1241,13 @@ void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
       c, "max_message", [this] { return std::to_string(desc_.max_message); },
       "largest message of the endpoint");
   reg.add_info(
-      c, "rma", [this] { return std::string(desc_.rma ? "offered (not used yet)" : "no"); },
-      "FI_RMA");
+      c, "rma",
+      [this] {
+        return std::string(desc_.rma_used ? "fi_read/fi_write"
+                           : desc_.rma    ? "offered, not used (" + desc_.rma_why + ")"
+                                          : "no");
+      },
+      "FI_RMA: whether rendezvous and one-sided operations use fi_read / fi_write");
   reg.add_info(
       c, "mr_mode", [this] { return desc_.mr_mode; }, "memory registration mode bits");
   reg.add_info(

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "drivers/driver.hpp"
+#include "drivers/ofi/ofi_domain.hpp"
 
 namespace sluice::drivers {
 
@@ -46,6 +47,9 @@ struct OfiParams {
   std::size_t max_header = 256;
   std::size_t rx_buffers = 64;
   std::size_t tx_buffers = 64;
+  // Rendezvous by fi_read (and posted get / put) where the rdm endpoint offers FI_RMA
+  // (SLUICE_OFI_RMA=auto); false: messages only (the pipelined protocol), as without FI_RMA.
+  bool rma = true;
   std::string job_key;  // 32 hex digits (may be empty): msg connections carry and check it
   std::function<void(int)> on_peer_dead;  // a send to the peer failed in the provider
 };
@@ -55,7 +59,9 @@ struct OfiDescription {
   std::string provider, fabric, domain, endpoint, mr_mode, progress, wait;
   std::size_t inject_size = 0;
   uint64_t max_message = 0;
-  bool rma = false;
+  bool rma = false;       // the provider offers FI_RMA on this endpoint type
+  bool rma_used = false;  // ... and the driver reads / writes through it
+  std::string rma_why;    // why not, when offered and not used
   bool tagged = false;
 };
 
@@ -67,6 +73,12 @@ struct OfiStats {
   // simultaneous-connect race, a stranger), connections that failed or the peer closed.
   uint64_t connects = 0, accepts = 0, conn_rejected = 0, conn_refused = 0, conn_failed = 0;
   uint64_t conn_closed = 0;
+  // One-sided operations (fi_read / fi_write): posted, their bytes, refused for now
+  // (-FI_EAGAIN, no operation slot), completed with an error; local buffers registered
+  // for one operation (FI_MR_LOCAL and a buffer handed over unregistered).
+  uint64_t rma_reads = 0, rma_read_bytes = 0, rma_writes = 0, rma_write_bytes = 0;
+  uint64_t rma_again = 0, rma_errors = 0, rma_local_registrations = 0;
+  uint64_t rma_enabled = 0;  // 1 when the driver does one-sided operations (caps rdma_get)
 };
 
 class OfiDriver final : public Driver {
@@ -97,6 +109,13 @@ class OfiDriver final : public Driver {
                 std::span<const std::byte> payload) override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;
+  // The ofi domain (fi_mr_reg) when the endpoint does RMA, else host memory.
+  mem::Domain& memory_domain() override;
+  // fi_read / fi_write at `remote.addr + offset`; completions from the completion queue.
+  IoStatus post_get(int peer, std::span<std::byte> local, const mem::Registration& local_reg,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken token) override;
+  IoStatus post_put(int peer, std::span<const std::byte> local, const mem::Registration& local_reg,
+                    const mem::RemoteKey& remote, uint64_t offset, CompletionToken token) override;
   void register_stats(util::StatsRegistry& reg, std::string_view component) const override;
   const OfiStats& stats() const { return stats_; }
 
@@ -104,7 +123,17 @@ class OfiDriver final : public Driver {
   struct Slot;
   struct Fids;
   struct Link;
+  struct RmaOp;
+  IoStatus post_rma(bool read, int peer, std::byte* local, std::size_t n,
+                    const mem::Registration& local_reg, const mem::RemoteKey& remote,
+                    uint64_t offset, CompletionToken token);
+  // The operation slot `ctx` names, or nullptr when it is a packet slot's.
+  RmaOp* rma_op_of(const void* ctx) const;
+  void finish_rma(RmaOp& op, Errc status, PacketSink* sink);
   void choose_provider();
+  // Takes the chosen provider's FI_RMA entry of the same endpoint type instead, if it has
+  // one and RMA is wanted (rdm only).
+  void choose_rma(fi_info* chosen, int mr_mode);
   void open_resources();
   void open_passive();
   Slot* take_tx();
@@ -119,11 +148,12 @@ class OfiDriver final : public Driver {
   int complete(const void* op_context, std::size_t len, PacketSink* sink);
   void deliver(Slot& s, std::size_t len, PacketSink& sink);
   void release_held(uint32_t src, PacketSink& sink);
-  void read_error();
+  void read_error(PacketSink* sink);
   // block() may run in the progress thread beside poll() and send(): it reads this mirror
   // (a plain store on x86, no read-modify-write on the send path) instead of free_tx_.
   void note_tx() {
-    tx_busy_.store(free_tx_.size() < params_.tx_buffers, std::memory_order_relaxed);
+    tx_busy_.store(free_tx_.size() < params_.tx_buffers || free_rma_.size() < rma_slots_,
+                   std::memory_order_relaxed);
   }
 
   OfiParams params_;
@@ -156,9 +186,15 @@ class OfiDriver final : public Driver {
   std::string address_hex_;
   void* mr_desc_ = nullptr;
   bool rma_offered_ = false;
-  bool connected_type_ = false;        // FI_EP_MSG
-  int eq_fd_ = -1;                     // msg: the event queue's wait fd, -1: none
-  uint32_t eq_tick_ = 0;               // msg: polls since the event queue was last read
+  std::unique_ptr<OfiDomain> rma_domain_;  // registrations for fi_read / fi_write
+  std::unique_ptr<RmaOp[]> rma_ops_;       // operation contexts (rma_slots_ of them)
+  std::size_t rma_slots_ = 0;
+  std::vector<uint32_t> free_rma_;
+  uint64_t max_rma_ = 0;         // largest fi_read / fi_write (max_msg_size)
+  bool rma_local_ = false;       // FI_MR_LOCAL: fi_read / fi_write need the local buffer's desc
+  bool connected_type_ = false;  // FI_EP_MSG
+  int eq_fd_ = -1;               // msg: the event queue's wait fd, -1: none
+  uint32_t eq_tick_ = 0;         // msg: polls since the event queue was last read
   std::atomic<int> links_pending_{0};  // msg: connections being made (short sleeps)
   uint32_t idle_polls_ = 0;            // polls in a row that found nothing (re-arms the wait fd)
   OfiStats stats_;
