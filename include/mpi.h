@@ -32,6 +32,7 @@ typedef struct sluice_errhandler_s* MPI_Errhandler;
 typedef struct sluice_info_s* MPI_Info;
 typedef struct sluice_message_s* MPI_Message;
 typedef struct sluice_win_s* MPI_Win;
+typedef struct sluice_session_s* MPI_Session;
 
 typedef struct MPI_Status {
   int MPI_SOURCE;
@@ -116,6 +117,9 @@ SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer4;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer8;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex8;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex16;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_real16;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_complex32;
+SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_integer16;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2integer;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2real;
 SLUICE_PREDEFINED struct sluice_datatype_s sluice_dt_2double_precision;
@@ -149,6 +153,7 @@ SLUICE_PREDEFINED struct sluice_op_s sluice_op_no_op;
 #define MPI_INFO_NULL ((MPI_Info)0)
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
 #define MPI_WIN_NULL ((MPI_Win)0)
+#define MPI_SESSION_NULL ((MPI_Session)0)
 /* Returned by Mprobe/Improbe for a message from MPI_PROC_NULL. */
 SLUICE_PREDEFINED struct sluice_message_s sluice_message_no_proc;
 #define MPI_MESSAGE_NO_PROC (&sluice_message_no_proc)
@@ -219,6 +224,11 @@ SLUICE_PREDEFINED struct sluice_info_s sluice_info_env;
 #define MPI_INTEGER8 (&sluice_dt_integer8)
 #define MPI_COMPLEX8 (&sluice_dt_complex8)
 #define MPI_COMPLEX16 (&sluice_dt_complex16)
+/* gfortran's REAL(16), COMPLEX(16) and INTEGER(16): IEEE binary128 (GCC's __float128, not
+   the x87 long double) and 128-bit integers. */
+#define MPI_REAL16 (&sluice_dt_real16)
+#define MPI_COMPLEX32 (&sluice_dt_complex32)
+#define MPI_INTEGER16 (&sluice_dt_integer16)
 #define MPI_2INTEGER (&sluice_dt_2integer)
 #define MPI_2REAL (&sluice_dt_2real)
 #define MPI_2DOUBLE_PRECISION (&sluice_dt_2double_precision)
@@ -262,6 +272,8 @@ SLUICE_PREDEFINED int sluice_mpi_in_place_marker;
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_MAX_INFO_KEY 255
 #define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
 #define MPI_MAX_PORT_NAME 256
 #define MPI_MAX_DATAREP_STRING 128
 
@@ -279,6 +291,8 @@ SLUICE_PREDEFINED int sluice_mpi_in_place_marker;
 
 /* Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* topology kinds (Topo_test) */
 #define MPI_GRAPH 1
@@ -423,6 +437,9 @@ SLUICE_PREDEFINED int sluice_mpi_weights_empty_marker;
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef void MPI_Session_errhandler_function(MPI_Session* session, int* error_code, ...);
+/* MPI-1's name of the communicator error handler function (removed in MPI-3.0). */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
                                         void* attribute_val_in, void* attribute_val_out, int* flag);
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val,
@@ -731,6 +748,43 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
                          int remote_leader, int tag, MPI_Comm* newintercomm);
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
+/* MPI-4.0 sessions (§11.3): the process sets are "mpi://WORLD" and "mpi://SELF". */
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
+int MPI_Session_finalize(MPI_Session* session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int* npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int* pset_len,
+                             char* pset_name);
+int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int MPI_Session_get_pset_info(MPI_Session session, const char* pset_name, MPI_Info* info);
+int MPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI_Group* newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm* newcomm);
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                     MPI_Group remote_group, int remote_leader,
+                                     const char* stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm* newintercomm);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function* session_errhandler_fn,
+                                  MPI_Errhandler* errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+/* The MPI-1 functions MPI-3.0 removed (their MPI-2 replacements under the old names), kept
+   as MPICH keeps them for old code; no Fortran binding. */
+int MPI_Address(const void* location, MPI_Aint* address);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype* newtype);
+int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype* newtype);
+int MPI_Type_struct(int count, const int array_of_blocklengths[],
+                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                    MPI_Datatype* newtype);
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent);
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler);
 int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen);
 int MPI_Group_size(MPI_Group group, int* size);
@@ -1731,6 +1785,40 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                           int remote_leader, int tag, MPI_Comm* newintercomm);
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
+int PMPI_Session_finalize(MPI_Session* session);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int* npset_names);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int* pset_len,
+                              char* pset_name);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int PMPI_Session_get_pset_info(MPI_Session session, const char* pset_name, MPI_Info* info);
+int PMPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI_Group* newgroup);
+int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info,
+                                MPI_Errhandler errhandler, MPI_Comm* newcomm);
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                      MPI_Group remote_group, int remote_leader,
+                                      const char* stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm* newintercomm);
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* session_errhandler_fn,
+                                   MPI_Errhandler* errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int PMPI_Address(const void* location, MPI_Aint* address);
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype* newtype);
+int PMPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype* newtype);
+int PMPI_Type_struct(int count, const int array_of_blocklengths[],
+                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                     MPI_Datatype* newtype);
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent);
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement);
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement);
+int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler);
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler);
 int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name);
 int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen);
 int PMPI_Group_size(MPI_Group group, int* size);

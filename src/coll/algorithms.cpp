@@ -10,6 +10,8 @@
 // order on both sides (schedule.hpp explains why that makes one tag per collective enough).
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -21,18 +23,11 @@ namespace sluice::coll {
 
 namespace {
 
-// Algorithm thresholds (bytes). Where MPICH has a matching CVAR its default is used.
-// They become configuration keys once sluice-tune measures them.
-constexpr std::size_t kBcastShort = 12288;             // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
-constexpr int kBcastMinProcs = 8;                      // MPIR_CVAR_BCAST_MIN_PROCS
-constexpr std::size_t kAllreduceShort = 2048;          // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
-constexpr std::size_t kReduceShort = 2048;             // MPIR_CVAR_REDUCE_SHORT_MSG_SIZE
-constexpr std::size_t kAllgatherShort = 81920;         // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE (total)
-constexpr std::size_t kAllgatherLong = 524288;         // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE (total)
-constexpr std::size_t kAlltoallShort = 256;            // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE (block)
-constexpr int kAlltoallBruckMinProcs = 8;              // Bruck pays off from here
-constexpr std::size_t kAlltoallMedium = 32768;         // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE (block)
-constexpr std::size_t kAlltoallAtOnceTotal = 1 << 20;  // P x block below which all at once
+// Algorithm thresholds (bytes). Where MPICH has a matching CVAR its default is used. Bcast,
+// allreduce and alltoall read theirs from tuning() (coll.hpp); the others are fixed here.
+constexpr std::size_t kReduceShort = 2048;      // MPIR_CVAR_REDUCE_SHORT_MSG_SIZE
+constexpr std::size_t kAllgatherShort = 81920;  // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE (total)
+constexpr std::size_t kAllgatherLong = 524288;  // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE (total)
 // Gather/scatter: binomial trees forward data through interior ranks (log P latency); for
 // large totals a direct linear exchange moves every byte once, which wins on shared memory.
 constexpr std::size_t kGatherBinomialMax = 65536;  // total bytes at the root
@@ -51,6 +46,7 @@ constexpr int kAlltoallvAtOnceMaxProcs = 64;
 Algorithm kAlgoBarrierDissemination{"barrier: dissemination", "barrier.dissemination"};
 Algorithm kAlgoBcastBinomial{"bcast: binomial tree", "bcast.binomial"};
 Algorithm kAlgoBcastScatterRing{"bcast: scatter + ring allgather", "bcast.scatter_ring"};
+Algorithm kAlgoBcastLinear{"bcast: linear (root to every rank)", "bcast.linear"};
 Algorithm kAlgoReduceBinomial{"reduce: binomial tree", "reduce.binomial"};
 Algorithm kAlgoReduceOrderedBinomial{"reduce: rank-ordered binomial tree",
                                      "reduce.ordered_binomial"};
@@ -60,6 +56,9 @@ Algorithm kAlgoAllreduceRecursiveDoubling{"allreduce: recursive doubling",
                                           "allreduce.recursive_doubling"};
 Algorithm kAlgoAllreduceRabenseifner{"allreduce: Rabenseifner reduce-scatter + allgather",
                                      "allreduce.rabenseifner"};
+Algorithm kAlgoAllreduceAllAtOnce{"allreduce: all at once (every vector to every rank)",
+                                  "allreduce.all_at_once"};
+Algorithm kAlgoAllreduceDirect{"allreduce: direct reduce-scatter + allgather", "allreduce.direct"};
 Algorithm kAlgoGatherBinomial{"gather: binomial tree", "gather.binomial"};
 Algorithm kAlgoGatherLinear{"gather: linear", "gather.linear"};
 Algorithm kAlgoGathervLinear{"gatherv: linear", "gatherv.linear"};
@@ -87,11 +86,14 @@ Algorithm kAlgoExchangeListed{"exchange: listed transfers", "exchange.listed"};
 Algorithm* const kAlgorithms[] = {&kAlgoBarrierDissemination,
                                   &kAlgoBcastBinomial,
                                   &kAlgoBcastScatterRing,
+                                  &kAlgoBcastLinear,
                                   &kAlgoReduceBinomial,
                                   &kAlgoReduceOrderedBinomial,
                                   &kAlgoReduceRabenseifner,
                                   &kAlgoAllreduceRecursiveDoubling,
                                   &kAlgoAllreduceRabenseifner,
+                                  &kAlgoAllreduceAllAtOnce,
+                                  &kAlgoAllreduceDirect,
                                   &kAlgoGatherBinomial,
                                   &kAlgoGatherLinear,
                                   &kAlgoGathervLinear,
@@ -204,6 +206,20 @@ void bcast_scatter_ring(Builder& b, B* buf, std::size_t bytes, int root) {
     b.send(right, buf + off(sblk), span(sblk, 1));
     b.end_round();
   }
+}
+
+// Linear: the root sends to every rank in one round. For few ranks on one host: every
+// receiver depends on the root alone, so no rank waits for an interior rank of a tree to be
+// scheduled (ranks sharing cores), and with the single-copy get every receiver copies its
+// own bytes, in parallel.
+void bcast_linear(Builder& b, B* buf, std::size_t bytes, int root) {
+  const int P = b.size(), r = b.rank();
+  if (r != root) {
+    b.recv(root, buf, bytes);
+  } else {
+    for (int i = 1; i < P; ++i) b.send((root + i) % P, buf, bytes);
+  }
+  b.end_round();
 }
 
 // ---- reduce ----------------------------------------------------------------------------
@@ -356,6 +372,102 @@ void allreduce_recursive_doubling(Builder& b, const B* mine, B* out, std::size_t
   else if (acc != out)
     b.copy(acc, out, n);
   if (r < 2 * rem) b.send(r - 1, out, n);
+  b.end_round();
+}
+
+// All at once (small vectors, few ranks): every rank sends its vector to every other and
+// reduces all P in rank order itself. One round: each rank waits only for the others'
+// messages, never for a partner to finish an earlier step, which is what costs when ranks
+// share cores (every step of recursive doubling needs both partners scheduled). Any
+// operator: the result is v_0 op (v_1 op (... op v_{P-1})), built from the top.
+void allreduce_all_at_once(Builder& b, const B* mine, B* out, std::size_t count) {
+  const Reducer& op = b.reducer();
+  const std::size_t n = count * op.elem_size;
+  const int P = b.size(), r = b.rank();
+  const bool in_place = mine == out;
+  // theirs[j]: rank j's vector (j != r).
+  B* x = b.temp(static_cast<std::size_t>(P - 1) * n);
+  auto theirs = [&](int j) { return x + static_cast<std::size_t>(j < r ? j : j - 1) * n; };
+  for (int i = 1; i < P; ++i) {
+    const int j = (r - i + P) % P;
+    b.recv(j, theirs(j), n);
+  }
+  for (int i = 1; i < P; ++i) b.send((r + i) % P, mine, n);
+  b.end_round();
+  if (op.commutative) {
+    b.copy(mine, out, n);  // nothing in place
+    for (int j = 0; j < P; ++j)
+      if (j != r) b.reduce(theirs(j), out, count);
+  } else {
+    // Ours must survive until its turn: in place, `out` is overwritten by the top ranks'.
+    const B* own = mine;
+    if (in_place && r != P - 1) {
+      B* keep = b.temp(n);
+      b.copy(mine, keep, n);
+      own = keep;
+    }
+    auto src = [&](int j) -> const B* { return j == r ? own : theirs(j); };
+    b.copy(src(P - 1), out, n);
+    for (int j = P - 2; j >= 0; --j) b.reduce(src(j), out, count);
+  }
+  b.end_round();
+}
+
+// Direct reduce-scatter + allgather (few ranks, larger vectors): rank j sends block i of its
+// vector to rank i, which reduces the P contributions to block i in rank order and sends the
+// result to every rank. Rabenseifner's volume (~2n per rank) in two rounds instead of
+// 2 log P, with no fold for non-powers of two; any operator.
+void allreduce_direct(Builder& b, const B* mine, B* out, std::size_t count) {
+  const Reducer& op = b.reducer();
+  const std::size_t es = op.elem_size;
+  const int P = b.size(), r = b.rank();
+  const bool in_place = mine == out;
+  const std::size_t q = count / static_cast<std::size_t>(P),
+                    qr = count % static_cast<std::size_t>(P);
+  auto disp = [&](int blk) {  // first element of block blk; blocks below qr hold q + 1
+    return static_cast<std::size_t>(blk) * q + std::min<std::size_t>(blk, qr);
+  };
+  auto cnt = [&](int blk) { return disp(blk + 1) - disp(blk); };
+  const std::size_t my = cnt(r), my_off = disp(r) * es, slot = cnt(0) * es;
+  B* acc = out + my_off;
+  // contrib(j): rank j's share of our block (j != r). Commutative and not in place, the
+  // first one arrives straight in the accumulator.
+  const bool first_in_acc = op.commutative && !in_place;
+  const int first = (r - 1 + P) % P;
+  B* x = b.temp(static_cast<std::size_t>(P - 1) * slot);
+  auto contrib = [&](int j) {
+    if (first_in_acc && j == first) return acc;
+    return x + static_cast<std::size_t>(j < r ? j : j - 1) * slot;
+  };
+  const B* own = mine + my_off;
+  if (!op.commutative && in_place && r != P - 1) {  // ours must survive the chain below
+    B* keep = b.temp(my * es);
+    b.copy(own, keep, my * es);
+    own = keep;
+  }
+  for (int i = 1; i < P; ++i) {
+    const int j = (r - i + P) % P;
+    b.recv(j, contrib(j), my * es);
+  }
+  for (int i = 1; i < P; ++i) {
+    const int j = (r + i) % P;
+    b.send(j, mine + disp(j) * es, cnt(j) * es);
+  }
+  b.end_round();
+  if (op.commutative) {
+    if (first_in_acc) b.reduce(own, acc, my);  // acc = ours op first's
+    for (int j = 0; j < P; ++j)
+      if (j != r && !(first_in_acc && j == first)) b.reduce(contrib(j), acc, my);
+  } else {
+    auto src = [&](int j) -> const B* { return j == r ? own : contrib(j); };
+    b.copy(src(P - 1), acc, my * es);
+    for (int j = P - 2; j >= 0; --j) b.reduce(src(j), acc, my);
+  }
+  for (int i = 1; i < P; ++i) {
+    const int j = (r - i + P) % P;
+    b.recv(j, out + disp(j) * es, cnt(j) * es);
+  }
+  for (int i = 1; i < P; ++i) b.send((r + i) % P, acc, my * es);
   b.end_round();
 }
 
@@ -861,6 +973,59 @@ void scan_recursive_doubling(Builder& b, const B* mine, B* out, std::size_t coun
 
 // ---- entry points ------------------------------------------------------------------------
 
+namespace {
+// SLUICE_COLL_TUNING="field=value,...": overrides of the tuning table for measurements
+// (sizes in bytes; a field name as in coll::Tuning), read from the configuration of the
+// engine running the first collective. Unknown fields are reported and skipped.
+Tuning tuning_from_config() {
+  Tuning t;
+  const detail::Engine* e = detail::current_engine();
+  if (!e) return t;
+  const std::string spec = e->config().get_string("COLL_TUNING");
+  if (spec.empty()) return t;
+  struct Field {
+    const char* name;
+    std::size_t* size;
+    int* procs;
+  };
+  const Field fields[] = {{"bcast_linear_max_procs", nullptr, &t.bcast_linear_max_procs},
+                          {"bcast_short", &t.bcast_short, nullptr},
+                          {"bcast_min_procs", nullptr, &t.bcast_min_procs},
+                          {"allreduce_direct_max_procs", nullptr, &t.allreduce_direct_max_procs},
+                          {"allreduce_all_at_once_max", &t.allreduce_all_at_once_max, nullptr},
+                          {"allreduce_short", &t.allreduce_short, nullptr},
+                          {"alltoall_short", &t.alltoall_short, nullptr},
+                          {"alltoall_bruck_min_procs", nullptr, &t.alltoall_bruck_min_procs},
+                          {"alltoall_medium", &t.alltoall_medium, nullptr},
+                          {"alltoall_at_once_total", &t.alltoall_at_once_total, nullptr}};
+  std::size_t at = 0;
+  while (at < spec.size()) {
+    std::size_t end = spec.find(',', at);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(at, end - at);
+    at = end + 1;
+    const std::size_t eq = item.find('=');
+    bool known = false;
+    for (const Field& f : fields) {
+      if (eq == std::string::npos || item.compare(0, eq, f.name) != 0 || std::strlen(f.name) != eq)
+        continue;
+      const unsigned long long v = std::strtoull(item.c_str() + eq + 1, nullptr, 10);
+      if (f.size) *f.size = static_cast<std::size_t>(v);
+      if (f.procs) *f.procs = static_cast<int>(std::min<unsigned long long>(v, 1u << 30));
+      known = true;
+    }
+    if (!known && !item.empty())
+      std::fprintf(stderr, "sluice: SLUICE_COLL_TUNING: unknown field '%s'\n", item.c_str());
+  }
+  return t;
+}
+}  // namespace
+
+Tuning& tuning() {
+  static Tuning t = tuning_from_config();
+  return t;
+}
+
 Schedule* ibarrier(Group& g) {
   const Builder::Key key{1};
   if (Schedule* s = Builder::rerun(g, key)) return s;
@@ -881,7 +1046,15 @@ Schedule* ibcast(Group& g, void* buf, std::size_t bytes, int root) {
   Builder b(g, kAlgoBcastBinomial, &key);
   if (b.reused()) return b.start();
   if (g.size == 1 || bytes == 0) return b.start();
-  if (bytes < kBcastShort || g.size < kBcastMinProcs) {
+  // Two ranks: one message, and the root has nothing else to do, so the pipelined copy
+  // (both cores copy) beats the receiver's single copy (1 MiB: ~40 µs against ~100 µs).
+  // When ranks outnumber cores the engine takes the single copy at every size anyway.
+  if (g.size == 2) b.prefer_pipeline();
+  const Tuning& t = tuning();
+  if (g.size > 2 && g.size <= t.bcast_linear_max_procs) {
+    b.set_algorithm(kAlgoBcastLinear);
+    bcast_linear(b, wb(buf), bytes, root);
+  } else if (bytes < t.bcast_short || g.size < t.bcast_min_procs) {
     bcast_binomial(b, wb(buf), bytes, root);
   } else {
     b.set_algorithm(kAlgoBcastScatterRing);
@@ -935,8 +1108,16 @@ Schedule* iallreduce(Group& g, const void* sendbuf, void* recvbuf, std::size_t c
     b.copy(mine, recvbuf, n);
     return b.start();
   }
-  if (op.commutative && n >= kAllreduceShort &&
-      count >= static_cast<std::size_t>(pof2_floor(g.size))) {
+  const Tuning& t = tuning();
+  if (g.size > 2 && g.size <= t.allreduce_direct_max_procs &&
+      (n <= t.allreduce_all_at_once_max || count < static_cast<std::size_t>(g.size))) {
+    b.set_algorithm(kAlgoAllreduceAllAtOnce);
+    allreduce_all_at_once(b, mine, wb(recvbuf), count);
+  } else if (g.size > 2 && g.size <= t.allreduce_direct_max_procs) {
+    b.set_algorithm(kAlgoAllreduceDirect);
+    allreduce_direct(b, mine, wb(recvbuf), count);
+  } else if (op.commutative && n >= t.allreduce_short &&
+             count >= static_cast<std::size_t>(pof2_floor(g.size))) {
     b.set_algorithm(kAlgoAllreduceRabenseifner);
     allreduce_rabenseifner(b, mine, wb(recvbuf), count);
   } else {
@@ -1062,7 +1243,8 @@ Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t by
     b.copy(out, copy, total);
     in = copy;
   }
-  if (bytes <= kAlltoallShort && P >= kAlltoallBruckMinProcs) {
+  const Tuning& t = tuning();
+  if (bytes <= t.alltoall_short && P >= t.alltoall_bruck_min_procs) {
     b.set_algorithm(kAlgoAlltoallBruck);
     alltoall_bruck(b, in, out, bytes);
   } else {
@@ -1071,7 +1253,7 @@ Schedule* ialltoall(Group& g, const void* sendbuf, void* recvbuf, std::size_t by
     // All at once while the whole exchange stays small: every round of the pairwise
     // exchange is a synchronisation point, and with ranks sharing cores each costs a
     // context switch.
-    if (bytes <= kAlltoallMedium || total <= kAlltoallAtOnceTotal) {
+    if (bytes <= t.alltoall_medium || total <= t.alltoall_at_once_total) {
       alltoallv_at_once(b, in, counts, displs, out, counts, displs);
     } else {
       b.set_algorithm(kAlgoAlltoallPairwise);
@@ -1100,8 +1282,8 @@ Schedule* ialltoallv(Group& g, const void* sendbuf, std::span<const std::size_t>
     }
     alltoallv_at_once(b, copy, rcounts, displs, out, rcounts, rdispls);
   } else if (P <= kAlltoallvAtOnceMaxProcs &&
-             *std::max_element(scounts.begin(), scounts.end()) <= kAlltoallMedium &&
-             *std::max_element(rcounts.begin(), rcounts.end()) <= kAlltoallMedium) {
+             *std::max_element(scounts.begin(), scounts.end()) <= tuning().alltoall_medium &&
+             *std::max_element(rcounts.begin(), rcounts.end()) <= tuning().alltoall_medium) {
     alltoallv_at_once(b, rb(sendbuf), scounts, sdispls, out, rcounts, rdispls);
   } else {
     b.set_algorithm(kAlgoAlltoallvPairwise);

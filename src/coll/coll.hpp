@@ -55,6 +55,35 @@ struct Reducer {
   bool commutative = true;
 };
 
+// Algorithm selection (docs/COLLECTIVES.md "Algorithms" lists the rules and the
+// measurements behind them). Process-wide; every rank of a group must see the same values,
+// and a group that keeps a schedule (Builder::rerun) reruns it whatever they are now, so
+// change them only before a group's first collective (tests force algorithms this way on
+// fresh groups).
+struct Tuning {
+  // Bcast: the root sends to every rank directly (one round) up to this many ranks.
+  int bcast_linear_max_procs = 4;
+  // Otherwise binomial below bcast_short bytes or below bcast_min_procs ranks, else van de
+  // Geijn's scatter + ring allgather.
+  std::size_t bcast_short = 12288;  // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
+  int bcast_min_procs = 8;          // MPIR_CVAR_BCAST_MIN_PROCS
+  // Allreduce on 3..allreduce_direct_max_procs ranks (any operator): every rank sends its
+  // whole vector to every other (one round) up to allreduce_all_at_once_max bytes, else a
+  // direct reduce-scatter + allgather (two rounds). Two ranks and larger groups: recursive
+  // doubling below allreduce_short bytes, Rabenseifner above (commutative operators).
+  int allreduce_direct_max_procs = 4;
+  std::size_t allreduce_all_at_once_max = 2048;
+  std::size_t allreduce_short = 2048;  // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+  // Alltoall: Bruck up to alltoall_short bytes per block from alltoall_bruck_min_procs ranks;
+  // every message at once up to alltoall_medium per block or alltoall_at_once_total bytes in
+  // all (P x block); pairwise exchange above.
+  std::size_t alltoall_short = 256;  // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE
+  int alltoall_bruck_min_procs = 8;
+  std::size_t alltoall_medium = 32768;  // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE
+  std::size_t alltoall_at_once_total = std::size_t{1} << 20;
+};
+Tuning& tuning();
+
 // Collectives use tags [0, kTagLimit) on the group's context; the MPI layer reserves the
 // tags above for communicator management.
 inline constexpr uint32_t kTagLimit = 0x3fff0000;

@@ -151,6 +151,13 @@ std::span<const ConfigKey> core_keys() {
        {"0", "1G"},
        "Firehose: smallest put or get that goes through a firehose; smaller ones travel as "
        "plain packets"},
+      {"COLL_TUNING",
+       T::string,
+       "",
+       {},
+       "overrides of the collective algorithm thresholds for measurements: comma list of "
+       "field=value (sizes in bytes) with the fields of coll::Tuning (docs/COLLECTIVES.md), "
+       "e.g. bcast_linear_max_procs=0,alltoall_at_once_total=4194304; every rank the same"},
   };
   return keys;
 }

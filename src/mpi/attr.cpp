@@ -13,7 +13,8 @@ struct Keyval {
   MPI_Comm_copy_attr_function* copy;
   MPI_Comm_delete_attr_function* del;
   void* extra;
-  int refs;  // the user's handle (until freed) + every attribute set with it
+  int refs;            // the user's handle (until freed) + every attribute set with it
+  bool freed = false;  // the user's handle is gone (freed once)
 };
 std::map<int, Keyval> g_keyvals;
 int g_next_keyval = 100;  // above the predefined keys (MPI_TAG_UB ... MPI_LASTUSEDCODE)
@@ -100,16 +101,23 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
   if (!initialized()) abort_not_initialized("MPI_Comm_create_keyval");
   if (!keyval) return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_keyval", "null keyval pointer");
   const int key = g_next_keyval++;
-  g_keyvals[key] = Keyval{copy_fn, delete_fn, extra, 1};
+  g_keyvals[key] = Keyval{copy_fn, delete_fn, extra, 1, false};
   *keyval = key;
   return MPI_SUCCESS;
 }
 
 int PMPI_Comm_free_keyval(int* keyval) {
   SLUICE_MPI_CALL;
-  if (!keyval || !g_keyvals.count(*keyval))
+  auto it = keyval ? g_keyvals.find(*keyval) : g_keyvals.end();
+  if (it == g_keyvals.end())
     return raise(nullptr, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "invalid keyval");
-  keyval_release(*keyval);  // attributes still set keep it alive
+  // Freeing it again (through a copy of the handle, or from a delete callback) while
+  // attributes keep it alive is erroneous but harmless: MPICH and Open MPI ignore it, and
+  // programs rely on that. Only the first free drops the handle's reference.
+  if (!it->second.freed) {
+    it->second.freed = true;
+    keyval_release(*keyval);  // attributes still set keep it alive
+  }
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }

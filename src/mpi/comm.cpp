@@ -549,11 +549,37 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
   SLUICE_MPI_CALL;
   if (int rc = check_comm(comm, "MPI_Comm_split_type")) return rc;
   if (comm->inter) return reject_inter(comm, "MPI_Comm_split_type");
+  // Shared-memory domain: the lowest comm rank on this host (whichever driver serves it).
+  auto host_color = [comm] {
+    for (int r = 0; r < comm->size; ++r)
+      if (engine().same_host(comm->world[r])) return r;
+    return static_cast<int>(MPI_UNDEFINED);
+  };
   int color = MPI_UNDEFINED;
   if (split_type == MPI_COMM_TYPE_SHARED) {
-    // Shared-memory domain: the lowest comm rank on this host (whichever driver serves it).
-    for (int r = 0; r < comm->size && color == MPI_UNDEFINED; ++r)
-      if (engine().same_host(comm->world[r])) color = r;
+    color = host_color();
+  } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+    // MPI-4.0 §7.4.2: the level named by the info key mpi_hw_resource_type; the one Sluice
+    // knows is the standard's "mpi_shared_memory" (the host). Any other value, or no key:
+    // MPI_COMM_NULL (the standard's answer for a level not supported).
+    char level[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    if (info) PMPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, level, &flag);
+    if (flag && std::strcmp(level, "mpi_shared_memory") == 0) color = host_color();
+  } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+    // A level strictly smaller than comm: the host if comm spans several, else none
+    // (MPI_COMM_NULL); the level chosen goes back in info's mpi_hw_resource_type.
+    const int c = host_color();
+    int local = 0;
+    for (int r = 0; r < comm->size; ++r) local += engine().same_host(comm->world[r]) ? 1 : 0;
+    int proper = local < comm->size ? 1 : 0, all_proper = 0;
+    // Every process must agree: one host spanning all of comm means no smaller level.
+    if (int rc = PMPI_Allreduce(&proper, &all_proper, 1, MPI_INT, MPI_MIN, comm)) return rc;
+    if (all_proper) {
+      color = c;
+      if (info && !info->predefined)
+        PMPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    }
   } else if (split_type != MPI_UNDEFINED) {
     return raisef(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "invalid split_type %d", split_type);
   }

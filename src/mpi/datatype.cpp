@@ -65,6 +65,9 @@ sluice_datatype_s sluice_dt_integer4;
 sluice_datatype_s sluice_dt_integer8;
 sluice_datatype_s sluice_dt_complex8;
 sluice_datatype_s sluice_dt_complex16;
+sluice_datatype_s sluice_dt_real16;
+sluice_datatype_s sluice_dt_complex32;
+sluice_datatype_s sluice_dt_integer16;
 sluice_datatype_s sluice_dt_2integer;
 sluice_datatype_s sluice_dt_2real;
 sluice_datatype_s sluice_dt_2double_precision;
@@ -498,7 +501,9 @@ const bool predefined_ready = [] {
   sluice_dt_unsigned.name = "MPI_UNSIGNED";
   sluice_dt_long.name = "MPI_LONG";
   sluice_dt_unsigned_long.name = "MPI_UNSIGNED_LONG";
-  sluice_dt_long_long.name = "MPI_LONG_LONG";
+  // One object serves two names; MPI_Type_get_name gives the one MPICH gives (its test suite
+  // accepts it for both handles): MPI_LONG_LONG_INT, MPI_C_COMPLEX.
+  sluice_dt_long_long.name = "MPI_LONG_LONG_INT";
   sluice_dt_unsigned_long_long.name = "MPI_UNSIGNED_LONG_LONG";
   sluice_dt_float.name = "MPI_FLOAT";
   sluice_dt_double.name = "MPI_DOUBLE";
@@ -512,7 +517,7 @@ const bool predefined_ready = [] {
   sluice_dt_uint16_t.name = "MPI_UINT16_T";
   sluice_dt_uint32_t.name = "MPI_UINT32_T";
   sluice_dt_uint64_t.name = "MPI_UINT64_T";
-  sluice_dt_c_float_complex.name = "MPI_C_FLOAT_COMPLEX";
+  sluice_dt_c_float_complex.name = "MPI_C_COMPLEX";
   sluice_dt_c_double_complex.name = "MPI_C_DOUBLE_COMPLEX";
   sluice_dt_c_long_double_complex.name = "MPI_C_LONG_DOUBLE_COMPLEX";
   sluice_dt_packed.name = "MPI_PACKED";
@@ -545,6 +550,11 @@ const bool predefined_ready = [] {
   set_int<std::int64_t>(sluice_dt_integer8);
   set_basic<std::complex<float>>(sluice_dt_complex8, TypeClass::complex, Scalar::c32);
   set_basic<std::complex<double>>(sluice_dt_complex16, TypeClass::complex, Scalar::c64);
+  // gfortran's 16-byte kinds (x86-64): REAL(16) is IEEE binary128, GCC's __float128 (not
+  // the x87 long double of MPI_LONG_DOUBLE and REAL(10)); INTEGER(16) is __int128.
+  set_basic<__float128>(sluice_dt_real16, TypeClass::floating, Scalar::f128);
+  set_basic<std::complex<__float128>>(sluice_dt_complex32, TypeClass::complex, Scalar::c128);
+  set_basic<__int128>(sluice_dt_integer16, TypeClass::c_integer, Scalar::i128);
   set_pair<std::int32_t>(sluice_dt_2integer, Scalar::pair_int_int);
   set_pair<float, float>(sluice_dt_2real, Scalar::pair_float_float);
   set_pair<double, double>(sluice_dt_2double_precision, Scalar::pair_double_double);
@@ -569,6 +579,9 @@ const bool predefined_ready = [] {
   sluice_dt_integer8.name = "MPI_INTEGER8";
   sluice_dt_complex8.name = "MPI_COMPLEX8";
   sluice_dt_complex16.name = "MPI_COMPLEX16";
+  sluice_dt_real16.name = "MPI_REAL16";
+  sluice_dt_complex32.name = "MPI_COMPLEX32";
+  sluice_dt_integer16.name = "MPI_INTEGER16";
   sluice_dt_2integer.name = "MPI_2INTEGER";
   sluice_dt_2real.name = "MPI_2REAL";
   sluice_dt_2double_precision.name = "MPI_2DOUBLE_PRECISION";

@@ -51,10 +51,13 @@ enum class Scalar : std::uint8_t {
   u64,
   f32,
   f64,
-  f80,  // f80: x86 long double (16 bytes of storage)
+  f80,   // f80: x86 long double (16 bytes of storage)
+  f128,  // IEEE binary128 (__float128): gfortran's REAL(16)
+  i128,  // __int128: gfortran's INTEGER(16)
   c32,
   c64,
-  c80,  // complex of float, double, long double
+  c80,
+  c128,  // complex of float, double, long double, binary128
   boolean,
   pair_float_int,
   pair_double_int,

@@ -85,11 +85,16 @@ MPI_Datatype f90_type(int combiner, std::vector<int> ints, MPI_Datatype base) {
 
 // SELECTED_REAL_KIND(p, r) among the 4- and 8-byte kinds (precision 6 and 15 digits, range
 // 37 and 307); MPI_UNDEFINED leaves p or r free. Null when neither suffices.
-MPI_Datatype f90_real_base(int p, int r, MPI_Datatype four, MPI_Datatype eight) {
+// SELECTED_REAL_KIND(p, r) of gfortran on x86-64: REAL(4), (8), (10) — the x87 format of
+// C's long double — and (16), IEEE binary128.
+MPI_Datatype f90_real_base(int p, int r, MPI_Datatype four, MPI_Datatype eight, MPI_Datatype ten,
+                           MPI_Datatype sixteen) {
   if (p == MPI_UNDEFINED) p = 0;
   if (r == MPI_UNDEFINED) r = 0;
   if (p <= 6 && r <= 37) return four;
   if (p <= 15 && r <= 307) return eight;
+  if (p <= 18 && r <= 4931) return ten;
+  if (p <= 33 && r <= 4931) return sixteen;
   return MPI_DATATYPE_NULL;
 }
 
@@ -497,10 +502,11 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
                             : r <= 4  ? MPI_INTEGER2
                             : r <= 9  ? MPI_INTEGER4
                             : r <= 18 ? MPI_INTEGER8
+                            : r <= 38 ? MPI_INTEGER16
                                       : MPI_DATATYPE_NULL;
   if (!base)
     return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
-                  "no integer of %d decimal digits (at most 18: MPI_INTEGER8)", r);
+                  "no integer of %d decimal digits (at most 38: MPI_INTEGER16)", r);
   *newtype = f90_type(MPI_COMBINER_F90_INTEGER, {r}, base);
   return MPI_SUCCESS;
 }
@@ -508,10 +514,10 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_f90_real";
   if (!newtype) return fail(f, MPI_ERR_ARG, "newtype is NULL");
-  const MPI_Datatype base = f90_real_base(p, r, MPI_REAL4, MPI_REAL8);
+  const MPI_Datatype base = f90_real_base(p, r, MPI_REAL4, MPI_REAL8, MPI_LONG_DOUBLE, MPI_REAL16);
   if (!base)
     return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
-                  "no real of precision %d and range %d (at most 15 and 307: MPI_REAL8)", p, r);
+                  "no real of precision %d and range %d (at most 33 and 4931: MPI_REAL16)", p, r);
   *newtype = f90_type(MPI_COMBINER_F90_REAL, {p, r}, base);
   return MPI_SUCCESS;
 }
@@ -519,10 +525,11 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
   constexpr const char* f = "MPI_Type_create_f90_complex";
   if (!newtype) return fail(f, MPI_ERR_ARG, "newtype is NULL");
-  const MPI_Datatype base = f90_real_base(p, r, MPI_COMPLEX8, MPI_COMPLEX16);
+  const MPI_Datatype base =
+      f90_real_base(p, r, MPI_COMPLEX8, MPI_COMPLEX16, MPI_C_LONG_DOUBLE_COMPLEX, MPI_COMPLEX32);
   if (!base)
     return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f,
-                  "no complex of precision %d and range %d (at most 15 and 307: MPI_COMPLEX16)", p,
+                  "no complex of precision %d and range %d (at most 33 and 4931: MPI_COMPLEX32)", p,
                   r);
   *newtype = f90_type(MPI_COMBINER_F90_COMPLEX, {p, r}, base);
   return MPI_SUCCESS;
@@ -534,17 +541,24 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
   MPI_Datatype found = MPI_DATATYPE_NULL;
   switch (typeclass) {
     case MPI_TYPECLASS_INTEGER:
-      found = size == 1   ? MPI_INTEGER1
-              : size == 2 ? MPI_INTEGER2
-              : size == 4 ? MPI_INTEGER4
-              : size == 8 ? MPI_INTEGER8
-                          : MPI_DATATYPE_NULL;
+      found = size == 1    ? MPI_INTEGER1
+              : size == 2  ? MPI_INTEGER2
+              : size == 4  ? MPI_INTEGER4
+              : size == 8  ? MPI_INTEGER8
+              : size == 16 ? MPI_INTEGER16
+                           : MPI_DATATYPE_NULL;
       break;
     case MPI_TYPECLASS_REAL:
-      found = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : MPI_DATATYPE_NULL;
+      found = size == 4    ? MPI_REAL4
+              : size == 8  ? MPI_REAL8
+              : size == 16 ? MPI_REAL16
+                           : MPI_DATATYPE_NULL;
       break;
     case MPI_TYPECLASS_COMPLEX:
-      found = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : MPI_DATATYPE_NULL;
+      found = size == 8    ? MPI_COMPLEX8
+              : size == 16 ? MPI_COMPLEX16
+              : size == 32 ? MPI_COMPLEX32
+                           : MPI_DATATYPE_NULL;
       break;
     default:
       return raisef(MPI_COMM_NULL, MPI_ERR_ARG, f, "typeclass %d is no MPI_TYPECLASS_", typeclass);

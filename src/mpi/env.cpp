@@ -35,6 +35,9 @@ namespace sluice::mpi {
 
 bool g_initialized = false;
 bool g_finalized = false;
+bool g_world_model = false;
+bool g_world_finalized = false;
+int g_live_sessions = 0;
 
 namespace {
 
@@ -100,6 +103,9 @@ namespace {
                                                         &sluice_dt_integer8,
                                                         &sluice_dt_complex8,
                                                         &sluice_dt_complex16,
+                                                        &sluice_dt_real16,
+                                                        &sluice_dt_complex32,
+                                                        &sluice_dt_integer16,
                                                         &sluice_dt_2integer,
                                                         &sluice_dt_2real,
                                                         &sluice_dt_2double_precision,
@@ -141,19 +147,11 @@ int g_attr_host = MPI_PROC_NULL;
 int g_attr_io = MPI_ANY_SOURCE;
 
 int init_common(int* argc, char*** argv, const char* function) {
-  if (g_finalized) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI was already finalized");
-  if (g_initialized) return raise(nullptr, MPI_ERR_OTHER, function, "MPI is already initialized");
-  try {
-    g_session = std::make_unique<Session>();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", function, e.what());
-    return MPI_ERR_OTHER;
-  }
-  g_initialized = true;
-  g_main_thread = std::this_thread::get_id();
-  init_predefined_comms();
-  g_attr_universe = engine().size();
-  tool_engine_started();
+  if (g_finalized || g_world_finalized)
+    abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI was already finalized");
+  if (g_world_model) return raise(nullptr, MPI_ERR_OTHER, function, "MPI is already initialized");
+  if (int rc = library_start(function)) return rc;
+  g_world_model = true;
   sluice_info_env.entries.clear();
   if (argc && argv && *argc > 0 && *argv && (*argv)[0]) {
     sluice_info_env.entries.emplace_back("command", (*argv)[0]);
@@ -195,46 +193,42 @@ auto find_key(MPI_Info info, const char* key) {
 void finalize_p2p();
 void finalize_comms();
 
-}  // namespace sluice::mpi
-
-using namespace sluice::mpi;
-
-extern "C" {
-
-int PMPI_Init(int* argc, char*** argv) {
-  int rc = init_common(argc, argv, "MPI_Init");
-  if (rc == MPI_SUCCESS) g_thread_level = MPI_THREAD_SINGLE;
-  return rc;
+int library_start(const char* function) {
+  if (g_finalized) abort_job(MPI_ERR_OTHER, std::string(function) + ": MPI was already finalized");
+  if (g_initialized) return MPI_SUCCESS;
+  try {
+    g_session = std::make_unique<Session>();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", function, e.what());
+    return MPI_ERR_OTHER;
+  }
+  g_initialized = true;
+  g_main_thread = std::this_thread::get_id();
+  init_predefined_comms();
+  g_attr_universe = engine().size();
+  tool_engine_started();
+  return MPI_SUCCESS;
 }
 
-int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  int rc = init_common(argc, argv, "MPI_Init_thread");
-  if (rc != MPI_SUCCESS) return rc;
+int provide_thread_level(int required) {
   // MULTIPLE is provided through the big lock (mpi_internal.hpp); lower levels skip it.
   // Only when every binding takes it: the collectives declare so by defining
   // sluice_mpi_coll_thread_safe (see below); otherwise SERIALIZED is the honest answer.
+  // A level once provided stays (a session may have asked for more than MPI_Init).
   const int highest = &sluice_mpi_coll_thread_safe != nullptr && sluice_mpi_coll_thread_safe
                           ? MPI_THREAD_MULTIPLE
                           : MPI_THREAD_SERIALIZED;
-  g_thread_level = std::min(std::max(required, MPI_THREAD_SINGLE), highest);
+  g_thread_level =
+      std::max(g_thread_level, std::min(std::max(required, MPI_THREAD_SINGLE), highest));
   g_threaded = g_thread_level == MPI_THREAD_MULTIPLE;
-  if (provided) *provided = g_thread_level;
-  return MPI_SUCCESS;
+  return g_thread_level;
 }
 
-int PMPI_Initialized(int* flag) {
-  *flag = g_initialized ? 1 : 0;
-  return MPI_SUCCESS;
+int thread_level() {
+  return g_thread_level;
 }
 
-int PMPI_Finalized(int* flag) {
-  *flag = g_finalized ? 1 : 0;
-  return MPI_SUCCESS;
-}
-
-int PMPI_Finalize(void) {
-  SLUICE_MPI_CALL;
-  if (!g_initialized) abort_not_initialized("MPI_Finalize");
+void library_stop() {
   // MPI_COMM_SELF's attributes go first: libraries use their delete callbacks as
   // finalize hooks, and those may still communicate.
   delete_attrs(MPI_COMM_SELF);
@@ -250,6 +244,50 @@ int PMPI_Finalize(void) {
   g_initialized = false;
   g_finalized = true;
   g_threaded = false;
+}
+
+}  // namespace sluice::mpi
+
+using namespace sluice::mpi;
+
+extern "C" {
+
+int PMPI_Init(int* argc, char*** argv) {
+  int rc = init_common(argc, argv, "MPI_Init");
+  if (rc == MPI_SUCCESS) provide_thread_level(MPI_THREAD_SINGLE);
+  return rc;
+}
+
+int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  int rc = init_common(argc, argv, "MPI_Init_thread");
+  if (rc != MPI_SUCCESS) return rc;
+  const int level = provide_thread_level(required);
+  if (provided) *provided = level;
+  return MPI_SUCCESS;
+}
+
+// The World Model's state (MPI-4.0 §11.2): sessions alone leave both false.
+int PMPI_Initialized(int* flag) {
+  *flag = g_world_model ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Finalized(int* flag) {
+  *flag = g_world_finalized || g_finalized ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Finalize(void) {
+  SLUICE_MPI_CALL;
+  if (!g_world_model) abort_not_initialized("MPI_Finalize");
+  // MPI_COMM_SELF's attributes go first, while MPI is still initialized and not finalized:
+  // libraries use their delete callbacks as finalize hooks, and those may communicate.
+  delete_attrs(MPI_COMM_SELF);
+  delete_attrs(MPI_COMM_WORLD);
+  g_world_model = false;
+  g_world_finalized = true;
+  // Sessions still open keep the library running until the last MPI_Session_finalize.
+  if (g_live_sessions == 0) library_stop();
   return MPI_SUCCESS;
 }
 

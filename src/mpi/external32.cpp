@@ -47,6 +47,7 @@ bool predefined_values(MPI_Datatype t, MPI_Aint at, F& visit) {
       return true;
     case Scalar::c32:
     case Scalar::c64:
+    case Scalar::c128:  // two binary128 halves, each byte-swapped
       plain(0, t->size / 2), plain(static_cast<MPI_Aint>(t->size / 2), t->size / 2);
       return true;
     case Scalar::c80:

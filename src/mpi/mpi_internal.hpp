@@ -30,6 +30,7 @@ struct sluice_errhandler_s {
   MPI_Comm_errhandler_function* fn = nullptr;
   bool predefined = false;
   int refs = 1;  // user handlers: the user's handle + every communicator using it
+  MPI_Session_errhandler_function* session_fn = nullptr;  // MPI_Session_create_errhandler
 };
 
 struct sluice_group_s {
@@ -156,6 +157,20 @@ inline const char* not_initialized_text() {
 }
 // Aborts a call made outside MPI_Init..MPI_Finalize, saying which side it is on.
 [[noreturn]] void abort_not_initialized(const char* function);
+
+// The library runs from the first MPI_Init or MPI_Session_init to the last MPI_Finalize or
+// MPI_Session_finalize (env.cpp); g_initialized says it runs. The World Model (MPI_Init ..
+// MPI_Finalize, what MPI_Initialized reports) and the open sessions keep it running.
+extern bool g_world_model;
+extern int g_live_sessions;
+// Starts the engine and the predefined communicators unless running: MPI_SUCCESS or the
+// failure (printed). Aborts once the library has stopped (it does not restart).
+int library_start(const char* function);
+// Flushes, runs the engine's closing barrier and stops the library (MPI_Finalize's work).
+void library_stop();
+// Raises the thread level to `required` as far as provided; returns the level now in force.
+int provide_thread_level(int required);
+int thread_level();
 
 // The tool information interface (tool.cpp): MPI_Init calls the first once the engine runs
 // (the configuration in force, values written before, the counters), MPI_Finalize the second

@@ -90,6 +90,52 @@ void bool_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
     kernels::apply<unsigned char>(kernel_op(k), in, inout, n);
 }
 
+// gfortran's INTEGER(16). __int128 is no std::is_integral type in strict C++20, so the kernel
+// library does not take it: the same semantics here (sum and product wrap, computed unsigned).
+void int128_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
+  using S = __int128;
+  using U = unsigned __int128;
+  const S* a = static_cast<const S*>(in);
+  S* b = static_cast<S*>(inout);
+  for (std::size_t i = 0; i < n; ++i) {
+    const S x = a[i], y = b[i];
+    switch (k) {
+      case OpKind::max:
+        b[i] = x > y ? x : y;
+        break;
+      case OpKind::min:
+        b[i] = x < y ? x : y;
+        break;
+      case OpKind::sum:
+        b[i] = static_cast<S>(static_cast<U>(x) + static_cast<U>(y));
+        break;
+      case OpKind::prod:
+        b[i] = static_cast<S>(static_cast<U>(x) * static_cast<U>(y));
+        break;
+      case OpKind::land:
+        b[i] = (x != 0) & (y != 0);
+        break;
+      case OpKind::lor:
+        b[i] = (x != 0) | (y != 0);
+        break;
+      case OpKind::lxor:
+        b[i] = (x != 0) ^ (y != 0);
+        break;
+      case OpKind::band:
+        b[i] = x & y;
+        break;
+      case OpKind::bor:
+        b[i] = x | y;
+        break;
+      case OpKind::bxor:
+        b[i] = x ^ y;
+        break;
+      default:
+        return;
+    }
+  }
+}
+
 // MAXLOC/MINLOC on {V value; I index;}; on equal values the lower index wins.
 template <typename V, typename I = int>
 void pair_kernel(OpKind k, const void* in, void* inout, std::size_t n) {
@@ -192,12 +238,18 @@ void kernel(OpKind k, const sluice_datatype_s& base, const void* in, void* inout
       return typed_kernel<double>(k, in, inout, n);
     case Scalar::f80:
       return typed_kernel<long double>(k, in, inout, n);
+    case Scalar::f128:
+      return typed_kernel<__float128>(k, in, inout, n);
+    case Scalar::i128:
+      return int128_kernel(k, in, inout, n);
     case Scalar::c32:
       return typed_kernel<std::complex<float>>(k, in, inout, n);
     case Scalar::c64:
       return typed_kernel<std::complex<double>>(k, in, inout, n);
     case Scalar::c80:
       return typed_kernel<std::complex<long double>>(k, in, inout, n);
+    case Scalar::c128:
+      return typed_kernel<std::complex<__float128>>(k, in, inout, n);
     case Scalar::boolean:
       return bool_kernel(k, in, inout, n);
     case Scalar::pair_float_int:

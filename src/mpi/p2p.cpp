@@ -15,6 +15,7 @@
 #include "mpi/big_lock.hpp"
 #include "mpi/datatype.hpp"
 #include "mpi/mpi_internal.hpp"
+#include "mpi/p2p.hpp"
 
 namespace sluice::mpi {
 
@@ -457,8 +458,10 @@ int check_request_array(int count, MPI_Request reqs[], const char* function) {
   return MPI_SUCCESS;
 }
 
-int send_common(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                MPI_Comm comm, SendMode mode, const char* function) {
+}  // namespace
+
+int p2p::send(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              SendMode mode, const char* function) {
   if (int rc = check_send_args(comm, buf, count, type, dest, tag, function)) return rc;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   if (mode != SendMode::sync && mode != SendMode::buffered && !g_threaded &&
@@ -477,6 +480,8 @@ int send_common(const void* buf, MPI_Count count, MPI_Datatype type, int dest, i
   }
   return wait_one(&r, MPI_STATUS_IGNORE, function);
 }
+
+namespace {
 
 int probe_status(MPI_Comm comm, const Status& s, MPI_Status* st) {
   if (st) {
@@ -650,51 +655,26 @@ extern "C" {
 
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   SLUICE_MPI_CALL;
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::standard, "MPI_Send");
+  return p2p::send(buf, count, datatype, dest, tag, comm, SendMode::standard, "MPI_Send");
 }
 
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
   SLUICE_MPI_CALL;
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::sync, "MPI_Ssend");
+  return p2p::send(buf, count, datatype, dest, tag, comm, SendMode::sync, "MPI_Ssend");
 }
 
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
   SLUICE_MPI_CALL;
   // A ready send may be a standard send (MPI-3.1 §3.4): the receive is already posted.
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::ready, "MPI_Rsend");
+  return p2p::send(buf, count, datatype, dest, tag, comm, SendMode::ready, "MPI_Rsend");
 }
 
 int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
   SLUICE_MPI_CALL;
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend");
-}
-
-// The MPI-4.0 large-count forms: the same code with an MPI_Count count.
-int PMPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm) {
-  SLUICE_MPI_CALL;
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::standard, "MPI_Send_c");
-}
-
-int PMPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm) {
-  SLUICE_MPI_CALL;
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::sync, "MPI_Ssend_c");
-}
-
-int PMPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm) {
-  SLUICE_MPI_CALL;
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::ready, "MPI_Rsend_c");
-}
-
-int PMPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm) {
-  SLUICE_MPI_CALL;
-  return send_common(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend_c");
+  return p2p::send(buf, count, datatype, dest, tag, comm, SendMode::buffered, "MPI_Bsend");
 }
 
 static int buffer_attach(void* buffer, MPI_Count size, const char* fn) {
@@ -727,11 +707,6 @@ int PMPI_Buffer_attach(void* buffer, int size) {
   return buffer_attach(buffer, size, "MPI_Buffer_attach");
 }
 
-int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) {
-  SLUICE_MPI_CALL;
-  return buffer_attach(buffer, size, "MPI_Buffer_attach_c");
-}
-
 int PMPI_Buffer_detach(void* buffer_addr, int* size) {
   SLUICE_MPI_CALL;
   if (!size) return raise(nullptr, MPI_ERR_ARG, "MPI_Buffer_detach", "size is NULL");
@@ -743,11 +718,6 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
                   "the detached buffer has %lld bytes (use MPI_Buffer_detach_c)", n);
   *size = static_cast<int>(n);
   return MPI_SUCCESS;
-}
-
-int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
-  SLUICE_MPI_CALL;
-  return buffer_detach(buffer_addr, size, "MPI_Buffer_detach_c");
 }
 
 // Inlined into both bindings: MPI_Recv's fast path stays as it was.
@@ -791,12 +761,6 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
   return recv_common(buf, count, datatype, source, tag, comm, status, "MPI_Recv");
 }
 
-int PMPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                MPI_Comm comm, MPI_Status* status) {
-  SLUICE_MPI_CALL;
-  return recv_common(buf, count, datatype, source, tag, comm, status, "MPI_Recv_c");
-}
-
 // ---- nonblocking ---------------------------------------------------------------------------
 
 int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -809,49 +773,20 @@ int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
   SLUICE_MPI_CALL;
-  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::sync, "MPI_Issend");
+  return p2p::isend(buf, count, datatype, dest, tag, comm, request, SendMode::sync, "MPI_Issend");
 }
 
 int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
   SLUICE_MPI_CALL;
-  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::ready,
-                      "MPI_Irsend");
+  return p2p::isend(buf, count, datatype, dest, tag, comm, request, SendMode::ready, "MPI_Irsend");
 }
 
 int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
   SLUICE_MPI_CALL;
-  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::buffered,
-                      "MPI_Ibsend");
-}
-
-int PMPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::standard,
-                      "MPI_Isend_c");
-}
-
-int PMPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::sync,
-                      "MPI_Issend_c");
-}
-
-int PMPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::ready,
-                      "MPI_Irsend_c");
-}
-
-int PMPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return isend_common(buf, count, datatype, dest, tag, comm, request, SendMode::buffered,
-                      "MPI_Ibsend_c");
+  return p2p::isend(buf, count, datatype, dest, tag, comm, request, SendMode::buffered,
+                    "MPI_Ibsend");
 }
 
 [[gnu::always_inline]] static inline int irecv_common(void* buf, MPI_Count count,
@@ -874,12 +809,6 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
                MPI_Request* request) {
   SLUICE_MPI_CALL;
   return irecv_common(buf, count, datatype, source, tag, comm, request, "MPI_Irecv");
-}
-
-int PMPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                 MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return irecv_common(buf, count, datatype, source, tag, comm, request, "MPI_Irecv_c");
 }
 
 static int sendrecv_common(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -905,14 +834,6 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
   SLUICE_MPI_CALL;
   return sendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                          source, recvtag, comm, status, "MPI_Sendrecv");
-}
-
-int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  SLUICE_MPI_CALL;
-  return sendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                         source, recvtag, comm, status, "MPI_Sendrecv_c");
 }
 
 static int sendrecv_replace_common(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
@@ -944,14 +865,6 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   SLUICE_MPI_CALL;
   return sendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
                                  "MPI_Sendrecv_replace");
-}
-
-int PMPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                            int sendtag, int source, int recvtag, MPI_Comm comm,
-                            MPI_Status* status) {
-  SLUICE_MPI_CALL;
-  return sendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
-                                 "MPI_Sendrecv_replace_c");
 }
 
 }  // extern "C"
@@ -1028,14 +941,6 @@ int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, in
                           source, recvtag, comm, request, "MPI_Isendrecv");
 }
 
-int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                     int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                     int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return isendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                          source, recvtag, comm, request, "MPI_Isendrecv_c");
-}
-
 static int isendrecv_replace_common(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                                     int sendtag, int source, int recvtag, MPI_Comm comm,
                                     MPI_Request* request, const char* fn) {
@@ -1062,14 +967,6 @@ int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest
   SLUICE_MPI_CALL;
   return isendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                   request, "MPI_Isendrecv_replace");
-}
-
-int PMPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                             int sendtag, int source, int recvtag, MPI_Comm comm,
-                             MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return isendrecv_replace_common(buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                  request, "MPI_Isendrecv_replace_c");
 }
 
 // ---- probes --------------------------------------------------------------------------------
@@ -1166,20 +1063,6 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
                 MPI_Request* request) {
   SLUICE_MPI_CALL;
   return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv");
-}
-
-int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
-                 MPI_Status* status) {
-  SLUICE_MPI_CALL;
-  MPI_Request r;
-  if (int rc = mrecv_start(buf, count, datatype, message, &r, "MPI_Mrecv_c")) return rc;
-  return wait_one(&r, status, "MPI_Mrecv_c");
-}
-
-int PMPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
-                  MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv_c");
 }
 
 // ---- completion ------------------------------------------------------------------------------
@@ -1486,13 +1369,6 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) 
   return MPI_SUCCESS;
 }
 
-int PMPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
-  SLUICE_MPI_CALL;
-  if (int rc = check_status_args(status, count, datatype, "MPI_Get_count_c")) return rc;
-  *count = status_count(status, datatype);
-  return MPI_SUCCESS;
-}
-
 static int get_elements(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count,
                         const char* function) {
   if (int rc = check_status_args(status, count, datatype, function)) return rc;
@@ -1504,11 +1380,6 @@ static int get_elements(const MPI_Status* status, MPI_Datatype datatype, MPI_Cou
 int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   SLUICE_MPI_CALL;
   return get_elements(status, datatype, count, "MPI_Get_elements_x");
-}
-
-int PMPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
-  SLUICE_MPI_CALL;
-  return get_elements(status, datatype, count, "MPI_Get_elements_c");
 }
 
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
@@ -1595,41 +1466,6 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int 
                          sluice_request_s::Kind::recv, SendMode::standard, "MPI_Recv_init");
 }
 
-int PMPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                     MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return persistent_init(buf, count, datatype, dest, tag, comm, request,
-                         sluice_request_s::Kind::send, SendMode::standard, "MPI_Send_init_c");
-}
-
-int PMPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return persistent_init(buf, count, datatype, dest, tag, comm, request,
-                         sluice_request_s::Kind::send, SendMode::sync, "MPI_Ssend_init_c");
-}
-
-int PMPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return persistent_init(buf, count, datatype, dest, tag, comm, request,
-                         sluice_request_s::Kind::send, SendMode::buffered, "MPI_Bsend_init_c");
-}
-
-int PMPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return persistent_init(buf, count, datatype, dest, tag, comm, request,
-                         sluice_request_s::Kind::send, SendMode::ready, "MPI_Rsend_init_c");
-}
-
-int PMPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                     MPI_Comm comm, MPI_Request* request) {
-  SLUICE_MPI_CALL;
-  return persistent_init(buf, count, datatype, source, tag, comm, request,
-                         sluice_request_s::Kind::recv, SendMode::standard, "MPI_Recv_init_c");
-}
-
 int PMPI_Start(MPI_Request* request) {
   SLUICE_MPI_CALL;
   if (!request) return raise(nullptr, MPI_ERR_ARG, "MPI_Start", "request is NULL");
@@ -1657,6 +1493,96 @@ int PMPI_Startall(int count, MPI_Request reqs[]) {
 }
 
 }  // extern "C"
+
+// ---- the MPI_Count implementations (p2p.hpp) --------------------------------------------------
+// One out-of-line copy of each operation for the large-count entry points (p2p_large.cpp).
+
+namespace sluice::mpi {
+
+int p2p::recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Status* status, const char* function) {
+  return recv_common(buf, count, type, source, tag, comm, status, function);
+}
+
+int p2p::isend(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm, MPI_Request* request, SendMode mode, const char* function) {
+  return isend_common(buf, count, type, dest, tag, comm, request, mode, function);
+}
+
+int p2p::irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Request* request, const char* function) {
+  return irecv_common(buf, count, type, source, tag, comm, request, function);
+}
+
+int p2p::sendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                  int source, int recvtag, MPI_Comm comm, MPI_Status* status,
+                  const char* function) {
+  return sendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status, function);
+}
+
+int p2p::sendrecv_replace(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status,
+                          const char* function) {
+  return sendrecv_replace_common(buf, count, type, dest, sendtag, source, recvtag, comm, status,
+                                 function);
+}
+
+int p2p::isendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int source, int recvtag, MPI_Comm comm, MPI_Request* request,
+                   const char* function) {
+  return isendrecv_common(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                          source, recvtag, comm, request, function);
+}
+
+int p2p::isendrecv_replace(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request* request,
+                           const char* function) {
+  return isendrecv_replace_common(buf, count, type, dest, sendtag, source, recvtag, comm, request,
+                                  function);
+}
+
+int p2p::mrecv(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+               MPI_Status* status, const char* function) {
+  MPI_Request r;
+  if (int rc = mrecv_start(buf, count, type, message, &r, function)) return rc;
+  return wait_one(&r, status, function);
+}
+
+int p2p::imrecv(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+                MPI_Request* request, const char* function) {
+  return mrecv_start(buf, count, type, message, request, function);
+}
+
+int p2p::buffer_attach(void* buffer, MPI_Count size, const char* function) {
+  return ::buffer_attach(buffer, size, function);
+}
+
+int p2p::buffer_detach(void* buffer_addr, MPI_Count* size, const char* function) {
+  return ::buffer_detach(buffer_addr, size, function);
+}
+
+int p2p::persistent_init(const void* buf, MPI_Count count, MPI_Datatype type, int peer, int tag,
+                         MPI_Comm comm, MPI_Request* request, sluice_request_s::Kind kind,
+                         SendMode mode, const char* function) {
+  return ::persistent_init(buf, count, type, peer, tag, comm, request, kind, mode, function);
+}
+
+int p2p::get_count(const MPI_Status* status, MPI_Datatype type, MPI_Count* count,
+                   const char* function) {
+  if (int rc = check_status_args(status, count, type, function)) return rc;
+  *count = status_count(status, type);
+  return MPI_SUCCESS;
+}
+
+int p2p::get_elements(const MPI_Status* status, MPI_Datatype type, MPI_Count* count,
+                      const char* function) {
+  return ::get_elements(status, type, count, function);
+}
+
+}  // namespace sluice::mpi
 
 // The MPI_ names: weak, so a profiling library defining them comes first (MPI-3.1
 // §14.2); it reaches these definitions as PMPI_.
@@ -1696,9 +1622,7 @@ int PMPI_Startall(int count, MPI_Request reqs[]) {
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 #pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
 #pragma weak MPI_Get_count = PMPI_Get_count
-#pragma weak MPI_Get_count_c = PMPI_Get_count_c
 #pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
-#pragma weak MPI_Get_elements_c = PMPI_Get_elements_c
 #pragma weak MPI_Get_elements = PMPI_Get_elements
 #pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
 #pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
@@ -1709,26 +1633,3 @@ int PMPI_Startall(int count, MPI_Request reqs[]) {
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 #pragma weak MPI_Start = PMPI_Start
 #pragma weak MPI_Startall = PMPI_Startall
-#pragma weak MPI_Send_c = PMPI_Send_c
-#pragma weak MPI_Ssend_c = PMPI_Ssend_c
-#pragma weak MPI_Rsend_c = PMPI_Rsend_c
-#pragma weak MPI_Bsend_c = PMPI_Bsend_c
-#pragma weak MPI_Buffer_attach_c = PMPI_Buffer_attach_c
-#pragma weak MPI_Buffer_detach_c = PMPI_Buffer_detach_c
-#pragma weak MPI_Recv_c = PMPI_Recv_c
-#pragma weak MPI_Isend_c = PMPI_Isend_c
-#pragma weak MPI_Issend_c = PMPI_Issend_c
-#pragma weak MPI_Irsend_c = PMPI_Irsend_c
-#pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
-#pragma weak MPI_Irecv_c = PMPI_Irecv_c
-#pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
-#pragma weak MPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c
-#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
-#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
-#pragma weak MPI_Mrecv_c = PMPI_Mrecv_c
-#pragma weak MPI_Imrecv_c = PMPI_Imrecv_c
-#pragma weak MPI_Send_init_c = PMPI_Send_init_c
-#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
-#pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
-#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
-#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c

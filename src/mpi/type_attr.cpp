@@ -16,7 +16,8 @@ struct TypeKeyval {
   MPI_Type_copy_attr_function* copy;
   MPI_Type_delete_attr_function* del;
   void* extra;
-  int refs;  // the user's handle (until freed) + every attribute set with it
+  int refs;            // the user's handle (until freed) + every attribute set with it
+  bool freed = false;  // the user's handle is gone (freed once)
 };
 std::map<int, TypeKeyval> g_type_keyvals;
 int g_next_type_keyval = 0x10000;
@@ -92,16 +93,23 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* copy_fn,
   SLUICE_MPI_CALL;
   if (!keyval) return raise(nullptr, MPI_ERR_ARG, "MPI_Type_create_keyval", "keyval is NULL");
   const int key = g_next_type_keyval++;
-  g_type_keyvals[key] = TypeKeyval{copy_fn, delete_fn, extra, 1};
+  g_type_keyvals[key] = TypeKeyval{copy_fn, delete_fn, extra, 1, false};
   *keyval = key;
   return MPI_SUCCESS;
 }
 
 int PMPI_Type_free_keyval(int* keyval) {
   SLUICE_MPI_CALL;
-  if (!keyval || !g_type_keyvals.count(*keyval))
+  auto it = keyval ? g_type_keyvals.find(*keyval) : g_type_keyvals.end();
+  if (it == g_type_keyvals.end())
     return raise(nullptr, MPI_ERR_KEYVAL, "MPI_Type_free_keyval", "invalid datatype keyval");
-  keyval_release(*keyval);  // attributes still set keep it alive
+  // Freeing it again (through a copy of the handle, or from a delete callback) while
+  // attributes keep it alive is erroneous but harmless: MPICH and Open MPI ignore it, and
+  // programs rely on that. Only the first free drops the handle's reference.
+  if (!it->second.freed) {
+    it->second.freed = true;
+    keyval_release(*keyval);  // attributes still set keep it alive
+  }
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }

@@ -179,6 +179,16 @@ NOT_FORTRAN = {
     "MPI_Comm_idup_with_info": "completes later into the C handle (as MPI_Comm_idup)",
     "MPI_Keyval_create": "MPI-1 Fortran copy/delete callbacks (INTEGER values) not bound yet",
     "MPI_Attr_put": "needs the MPI-1 Fortran keyval callbacks (MPI_Keyval_create)",
+    "MPI_Address": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Type_hvector": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Type_hindexed": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Type_struct": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Type_extent": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Type_lb": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Type_ub": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Errhandler_create": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Errhandler_set": "an MPI-1 function MPI-3.0 removed: C only",
+    "MPI_Errhandler_get": "an MPI-1 function MPI-3.0 removed: C only",
 }
 
 

@@ -1,11 +1,13 @@
 // Multi-process tests of the collective schedules (src/coll), run under sluicerun with
 // 1..8 ranks:   coll_test [case...]   (barrier | bcast | reduce | allreduce | gather |
-//                scatter | allgather | alltoall | reduce_scatter | scan | overlap | groups | all)
+//                scatter | allgather | alltoall | reduce_scatter | scan | overlap | groups |
+//                tuning | all)
 // Every result is checked against values computed locally, including a non-commutative
 // operator (2x2 matrix product) that must come out in rank order. Exits non-zero on the
 // first mismatch, naming it.
 #include <chrono>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +33,7 @@ using ::sluice::test::g_rank;
 constexpr uint32_t kWorldCtx = 0x7000'0000;
 constexpr uint32_t kRotatedCtx = 0x7000'0001;
 constexpr uint32_t kHalfCtx = 0x7000'0002;
+constexpr uint32_t kTunedCtx = 0x7000'0100;  // + the index of the forced setting
 
 std::set<std::string> g_algorithms;  // every algorithm that ran, reported at the end
 std::map<std::string, std::uint64_t> g_algorithm_runs;  // by statistics counter name
@@ -622,6 +625,45 @@ void test_reuse(coll::Group& g) {
   }
 }
 
+// Every algorithm of bcast, allreduce and alltoall at this group size, whatever the default
+// thresholds pick here: each forced setting of coll::tuning() runs the cases on a fresh
+// group (no kept schedule from another setting), then the defaults come back.
+void test_tuning(coll::Group& g) {
+  const coll::Tuning defaults = coll::tuning();
+  std::vector<coll::Tuning> forced;
+  coll::Tuning t = defaults;  // linear bcast, all-at-once and direct allreduce at any size
+  t.bcast_linear_max_procs = 1 << 30;
+  t.allreduce_direct_max_procs = 1 << 30;
+  forced.push_back(t);
+  t.allreduce_all_at_once_max = SIZE_MAX;  // all at once at every size
+  forced.push_back(t);
+  t = defaults;  // the tree / recursive algorithms at any size, pairwise alltoall
+  t.bcast_linear_max_procs = 0;
+  t.allreduce_direct_max_procs = 0;
+  t.alltoall_medium = 0;
+  t.alltoall_at_once_total = 0;
+  forced.push_back(t);
+  t = defaults;  // Bruck alltoall at every size
+  t.alltoall_short = SIZE_MAX;
+  t.alltoall_bruck_min_procs = 1;
+  forced.push_back(t);
+  for (std::size_t i = 0; i < forced.size(); ++i) {
+    coll::tuning() = forced[i];
+    coll::Group fresh = g;  // copies start without a kept schedule
+    fresh.ctx = kTunedCtx + static_cast<uint32_t>(i);
+    fresh.seq = 0;
+    if (i == 1) {
+      test_allreduce(fresh);
+    } else {
+      test_bcast(fresh);
+      test_allreduce(fresh);
+      test_alltoall(fresh);
+    }
+    run(coll::ibarrier(fresh), "barrier");
+  }
+  coll::tuning() = defaults;
+}
+
 // Groups other than the identity: a rotated world (non-commutative order follows the
 // group's ranks, not the world's) and the even world ranks only.
 void run_cases(coll::Group& g, const std::vector<std::string>& cases);
@@ -660,7 +702,8 @@ void run_cases(coll::Group& g, const std::vector<std::string>& cases) {
       {"scan", test_scan},
       {"overlap", test_overlap},
       {"reuse", test_reuse},
-      {"groups", test_groups}};
+      {"groups", test_groups},
+      {"tuning", test_tuning}};
   for (const std::string& c : cases) {
     bool found = false;
     for (auto& [name, fn] : table)
@@ -704,6 +747,10 @@ int main(int argc, char** argv) {
   if (world.rank == 0 && cases == std::vector<std::string>{"all"} &&
       (world.size == 3 || world.size == 8)) {
     std::vector<const char*> want = {"bcast.binomial",
+                                     "bcast.linear",
+                                     "allreduce.all_at_once",
+                                     "allreduce.direct",
+                                     "alltoall.pairwise",
                                      "allgather.recursive_doubling",
                                      "allgather.ring",
                                      "allgatherv.all_at_once",
@@ -720,7 +767,8 @@ int main(int argc, char** argv) {
                                      "reduce_scatter.recursive_halving",
                                      "reduce_scatter.ordered_reduce_scatterv",
                                      "alltoall.all_at_once"};
-    if (world.size == 3) want.push_back("allgather.bruck");
+    if (world.size == 3)
+      for (const char* c : {"allgather.bruck", "alltoall.bruck"}) want.push_back(c);
     if (world.size == 8)
       for (const char* c : {"bcast.scatter_ring", "alltoall.bruck", "alltoallv.pairwise"})
         want.push_back(c);

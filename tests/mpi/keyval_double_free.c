@@ -1,0 +1,57 @@
+/* Freeing a keyval again through a copy of its handle, or from its own delete callback, while
+ * an attribute keeps it alive: erroneous by the standard, ignored by MPICH and Open MPI, and
+ * so by Sluice (programs and MPICH's test suite rely on it). The attribute still works and its
+ * delete callback still runs, once per attribute. Communicator and datatype keyvals. */
+/* SLUICE_TEST_RANKS: 1 2 */
+#include <mpi.h>
+
+#include "check.h"
+
+static int comm_deletes = 0, type_deletes = 0;
+
+static int comm_delete(MPI_Comm comm, int keyval, void* value, void* extra) {
+  (void)comm, (void)value, (void)extra;
+  ++comm_deletes;
+  MPI_Comm_free_keyval(&keyval); /* frees it (again) from inside the callback */
+  return MPI_SUCCESS;
+}
+
+static int type_delete(MPI_Datatype type, int keyval, void* value, void* extra) {
+  (void)type, (void)keyval, (void)value, (void)extra;
+  ++type_deletes;
+  return MPI_SUCCESS;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+  MPI_Comm dup1, dup2;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup1);
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup2);
+  int key = MPI_KEYVAL_INVALID, copy;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &key, NULL);
+  copy = key;
+  static int v1 = 1, v2 = 2;
+  MPI_Comm_set_attr(dup1, key, &v1);
+  MPI_Comm_set_attr(dup2, key, &v2);
+  CHECK(MPI_Comm_free(&dup1) == MPI_SUCCESS && comm_deletes == 1, "deletes %d", comm_deletes);
+  CHECK(MPI_Comm_free_keyval(&key) == MPI_SUCCESS && key == MPI_KEYVAL_INVALID, "%s",
+        "second free");
+  CHECK(MPI_Comm_free_keyval(&copy) == MPI_SUCCESS, "%s", "third free, through the copy");
+  CHECK(MPI_Comm_free(&dup2) == MPI_SUCCESS && comm_deletes == 2, "deletes %d", comm_deletes);
+
+  MPI_Datatype t;
+  MPI_Type_contiguous(2, MPI_INT, &t);
+  int tkey, tcopy;
+  MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, type_delete, &tkey, NULL);
+  tcopy = tkey;
+  MPI_Type_set_attr(t, tkey, &v1);
+  CHECK(MPI_Type_free_keyval(&tkey) == MPI_SUCCESS, "%s", "type keyval free");
+  CHECK(MPI_Type_free_keyval(&tcopy) == MPI_SUCCESS, "%s", "type keyval free through the copy");
+  MPI_Type_free(&t);
+  CHECK(type_deletes == 1, "type deletes %d", type_deletes);
+
+  MPI_Finalize();
+  return check_exit("keyval_double_free");
+}
