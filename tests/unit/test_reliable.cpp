@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -741,12 +742,15 @@ struct LentRun {
   std::uint64_t clock = 1'000'000;
   std::unique_ptr<ReliableChannel> ch[2];
 };
+// `trusts[r]`: rank r's trust_intact_routes (SLUICE_REL_TRUST_LOOPBACK).
 void lend_over_routes(bool sender_intact, bool receiver_intact, const FaultConfig& f,
-                      std::uint32_t count, LentRun& run) {
+                      std::uint32_t count, LentRun& run,
+                      std::array<bool, 2> trusts = {true, true}) {
   LoopbackWire wire(2);
   for (int r = 0; r < 2; ++r) {
     ReliableConfig c = test_config();
     c.clock = [&run] { return run.clock; };
+    c.trust_intact_routes = trusts[static_cast<std::size_t>(r)];
     FaultConfig fc = f;
     fc.seed = f.seed * 2 + static_cast<std::uint64_t>(r);
     auto route = std::make_unique<IntactRoute>(std::make_unique<FaultDriver>(wire.endpoint(r), fc),
@@ -811,6 +815,22 @@ TEST(Reliable, UncheckedPayloadsToAReceiverThatDoesNotTrustItsRouteAreResentWith
   EXPECT_GT(counter(*ch[1], "rel.unchecked_refused"), 0u);
   const ReliableStats& st = ch[0]->stats();
   EXPECT_GT(st.retransmit_fast + st.retransmit_timeout + st.tail_probes, 0u);
+}
+
+TEST(Reliable, ASenderThatDistrustsIntactRoutesKeepsThePayloadCrc) {
+  LentRun run;
+  lend_over_routes(true, true, FaultConfig{}, 200, run, {false, true});
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(counter(*run.ch[0], "rel.payload_unchecked"), 0u);
+  EXPECT_EQ(counter(*run.ch[1], "rel.unchecked_refused"), 0u);
+}
+
+TEST(Reliable, AReceiverThatDistrustsIntactRoutesRefusesUncheckedPayloadsAndGetsThemResent) {
+  LentRun run;
+  lend_over_routes(true, true, FaultConfig{}, 200, run, {true, false});
+  if (HasFatalFailure()) return;
+  EXPECT_GT(counter(*run.ch[0], "rel.payload_unchecked"), 0u);
+  EXPECT_GT(counter(*run.ch[1], "rel.unchecked_refused"), 0u);
 }
 
 TEST(Reliable, ThreeRanksAllToAllUnderFaults) {

@@ -64,6 +64,10 @@ struct ReliableConfig {
   // send_batch() (datagram sockets: one GSO sendmsg) when the run is long enough, a smaller packet
   // or another peer's comes, or at the next poll / timer query; false: one send() each.
   bool cork = true;
+  // Copied payloads to a peer whose every rail is intact (Driver::intact: a datagram driver to a
+  // loopback address) go without their CRC32C, and such packets are accepted; false: every payload
+  // carries its CRC and packets without one are refused (resent with it).
+  bool trust_intact_routes = true;
   // Monotonic nanoseconds; empty means std::chrono::steady_clock. Tests pass a fake clock.
   std::function<std::uint64_t()> clock;
   // Called once per peer when it is declared dead (from inside poll or send).
