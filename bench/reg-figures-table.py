@@ -145,4 +145,8 @@ for emu in ("off", "68,200"):
         with open(path) as f:
             text = f.read()
         print(f"**100 Gb/s NIC predicted, registration {'as measured by sluice-tune' if emu == 'off' else 'emulated 68,200 (EMULATED)'}**\n")
-        print(text.replace("\n## nic\n", ""))
+        # sluice-tune's "# ..." header lines as a note, its table as is
+        notes = [l[2:] for l in text.splitlines() if l.startswith("# ")]
+        rows = [l for l in text.splitlines() if l.startswith("|")]
+        print("\n".join(rows) + "\n")
+        print("(" + "; ".join(notes) + ")\n")

@@ -114,14 +114,14 @@ Prediction CostModel::staged(const DriverCost& d, std::size_t L, std::size_t fir
   // moment the rendezvous request leaves; sends start when its answer is back (2 λ). A buffer
   // is reused once its chunk has left and been acknowledged (about λ later): N-buffering.
   //
-  // B_net is the zero-copy path's at the staging buffers' data set (N x max_chunk), not at L:
-  // every chunk leaves from a staging buffer that stays in cache and fits the socket buffer,
-  // where a reused L-byte registration of 4 MiB and more is sent from memory past the caches
-  // and beyond tcp_wmem (on loopback its points fall 3-10x there; taking them for the
-  // staged protocols predicted them 2-5x too slow from 4 MiB on).
+  // B_net is the zero-copy path's at L, not at the staging buffers' data set: on loopback a
+  // message of 4 MiB and more is slower per byte (beyond tcp_wmem, past L2) for the staged
+  // protocols as for a reused registration, since the receiver's L-byte buffer and the
+  // socket buffer are the same for both (frozen run: staged / cache 0.8-1.3 at 8-16 MiB; the
+  // staging data set's bandwidth predicted them 2-3x too fast).
   const double bc = copy_MBps(L);
   const unsigned n_buf = std::max(1u, staging_buffers);
-  const double bn = d.zc_MBps_at(std::min(L, n_buf * std::max<std::size_t>(d.max_chunk, 1)));
+  const double bn = d.zc_MBps_at(L);
   std::vector<double> free_at(n_buf, 0.0);
   double copy_end = 0;
   double send_end = 2 * d.lambda_us;

@@ -144,10 +144,10 @@ TEST(CostModel, ChoosesParametersAndThresholds) {
   EXPECT_EQ(slow.drivers[0].staged_min, SIZE_MAX);
 }
 
-TEST(CostModel, StagedChunksTakeTheStagingDataSetsBandwidth) {
-  // The zero-copy path's points fall 10x from 4 MiB on (memory past the caches, a message
-  // beyond the socket buffer); a staged chunk leaves from a staging buffer (3 x 512 KiB here),
-  // so the staged protocols keep the bandwidth the points give at that data set.
+TEST(CostModel, StagedProtocolsFollowTheZeroCopyPathsCliffAtL) {
+  // The zero-copy path's points fall 10x from 2 to 16 MiB (loopback past tcp_wmem and L2):
+  // the staged protocols fall with them (measured: staged / cache 0.8-1.3 at 8-16 MiB), they
+  // are not given the staging buffers' small-message bandwidth.
   CostModel m = flat_copy_model(8000);
   m.staging_buffers = 3;
   DriverCost& d = m.drivers[0];
@@ -157,14 +157,10 @@ TEST(CostModel, StagedChunksTakeTheStagingDataSetsBandwidth) {
                  {2 << 20, 3 * d.lambda_us + (2 << 20) / 2000.0},
                  {16 << 20, 3 * d.lambda_us + (16 << 20) / 200.0}};
   const std::size_t L = 16 << 20;
-  EXPECT_NEAR(d.zc_MBps_at(L), 200, 1);                  // the reused registration's cliff
-  EXPECT_NEAR(d.zc_MBps_at(3 * (512 << 10)), 2000, 20);  // log-log between points
+  const double cached = m.predict(CostProtocol::cached, d, L).us;
   const double staged = m.predict(CostProtocol::pipeline, d, L).us;
-  // 32 chunks of 512 KiB at 2000 MB/s (and their gaps), not 16 MiB at 200 MB/s.
-  EXPECT_LT(staged, 1.2 * (L / 2000.0 + 32 * d.gap_us + L / 8000.0 + 4 * d.lambda_us));
-  EXPECT_LT(staged, 0.2 * m.predict(CostProtocol::cached, d, L).us);
-  // Below the staging data set nothing changes: the message is its own data set.
-  EXPECT_NEAR(d.zc_MBps_at(1 << 20), 2000, 1);
+  EXPECT_GT(staged, 0.95 * cached);
+  EXPECT_LT(staged, 1.3 * cached);
 }
 
 TEST(CostModel, FittedSerialCopyShareIsAShareOfOneCopy) {
