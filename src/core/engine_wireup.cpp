@@ -229,6 +229,7 @@ std::unique_ptr<drivers::Driver> Engine::make_reliable(
       1000000, static_cast<uint64_t>(config_.get_seconds("REL_PEER_TIMEOUT") * 1e9));
   rc.on_peer_dead = [this](int peer) { dead_pending_.push_back(peer); };
   rc.cork = ep.coalesces_runs();
+  rc.trust_intact_routes = config_.get_bool("REL_TRUST_LOOPBACK");
   try {
     auto rel = std::make_unique<proto::reliable::ReliableChannel>(std::move(rails), std::move(rc));
     rel_ = rel.get();
