@@ -17,7 +17,7 @@
  * touched before the measurement (first-touch and registration costs included).
  * --win allocate|create: MPI_Win_allocate (default) or MPI_Win_create over malloc'd memory.
  * --per-size: also, for every size, put-lat and get-lat (one MPI_Put / MPI_Get + flush per
- * iteration, us) and put-bw (as get-bw with MPI_Put).
+ * iteration, us) and put-bw (as get-bw with MPI_Put), at most 2000 windows per size.
  * Output: a table, or with --json one object per line:
  *   {"impl":..., "test":"get-bw", "size":1048576, "win":"allocate", "fresh":false,
  *    "value":..., "unit":"MB/s"}
@@ -269,6 +269,7 @@ int main(int argc, char** argv) {
     size_t per = size * WINDOW;
     int iters = (int)((256u << 20) / per);
     if (iters < 5) iters = 5;
+    if (per_size && iters > 2000) iters = 2000; /* small sizes: ~128 K ops, not millions */
     get_bw(&w, origin, size, iters);
     if (per_size) {
       put_bw(&w, origin, size, iters);
