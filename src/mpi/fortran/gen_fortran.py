@@ -114,6 +114,11 @@ MANUAL = {
         external :: comm_errhandler_fn
         integer :: errhandler, ierror
       end subroutine""",
+    "MPI_Win_create_errhandler": """
+      subroutine MPI_WIN_CREATE_ERRHANDLER(win_errhandler_fn, errhandler, ierror)
+        external :: win_errhandler_fn
+        integer :: errhandler, ierror
+      end subroutine""",
     "MPI_Comm_get_attr": """
       subroutine MPI_COMM_GET_ATTR(comm, comm_keyval, attribute_val, flag, ierror)
         import :: MPI_ADDRESS_KIND

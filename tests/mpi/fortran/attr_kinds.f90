@@ -5,13 +5,22 @@
 ! MPI_WIN_CREATE_KEYVAL/SET_ATTR/GET_ATTR, the predefined window attributes as values, and
 ! MPI_WIN_FREE calling the delete procedure; MPI_KEYVAL_CREATE/ATTR_PUT/ATTR_GET with
 ! INTEGER values and MPI_DUP_FN/MPI_NULL_COPY_FN/MPI_NULL_DELETE_FN;
-! MPI_PACK_EXTERNAL(_SIZE)/MPI_UNPACK_EXTERNAL with the bytes checked; MPI_INFO_CREATE_ENV.
+! MPI_PACK_EXTERNAL(_SIZE)/MPI_UNPACK_EXTERNAL with the bytes checked; MPI_INFO_CREATE_ENV;
+! MPI_WIN_CREATE_ERRHANDLER with a Fortran procedure, called by MPI_WIN_CALL_ERRHANDLER.
 ! SLUICE_TEST_RANKS: 1 2 3
 module kinds_callbacks
   implicit none
   integer :: copies = 0, deletes = 0, deletes1 = 0
   integer(kind=8) :: last_deleted = -1
+  integer :: errh_calls = 0, errh_win = -1, errh_code = -1
 contains
+  subroutine win_errh(win, code)
+    integer :: win, code
+    errh_calls = errh_calls + 1
+    errh_win = win
+    errh_code = code
+  end subroutine win_errh
+
   subroutine plus_one(old, keyval, extra_state, val_in, val_out, flag, ierror)
     integer :: old, keyval, ierror
     integer(kind=8) :: extra_state, val_in, val_out
@@ -45,7 +54,7 @@ program attr_kinds
   use mpi
   use kinds_callbacks
   implicit none
-  integer :: ierr, rank, key, key2, t1, t2, win, c1, k1, k2, k3, ival, info
+  integer :: ierr, rank, key, key2, t1, t2, win, c1, k1, k2, k3, ival, info, errh
   integer(kind=MPI_ADDRESS_KIND) :: val, extra, size, position
   integer :: mem(4), ints(2), back(2)
   integer(kind=1) :: bytes(8)
@@ -110,6 +119,13 @@ program attr_kinds
   val = 0
   call MPI_Win_get_attr(win, key, val, flag, ierr)
   call check(flag .and. val == 2_MPI_ADDRESS_KIND**41 + rank, 'MPI_Win_get_attr after set')
+  call MPI_Win_create_errhandler(win_errh, errh, ierr)
+  call check(ierr == MPI_SUCCESS, 'MPI_Win_create_errhandler')
+  call MPI_Win_set_errhandler(win, errh, ierr)
+  call MPI_Win_call_errhandler(win, MPI_ERR_OTHER, ierr)
+  call check(errh_calls == 1 .and. errh_win == win .and. errh_code == MPI_ERR_OTHER, &
+             'Fortran window error handler called with the window and the code')
+  call MPI_Errhandler_free(errh, ierr)
   call MPI_Win_free(win, ierr)
   call check(deletes == 1 .and. last_deleted == 2_MPI_ADDRESS_KIND**41 + rank, &
              'window delete procedure on MPI_Win_free')
