@@ -155,6 +155,43 @@ int keyval1_delete(MPI_Comm comm, int keyval, void* value, void* extra_state) {
   return ierror;
 }
 
+// ---- generalized requests with Fortran callbacks ------------------------------------------
+// The callbacks get the address of the EXTRA_STATE variable given to MPI_GREQUEST_START (as
+// MPICH's binding does: a callback that changes it changes the program's variable).
+using FortranGreqQueryFn = void (*)(MPI_Aint* extra, MPI_Fint* status, MPI_Fint* ierror);
+using FortranGreqFreeFn = void (*)(MPI_Aint* extra, MPI_Fint* ierror);
+using FortranGreqCancelFn = void (*)(MPI_Aint* extra, MPI_Fint* complete, MPI_Fint* ierror);
+struct FortranGrequest {
+  FortranGreqQueryFn query;
+  FortranGreqFreeFn free;
+  FortranGreqCancelFn cancel;
+  MPI_Aint* extra;
+};
+static_assert(sizeof(MPI_Status) == 6 * sizeof(MPI_Fint), "INTEGER status(MPI_STATUS_SIZE)");
+
+int greq_query(void* state, MPI_Status* status) {
+  auto* g = static_cast<FortranGrequest*>(state);
+  MPI_Status ignored{};
+  MPI_Fint ierror = MPI_SUCCESS;
+  g->query(g->extra, reinterpret_cast<MPI_Fint*>(status ? status : &ignored), &ierror);
+  return ierror;
+}
+
+int greq_free(void* state) {
+  auto* g = static_cast<FortranGrequest*>(state);
+  MPI_Fint ierror = MPI_SUCCESS;
+  g->free(g->extra, &ierror);
+  delete g;
+  return ierror;
+}
+
+int greq_cancel(void* state, int complete) {
+  auto* g = static_cast<FortranGrequest*>(state);
+  MPI_Fint fcomplete = complete, ierror = MPI_SUCCESS;
+  g->cancel(g->extra, &fcomplete, &ierror);
+  return ierror;
+}
+
 // The value of an attribute for Fortran: the predefined ones (MPI_TAG_UB ...
 // MPI_LASTUSEDCODE) are ints the C side points to; user attributes are the value itself.
 MPI_Aint attribute_value(int keyval, void* c) {
@@ -509,5 +546,23 @@ void pmpi_attr_put_(const MPI_Fint* comm, const MPI_Fint* keyval, const MPI_Fint
 }
 SLUICE_FORTRAN_ALIASES(void, attr_put, MPI_ATTR_PUT,
                        (const MPI_Fint*, const MPI_Fint*, const MPI_Fint*, MPI_Fint*))
+
+// ---- generalized requests --------------------------------------------------------------------
+
+void pmpi_grequest_start_(FortranGreqQueryFn query, FortranGreqFreeFn free_fn,
+                          FortranGreqCancelFn cancel, MPI_Aint* extra_state, MPI_Fint* request,
+                          MPI_Fint* ierror) {
+  auto* g = new FortranGrequest{query, free_fn, cancel, extra_state};
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  *ierror = MPI_Grequest_start(greq_query, greq_free, greq_cancel, g, &c_request);
+  if (*ierror != MPI_SUCCESS) {
+    delete g;
+    return;
+  }
+  *request = sluice_fortran_c2f_new(SLUICE_FH_REQUEST, c_request);
+}
+SLUICE_FORTRAN_ALIASES(void, grequest_start, MPI_GREQUEST_START,
+                       (FortranGreqQueryFn, FortranGreqFreeFn, FortranGreqCancelFn, MPI_Aint*,
+                        MPI_Fint*, MPI_Fint*))
 
 }  // extern "C"

@@ -119,6 +119,13 @@ MANUAL = {
         external :: win_errhandler_fn
         integer :: errhandler, ierror
       end subroutine""",
+    "MPI_Grequest_start": """
+      subroutine MPI_GREQUEST_START(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+        import :: MPI_ADDRESS_KIND
+        external :: query_fn, free_fn, cancel_fn
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        integer :: request, ierror
+      end subroutine""",
     "MPI_Comm_get_attr": """
       subroutine MPI_COMM_GET_ATTR(comm, comm_keyval, attribute_val, flag, ierror)
         import :: MPI_ADDRESS_KIND
