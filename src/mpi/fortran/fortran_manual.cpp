@@ -2,8 +2,11 @@
 // taking Fortran procedures (user reduction operations, error handlers), returning a value
 // (MPI_WTIME, MPI_AINT_ADD), with attribute values, or without their C form's arguments
 // (MPI_INIT). Each is pmpi_x_, with the weak aliases mpi_x_, mpi_x__, mpi_x and MPI_X.
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "fortran_glue.hpp"
@@ -564,5 +567,33 @@ void pmpi_grequest_start_(FortranGreqQueryFn query, FortranGreqFreeFn free_fn,
 SLUICE_FORTRAN_ALIASES(void, grequest_start, MPI_GREQUEST_START,
                        (FortranGreqQueryFn, FortranGreqFreeFn, FortranGreqCancelFn, MPI_Aint*,
                         MPI_Fint*, MPI_Fint*))
+
+// ---- info ---------------------------------------------------------------------------------
+
+// MPI_INFO_GET_STRING(INFO, KEY, BUFLEN, VALUE, FLAG, IERROR): in Fortran BUFLEN counts
+// characters without a terminator: at most BUFLEN of them are copied (blank-padded), none
+// when BUFLEN is 0 or the key is not set (VALUE is then left alone); BUFLEN returns the
+// value's length.
+void pmpi_info_get_string_(const MPI_Fint* info, const char* key, MPI_Fint* buflen, char* value,
+                           MPI_Fint* flag, MPI_Fint* ierror, size_t key_len, size_t value_len) {
+  auto c_info = static_cast<MPI_Info>(sluice_fortran_f2c(SLUICE_FH_INFO, *info));
+  const sluice::fortran::InString s_key(key, key_len);
+  int len = 0;
+  *ierror = MPI_Info_get_valuelen(c_info, s_key.c_str(), &len, flag);
+  if (*ierror != MPI_SUCCESS || !*flag) return;
+  if (*buflen > 0) {
+    std::string full(static_cast<size_t>(len) + 1, '\0');
+    int found = 0;
+    *ierror = MPI_Info_get(c_info, s_key.c_str(), len, full.data(), &found);
+    if (*ierror != MPI_SUCCESS) return;
+    const size_t n = std::min({static_cast<size_t>(*buflen), static_cast<size_t>(len), value_len});
+    std::memcpy(value, full.data(), n);
+    std::memset(value + n, ' ', value_len - n);
+  }
+  *buflen = len;
+}
+SLUICE_FORTRAN_ALIASES(void, info_get_string, MPI_INFO_GET_STRING,
+                       (const MPI_Fint*, const char*, MPI_Fint*, char*, MPI_Fint*, MPI_Fint*,
+                        size_t, size_t))
 
 }  // extern "C"

@@ -126,6 +126,12 @@ MANUAL = {
         integer(kind=MPI_ADDRESS_KIND) :: extra_state
         integer :: request, ierror
       end subroutine""",
+    "MPI_Info_get_string": """
+      subroutine MPI_INFO_GET_STRING(info, key, buflen, value, flag, ierror)
+        integer :: info, buflen, ierror
+        character(len=*) :: key, value
+        logical :: flag
+      end subroutine""",
     "MPI_Comm_get_attr": """
       subroutine MPI_COMM_GET_ATTR(comm, comm_keyval, attribute_val, flag, ierror)
         import :: MPI_ADDRESS_KIND
@@ -587,7 +593,10 @@ def classify(fname, p, params):
         else:
             a.pre.append("sluice::fortran::OutString s_%s(%s, %s_len);" % (n, n, n))
             a.call = "s_%s.data()" % n
-            a.post.append("s_%s.copy_out();" % n)
+            if "flag" in [q.name for q in params]:  # MPI_Info_get: VALUE unchanged if not set
+                a.post.append("if (rc == MPI_SUCCESS && *flag) s_%s.copy_out();" % n)
+            else:
+                a.post.append("s_%s.copy_out();" % n)
     else:
         return None, "argument type '%s' (%s)" % (p.text, n)
     return a, None

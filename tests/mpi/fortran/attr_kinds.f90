@@ -6,7 +6,9 @@
 ! MPI_WIN_FREE calling the delete procedure; MPI_KEYVAL_CREATE/ATTR_PUT/ATTR_GET with
 ! INTEGER values and MPI_DUP_FN/MPI_NULL_COPY_FN/MPI_NULL_DELETE_FN;
 ! MPI_PACK_EXTERNAL(_SIZE)/MPI_UNPACK_EXTERNAL with the bytes checked; MPI_INFO_CREATE_ENV;
-! MPI_WIN_CREATE_ERRHANDLER with a Fortran procedure, called by MPI_WIN_CALL_ERRHANDLER.
+! MPI_WIN_CREATE_ERRHANDLER with a Fortran procedure, called by MPI_WIN_CALL_ERRHANDLER;
+! MPI_INFO_GET_STRING's Fortran BUFLEN (characters, no terminator) and MPI_INFO_GET(_STRING)
+! leaving VALUE alone for a key that is not set.
 ! SLUICE_TEST_RANKS: 1 2 3
 module kinds_callbacks
   implicit none
@@ -58,6 +60,8 @@ program attr_kinds
   integer(kind=MPI_ADDRESS_KIND) :: val, extra, size, position
   integer :: mem(4), ints(2), back(2)
   integer(kind=1) :: bytes(8)
+  character(len=20) :: sval
+  integer :: buflen
   logical :: flag
 
   call MPI_Init(ierr)
@@ -175,6 +179,26 @@ program attr_kinds
   call check(ierr == MPI_SUCCESS .and. info /= MPI_INFO_NULL, 'MPI_Info_create_env')
   call MPI_Info_free(info, ierr)
   call check(info == MPI_INFO_NULL, 'MPI_Info_free of the environment info')
+
+  ! ---- MPI_INFO_GET_STRING, MPI_INFO_GET
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, 'file', '123456', ierr)
+  sval = 'canary'
+  buflen = 10
+  call MPI_Info_get_string(info, 'nokey', buflen, sval, flag, ierr)
+  call check(.not. flag .and. sval == 'canary', 'MPI_Info_get_string of a key not set')
+  buflen = 0
+  call MPI_Info_get_string(info, 'file', buflen, sval, flag, ierr)
+  call check(flag .and. buflen == 6 .and. sval == 'canary', 'MPI_Info_get_string, BUFLEN 0')
+  buflen = 2
+  call MPI_Info_get_string(info, 'file', buflen, sval, flag, ierr)
+  call check(flag .and. buflen == 6 .and. sval == '12', 'MPI_Info_get_string, BUFLEN 2')
+  buflen = 20
+  call MPI_Info_get_string(info, 'file', buflen, sval, flag, ierr)
+  call check(flag .and. buflen == 6 .and. sval == '123456', 'MPI_Info_get_string, BUFLEN 20')
+  call MPI_Info_get(info, 'nokey', 20, sval, flag, ierr)
+  call check(.not. flag .and. sval == '123456', 'MPI_Info_get of a key not set')
+  call MPI_Info_free(info, ierr)
 
   call MPI_Finalize(ierr)
   if (rank == 0) print '(a)', 'attr_kinds: ok'
