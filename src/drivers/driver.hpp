@@ -62,6 +62,15 @@ struct DriverCaps {
   // behalf): rendezvous by get at every size from the get threshold; RNDV_GET_MAX, the size
   // where one CMA copy loses to the two-core pipeline, applies only when the user set it.
   bool get_any_size = false;
+  // The smallest rendezvous the driver wants moved by get, 0: the protocol's
+  // (SLUICE_RNDV_GET_THRESHOLD). A driver whose get is one local copy while its pipeline
+  // costs three (ofi over shm) asks for get from its eager limit up; the user's
+  // SLUICE_RNDV_GET_THRESHOLD still wins.
+  std::size_t get_threshold = 0;
+  // block() cannot sleep (no wait object: ofi over shm): a blocked rank naps instead, and a
+  // nap cannot be cut short by an arrival. The engine then spins up to SLUICE_BACKOFF_MAX
+  // before napping (unless SLUICE_SPIN_TIME is set or ranks outnumber CPUs).
+  bool naps = false;
 };
 
 enum class IoStatus {
