@@ -422,9 +422,9 @@ int main(int argc, char** argv) {
     free_window(f);
   }
 #ifdef MPIX_SLUICE_COUNTER
-  /* SLUICE_TEST_OFI_RMA=1 (the ofi tests over tcp;ofi_rxm and shm): the windows' puts and
+  /* TEST_OFI_RMA=1 (the ofi tests over tcp;ofi_rxm and shm): the windows' puts and
      gets were fi_write / fi_read into the target's registered memory. */
-  if (size > 1 && getenv("SLUICE_TEST_OFI_RMA")) {
+  if (size > 1 && getenv("TEST_OFI_RMA")) {
     unsigned long long writes = 0, reads = 0, exposed = 0;
     MPIX_Sluice_counter("ofi.rma_writes", &writes);
     MPIX_Sluice_counter("ofi.rma_reads", &reads);
