@@ -113,9 +113,15 @@ Prediction CostModel::staged(const DriverCost& d, std::size_t L, std::size_t fir
   // the message, not the chunk), then the send (g + C / B_net). Chunk 0 is copied from the
   // moment the rendezvous request leaves; sends start when its answer is back (2 λ). A buffer
   // is reused once its chunk has left and been acknowledged (about λ later): N-buffering.
+  //
+  // B_net is the zero-copy path's at L, not at the staging buffers' data set: on loopback a
+  // message of 4 MiB and more is slower per byte (beyond tcp_wmem, past L2) for the staged
+  // protocols as for a reused registration, since the receiver's L-byte buffer and the
+  // socket buffer are the same for both (frozen run: staged / cache 0.8-1.3 at 8-16 MiB; the
+  // staging data set's bandwidth predicted them 2-3x too fast).
   const double bc = copy_MBps(L);
-  const double bn = d.zc_MBps_at(L);
   const unsigned n_buf = std::max(1u, staging_buffers);
+  const double bn = d.zc_MBps_at(L);
   std::vector<double> free_at(n_buf, 0.0);
   double copy_end = 0;
   double send_end = 2 * d.lambda_us;
@@ -269,6 +275,57 @@ void CostModel::choose_parameters() {
       }
     }
   }
+}
+
+void fit_gap_and_serial(const CostModel& m, DriverCost& d, std::size_t pipe_len,
+                        const std::vector<std::pair<std::size_t, double>>& chunk_us) {
+  d.gap_us = 0;
+  d.copy_serial = 0;
+  std::vector<std::pair<double, double>> nr;  // (extra chunks, unexplained µs)
+  for (const auto& [chunk, us] : chunk_us) {
+    const Prediction p = m.staged(d, pipe_len, chunk, 1.0);
+    nr.emplace_back(static_cast<double>(p.chunks - CostModel::min_chunks(d, pipe_len)), us - p.us);
+  }
+  double sn = 0, sr = 0, snn = 0, srn = 0, k = 0;
+  for (const auto& [n, r] : nr) sn += n, sr += r, snn += n * n, srn += r * n, k += 1;
+  const double copy_us = static_cast<double>(pipe_len) / m.copy_MBps(pipe_len);
+  const double det = k * snn - sn * sn;
+  if (det > 0) {
+    d.gap_us = std::max(0.0, (k * srn - sn * sr) / det);
+    d.copy_serial = std::clamp((sr - d.gap_us * sn) / k / copy_us, 0.0, 1.0);
+    // g again with κ fixed: the slope through what the copy's share leaves.
+    if (snn > 0) {
+      double num = 0;
+      for (const auto& [n, r] : nr) num += (r - d.copy_serial * copy_us) * n;
+      d.gap_us = std::max(0.0, num / snn);
+    }
+  } else if (snn > 0) {
+    d.gap_us = std::max(0.0, srn / snn);
+  }
+}
+
+DriverCost nic_driver(const CostModel& m, std::string name, double lambda_us, double MBps,
+                      double gap_us) {
+  DriverCost d;
+  d.driver = std::move(name);
+  d.lambda_us = lambda_us;
+  d.zc_MBps = MBps;
+  d.zc_over_us = 0;
+  d.gap_us = gap_us;
+  d.copy_serial = 0;
+  d.recv_copy = true;
+  d.max_chunk = std::size_t{4} << 20;
+  std::vector<std::pair<double, double>> pts;
+  for (std::size_t L = 4096; L <= (std::size_t{256} << 20); L *= 2) {
+    const double x = static_cast<double>(L);
+    const double us = 3 * lambda_us + 2 * x / m.copy_MBps(L) + x / MBps;
+    d.copy_points.emplace_back(L, us);
+    pts.emplace_back(x, us);
+  }
+  const LinearCost line = fit_linear(pts);
+  d.copy_MBps = line.MBps > 0 ? line.MBps : MBps;
+  d.copy_over_us = line.latency_us - 3 * lambda_us;
+  return d;
 }
 
 LinearCost fit_linear(const std::vector<std::pair<double, double>>& points) {

@@ -172,6 +172,26 @@ class CostModel {
   void choose_parameters();
 };
 
+// A NIC that moves the bytes itself (DMA from registered memory, [NewMadeleine]'s setting),
+// for predicting hardware this machine does not have: one-way latency λ_net, bandwidth B_net,
+// g per extra chunk, the machine's B_copy(L) from `m`. Its copy path is the paper's naive copy
+// protocol (the sender copies into a pre-registered buffer, the NIC sends, the receiver copies
+// out, nothing overlapped): 3 λ + 2 L / B_copy(L) + L / B_net, kept as points (B_copy(L)
+// varies) with the line fitted to them; zero-copy is 3 λ + L / B_net; the staging copy is
+// hidden by the NIC (κ = 0); the receiver copies out of staging (eq. 9's last sub-block);
+// a staging buffer is 4 MiB as in reg_pipeline.cpp.
+DriverCost nic_driver(const CostModel& m, std::string name, double lambda_us, double MBps,
+                      double gap_us);
+
+// The fixed pipeline's measured times at one size (pipe_len) and several chunks -> d.gap_us (g)
+// and d.copy_serial (κ): least squares of what the model without gaps and with the copy
+// hidden leaves unexplained, r(C) = κ L / B_copy(L) + g n(C) (slope g, intercept κ). κ is a
+// share of one copy, so it is kept within [0, 1]: on a loaded loopback the intercept also
+// takes the scheduler's delays (fits of 4 to 9 were seen), which are not a copy and made every
+// staged prediction 30-130 % too slow; with κ at 1, g is refitted on what remains.
+void fit_gap_and_serial(const CostModel& m, DriverCost& d, std::size_t pipe_len,
+                        const std::vector<std::pair<std::size_t, double>>& chunk_us);
+
 // Least squares of y = a + b x with weights 1 / y^2 (relative error: small sizes weigh as
 // much as large ones). Returns T(x) = a + x / B as a LinearCost ({0, 0} with fewer than two
 // distinct x). Used on (bytes, µs) points.

@@ -144,6 +144,71 @@ TEST(CostModel, ChoosesParametersAndThresholds) {
   EXPECT_EQ(slow.drivers[0].staged_min, SIZE_MAX);
 }
 
+TEST(CostModel, StagedProtocolsFollowTheZeroCopyPathsCliffAtL) {
+  // The zero-copy path's points fall 10x from 2 to 16 MiB (loopback past tcp_wmem and L2):
+  // the staged protocols fall with them (measured: staged / cache 0.8-1.3 at 8-16 MiB), they
+  // are not given the staging buffers' small-message bandwidth.
+  CostModel m = flat_copy_model(8000);
+  m.staging_buffers = 3;
+  DriverCost& d = m.drivers[0];
+  d.max_chunk = 512 << 10;
+  d.zc_over_us = 0;
+  d.zc_points = {{1 << 20, 3 * d.lambda_us + (1 << 20) / 2000.0},
+                 {2 << 20, 3 * d.lambda_us + (2 << 20) / 2000.0},
+                 {16 << 20, 3 * d.lambda_us + (16 << 20) / 200.0}};
+  const std::size_t L = 16 << 20;
+  const double cached = m.predict(CostProtocol::cached, d, L).us;
+  const double staged = m.predict(CostProtocol::pipeline, d, L).us;
+  EXPECT_GT(staged, 0.95 * cached);
+  EXPECT_LT(staged, 1.3 * cached);
+}
+
+TEST(CostModel, FittedSerialCopyShareIsAShareOfOneCopy) {
+  CostModel m = flat_copy_model(8000);
+  DriverCost& d = m.drivers[0];
+  d.max_chunk = 512 << 10;
+  m.staging_buffers = 3;
+  const std::size_t L = 1 << 20;
+  const double copy_us = L / 8000.0;
+  // Made with g = 3 µs and κ = 0.5: both recovered.
+  std::vector<std::pair<std::size_t, double>> pts;
+  for (std::size_t c : {16u << 10, 32u << 10, 64u << 10, 128u << 10, 256u << 10, 512u << 10}) {
+    DriverCost truth = d;
+    truth.gap_us = 0;
+    const Prediction p = m.staged(truth, L, c, 1.0);
+    const double n = static_cast<double>(p.chunks - CostModel::min_chunks(d, L));
+    pts.emplace_back(c, p.us + 0.5 * copy_us + 3 * n);
+  }
+  fit_gap_and_serial(m, d, L, pts);
+  EXPECT_NEAR(d.gap_us, 3, 0.05);
+  EXPECT_NEAR(d.copy_serial, 0.5, 0.02);
+  // A loaded machine adds 300 µs to every run: not a copy (131 µs here). κ stops at 1 and g
+  // stays what the chunk counts say, not 0 and not the delay spread over the chunks.
+  for (auto& [c, us] : pts) us += 300;
+  fit_gap_and_serial(m, d, L, pts);
+  EXPECT_DOUBLE_EQ(d.copy_serial, 1.0);
+  EXPECT_GT(d.gap_us, 3);
+  EXPECT_LT(d.gap_us, 30);
+}
+
+TEST(CostModel, NicDriverIsTheNaiveCopyAgainstDma) {
+  CostModel m = flat_copy_model(8000);
+  const DriverCost nic = nic_driver(m, "nic", 1.5, 12500, 1.0);
+  m.drivers = {nic};
+  const std::size_t L = 4 << 20;
+  const double x = static_cast<double>(L);
+  EXPECT_NEAR(m.predict(CostProtocol::cached, nic, L).us, 4.5 + x / 12500, 1e-6);
+  EXPECT_NEAR(m.predict(CostProtocol::copy, nic, L).us, 4.5 + 2 * x / 8000 + x / 12500, 1e-3);
+  EXPECT_TRUE(nic.recv_copy);
+  EXPECT_EQ(nic.copy_serial, 0);
+  // The superpipeline hides the copy behind the wire (q = B_copy / B_net < 1 here: the copy
+  // is the slower stage, so it takes the copy's time, not copy + wire).
+  m.choose_parameters();
+  const double sp = m.predict(CostProtocol::superpipeline, nic, L).us;
+  EXPECT_LT(sp, m.predict(CostProtocol::copy, nic, L).us);
+  EXPECT_GT(sp, x / 8000);
+}
+
 TEST(CostModelProfile, RoundTrip) {
   CostModel m = flat_copy_model(8000);
   m.copy_table = {{4096, 21000.5}, {1 << 20, 11000}, {256u << 20, 5000}};

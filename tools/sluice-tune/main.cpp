@@ -3,6 +3,12 @@
 //
 //   sluice-tune [--quick] [--output FILE] [--drivers tcp,udp] [--json]
 //   sluice-tune --check FILE      parse a profile, print what it holds (exit 1 if bad)
+//   sluice-tune --predict [--profile FILE] [--net LAMBDA_US,MBPS[,GAP_US]]
+//               [--reg LAMBDA_US,MBPS] [--sizes LIST] [--json]
+//                                 what the model predicts per protocol and size, measuring
+//                                 nothing: for the profile's drivers, or (--net) for a NIC
+//                                 that reads registered memory, with this machine's B_copy(L)
+//                                 and registration cost (or --reg's)
 //
 // What it measures:
 //   - in this process: registration and its release in the uring domain (T_reg, fitted as
@@ -117,6 +123,11 @@ struct Args {
   std::string output;
   std::string check;
   std::vector<std::string> drivers = {"tcp", "udp"};
+  // --predict
+  bool predict = false;
+  std::string profile;             // empty: SLUICE_TUNE_PROFILE / the default path
+  std::vector<double> net, reg;    // {λ_us, MB/s[, g_us]}, {λ_us, MB/s}; empty: none
+  std::vector<std::size_t> sizes;  // empty: 64 KiB .. 16 MiB, doubling
 };
 
 // ---- the worker: one driver between two ranks (rank 0 prints "key value..." lines) ----
@@ -348,25 +359,7 @@ bool measure_driver(const Args& a, const std::string& name, CostModel& m, Driver
   const std::size_t page = 4096;
   d.max_chunk = std::max(page, std::min<std::size_t>(max_packet, 4u << 20) / page * page);
   d.recv_copy = false;  // stream drivers: the kernel places received bytes
-  // What eq. 1 without gaps and with the copy hidden leaves unexplained, r(C) = κ L / B_copy(L)
-  // + g n(C): least squares on n gives g (slope) and κ, the copy's unhidden share (intercept).
-  d.gap_us = 0;
-  d.copy_serial = 0;
-  double sn = 0, sr = 0, snn = 0, srn = 0, k = 0;
-  for (const auto& [chunk, us] : pipe) {
-    const sluice::proto::Prediction p = m.staged(d, pipe_len, chunk, 1.0);
-    const double n = static_cast<double>(p.chunks - CostModel::min_chunks(d, pipe_len));
-    const double r = us - p.us;
-    sn += n, sr += r, snn += n * n, srn += r * n, k += 1;
-  }
-  const double det = k * snn - sn * sn;
-  if (det > 0) {
-    d.gap_us = std::max(0.0, (k * srn - sn * sr) / det);
-    const double copy_us = static_cast<double>(pipe_len) / m.copy_MBps(pipe_len);
-    d.copy_serial = std::clamp((sr - d.gap_us * sn) / k / copy_us, 0.0, 16.0);
-  } else if (snn > 0) {
-    d.gap_us = std::max(0.0, srn / snn);
-  }
+  sluice::proto::fit_gap_and_serial(m, d, pipe_len, pipe);
   if (!a.json) {
     std::printf(
         "# %s: lambda_net %.1f us; copy path %.0f MB/s + %.1f us; zero-copy path %.0f "
@@ -401,20 +394,164 @@ int check_profile(const std::string& path) {
   return 0;
 }
 
+// ---- --predict: the model's times, nothing measured ----
+
+std::string human_size(std::size_t z) {
+  if (z >= (1u << 20) && z % (1u << 20) == 0) return std::to_string(z >> 20) + "M";
+  if (z >= 1024 && z % 1024 == 0) return std::to_string(z >> 10) + "K";
+  return std::to_string(z);
+}
+
+int run_predict(const Args& a) {
+  using sluice::proto::CostProtocol;
+  CostModel m;
+  std::string path = a.profile;
+  if (path.empty()) {
+    const char* env = std::getenv("SLUICE_TUNE_PROFILE");
+    if (env && *env && std::strcmp(env, "auto") != 0) path = env;
+    if (path.empty()) {
+      path = sluice::proto::default_profile_path();
+      if (!path.empty() && access(path.c_str(), R_OK) != 0) path.clear();
+    }
+    if (path == "off") path.clear();
+  }
+  std::string why;
+  if (!path.empty() && !sluice::proto::load_profile(path, m, why)) {
+    std::fprintf(stderr, "sluice-tune: bad profile %s\n", why.c_str());
+    return 1;
+  }
+  if (a.reg.size() == 2) {
+    m.reg = {a.reg[0], a.reg[1]};
+    m.reg_emulate = "given (--reg)";
+  }
+  std::string net = "the profile's drivers";
+  if (!a.net.empty()) {
+    const double gap = a.net.size() > 2 ? a.net[2] : 1.0;
+    m.drivers = {sluice::proto::nic_driver(m, "nic", a.net[0], a.net[1], gap)};
+    char b[160];
+    std::snprintf(b, sizeof b, "a NIC: lambda_net %.3g us, B_net %.0f MB/s, g %.3g us", a.net[0],
+                  a.net[1], gap);
+    net = b;
+  }
+  m.choose_parameters();
+  std::vector<std::size_t> sizes = a.sizes;
+  if (sizes.empty())
+    for (std::size_t z = 64 << 10; z <= (16u << 20); z *= 2) sizes.push_back(z);
+  const CostProtocol protos[] = {CostProtocol::copy,     CostProtocol::register_each,
+                                 CostProtocol::cached,   CostProtocol::ondemand,
+                                 CostProtocol::pipeline, CostProtocol::superpipeline};
+  if (!a.json) {
+    std::printf(
+        "# sluice-tune --predict: model %s; registration %s: T_reg = %.3g us + L / %.0f MB/s; "
+        "network: %s\n# chosen: C_0 = %zu B, q = %.3g, b = %zu B, fixed pipeline chunk %zu B; "
+        "half round trip in us; cache* = cache on a buffer's first touch (registered on the "
+        "critical path); ft = first-touch bandwidth over best (superpipeline: 1, its staging "
+        "buffers are registered once)\n",
+        m.source.c_str(), m.reg_emulate.c_str(), m.reg.latency_us, m.reg.MBps, net.c_str(), m.c0,
+        m.q, m.block, m.pipeline_chunk);
+  } else {
+    std::printf(
+        "{\"tool\":\"sluice-tune\",\"predict\":true,\"model\":\"%s\",\"reg_emulate\":\"%s\","
+        "\"lambda_reg_us\":%.4g,\"B_reg_MBps\":%.6g,\"network\":\"%s\",\"c0\":%zu,\"q\":%.4g,"
+        "\"b\":%zu,\"pipeline_chunk\":%zu}\n",
+        m.source.c_str(), m.reg_emulate.c_str(), m.reg.latency_us, m.reg.MBps, net.c_str(), m.c0,
+        m.q, m.block, m.pipeline_chunk);
+  }
+  for (const DriverCost& d : m.drivers) {
+    if (!a.json) {
+      std::printf("\n## %s\n\n| size |", d.driver.c_str());
+      for (CostProtocol p : protos) std::printf(" %s |", sluice::proto::cost_protocol_name(p));
+      std::printf(
+          " cache* | fastest (reused) | fastest (first touch) | ft cache | ft superpipeline |\n|");
+      for (int i = 0; i < 12; ++i) std::printf("---|");
+      std::printf("\n");
+    }
+    for (std::size_t L : sizes) {
+      double t[6];
+      for (int i = 0; i < 6; ++i) t[i] = m.predict(protos[i], d, L).us;
+      const double miss = m.miss_us(d, L);
+      // Reused buffers: every protocol at its best. First touch: cache (and ondemand, which
+      // pins then) pays its registration; the copy protocols and register are unchanged.
+      int best = 0, best_first = 0;
+      double first[6];
+      for (int i = 0; i < 6; ++i) {
+        first[i] = protos[i] == CostProtocol::cached ? miss : t[i];
+        if (t[i] < t[best]) best = i;
+        if (first[i] < first[best_first]) best_first = i;
+      }
+      const double ft_cache = t[2] / miss;
+      if (a.json) {
+        std::printf("{\"driver\":\"%s\",\"size\":%zu", d.driver.c_str(), L);
+        for (int i = 0; i < 6; ++i)
+          std::printf(",\"%s_us\":%.3f", sluice::proto::cost_protocol_name(protos[i]), t[i]);
+        std::printf(
+            ",\"cache_first_us\":%.3f,\"fastest\":\"%s\",\"fastest_first\":\"%s\","
+            "\"ft_cache\":%.4f,\"ft_superpipeline\":1}\n",
+            miss, sluice::proto::cost_protocol_name(protos[best]),
+            sluice::proto::cost_protocol_name(protos[best_first]), ft_cache);
+      } else {
+        std::printf("| %s |", human_size(L).c_str());
+        for (int i = 0; i < 6; ++i) std::printf(" %.1f |", t[i]);
+        std::printf(" %.1f | %s | %s | %.2f | 1.00 |\n", miss,
+                    sluice::proto::cost_protocol_name(protos[best]),
+                    sluice::proto::cost_protocol_name(protos[best_first]), ft_cache);
+      }
+    }
+  }
+  return 0;
+}
+
+bool parse_numbers(const std::string& s, std::vector<double>& out) {
+  out.clear();
+  std::stringstream ss(s);
+  for (std::string v; std::getline(ss, v, ',');) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(x >= 0)) return false;
+    out.push_back(x);
+  }
+  return true;
+}
+
+bool parse_sizes(const std::string& s, std::vector<std::size_t>& out) {
+  out.clear();
+  std::stringstream ss(s);
+  for (std::string v; std::getline(ss, v, ',');) {
+    char* end = nullptr;
+    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+    std::size_t mult = 1;
+    if (*end == 'K' || *end == 'k')
+      mult = 1024, ++end;
+    else if (*end == 'M' || *end == 'm')
+      mult = 1u << 20, ++end;
+    if (v.empty() || *end != '\0' || x == 0) return false;
+    out.push_back(static_cast<std::size_t>(x) * mult);
+  }
+  return !out.empty();
+}
+
 int usage(FILE* to, int status) {
-  std::fprintf(to,
-               "usage: sluice-tune [--quick] [--output FILE] [--drivers tcp,udp] [--json]\n"
-               "       sluice-tune --check FILE\n"
-               "  --quick          fewer sizes and repetitions (seconds, not minutes)\n"
-               "  --output FILE    where to write the profile (default: SLUICE_TUNE_PROFILE when\n"
-               "                   it names a file, else %s)\n"
-               "  --drivers LIST   drivers to measure (default tcp,udp; each through a 2-rank\n"
-               "                   job on this host with its zero-copy path forced on)\n"
-               "  --json           the fitted figures as one JSON object\n"
-               "  --check FILE     parse a profile and print it; exit 1 if it is bad\n"
-               "Under SLUICE_REG_EMULATE the registration cost measured is the emulated one; the\n"
-               "output and the profile say so.\n",
-               sluice::proto::default_profile_path().c_str());
+  std::fprintf(
+      to,
+      "usage: sluice-tune [--quick] [--output FILE] [--drivers tcp,udp] [--json]\n"
+      "       sluice-tune --check FILE\n"
+      "       sluice-tune --predict [--profile FILE] [--net LAMBDA_US,MBPS[,GAP_US]]\n"
+      "                   [--reg LAMBDA_US,MBPS] [--sizes 64K,1M,...] [--json]\n"
+      "  --quick          fewer sizes and repetitions (seconds, not minutes)\n"
+      "  --output FILE    where to write the profile (default: SLUICE_TUNE_PROFILE when\n"
+      "                   it names a file, else %s)\n"
+      "  --drivers LIST   drivers to measure (default tcp,udp; each through a 2-rank\n"
+      "                   job on this host with its zero-copy path forced on)\n"
+      "  --json           the fitted figures as one JSON object\n"
+      "  --check FILE     parse a profile and print it; exit 1 if it is bad\n"
+      "  --predict        measure nothing: the model's time per protocol and size for\n"
+      "                   the profile's drivers (--profile FILE, else as the engine finds\n"
+      "                   it), or with --net for a NIC that reads registered memory\n"
+      "                   (one-way latency, bandwidth, gap per chunk: default 1 us);\n"
+      "                   --reg replaces the registration cost\n"
+      "Under SLUICE_REG_EMULATE the registration cost measured is the emulated one; the\n"
+      "output and the profile say so.\n",
+      sluice::proto::default_profile_path().c_str());
   return status;
 }
 
@@ -441,6 +578,26 @@ int main(int argc, char** argv) {
       a.output = value();
     } else if (arg == "--check") {
       a.check = value();
+    } else if (arg == "--predict") {
+      a.predict = true;
+    } else if (arg == "--profile") {
+      a.profile = value();
+    } else if (arg == "--net") {
+      if (!parse_numbers(value(), a.net) || a.net.size() < 2 || a.net.size() > 3 ||
+          !(a.net[1] > 0)) {
+        std::fprintf(stderr, "sluice-tune: --net LAMBDA_US,MBPS[,GAP_US]\n");
+        return 2;
+      }
+    } else if (arg == "--reg") {
+      if (!parse_numbers(value(), a.reg) || a.reg.size() != 2 || !(a.reg[1] > 0)) {
+        std::fprintf(stderr, "sluice-tune: --reg LAMBDA_US,MBPS\n");
+        return 2;
+      }
+    } else if (arg == "--sizes") {
+      if (!parse_sizes(value(), a.sizes)) {
+        std::fprintf(stderr, "sluice-tune: --sizes: a list like 64K,1M,16M\n");
+        return 2;
+      }
     } else if (arg == "--drivers") {
       a.drivers.clear();
       std::stringstream ss(value());
@@ -455,6 +612,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!a.check.empty()) return check_profile(a.check);
+  if (a.predict) return run_predict(a);
   if (a.worker) {
     try {
       return run_worker(a);
