@@ -321,14 +321,15 @@ bool Engine::withdraw_incoming(int src, uint32_t ctx, int32_t tag, uint64_t send
   return true;
 }
 
+bool Engine::cancel_send(RequestImpl* r) {
+  if (r->state != RequestState::active || r->xfer.role != proto::Transfer::Role::send) return false;
+  const auto outcome = p2p_->cancel_send(r->xfer);
+  note_work();  // the answer needs progress (a parked progress thread wakes)
+  return outcome != proto::PointToPoint::CancelOutcome::too_late;
+}
+
 bool Engine::cancel(RequestImpl* r) {
-  if (r->state != RequestState::active) return false;
-  if (r->xfer.role == proto::Transfer::Role::send) {
-    const auto outcome = p2p_->cancel_send(r->xfer);
-    note_work();  // the answer needs progress (a parked progress thread wakes)
-    return outcome != proto::PointToPoint::CancelOutcome::too_late;
-  }
-  if (!r->posted) return false;
+  if (r->state != RequestState::active || !r->posted) return false;
   posted_.remove(r->match);
   r->posted = false;
   r->status.cancelled = true;

@@ -60,7 +60,7 @@ bool bsend_drained() {
 void cancel_bsend(MPI_Request r) {
   for (BsendSegment& s : g_bsend.segments) {
     if (s.id != r->bsend_id) continue;
-    if (s.owner || s.req->state != RequestState::active || !engine().cancel(s.req)) return;
+    if (s.owner || s.req->state != RequestState::active || !engine().cancel_send(s.req)) return;
     s.owner = r;
     r->impl = s.req;
     r->done = false;
@@ -1362,7 +1362,11 @@ int PMPI_Cancel(MPI_Request* request) {
   // nothing is on the wire; an rts or synchronous eager message the receiver has not
   // answered is withdrawn if still unmatched there (the completion says which); an eager
   // message that is out cannot be recalled and completes normally (MPI-3.1 §3.8.4).
-  if (r->impl) engine().cancel(r->impl);
+  if (!r->impl) return MPI_SUCCESS;
+  if (r->kind == sluice_request_s::Kind::send)
+    engine().cancel_send(r->impl);
+  else
+    engine().cancel(r->impl);
   return MPI_SUCCESS;
 }
 
