@@ -289,6 +289,13 @@ constexpr ConfigKey kReliableKeys[] = {
      "30s",
      {"1s", "86400s"},
      "reliability layer: a peer that acknowledges nothing this long is declared dead"},
+    {"REL_TRUST_LOOPBACK",
+     T::boolean,
+     "1",
+     {},
+     "reliability layer: copied payloads to a peer on a loopback address (an intact route) go "
+     "without their CRC32C, as the kernel skips its own checksums there; 0: every payload "
+     "carries it, and packets without one are refused (the sender resends them with it)"},
 };
 
 constexpr std::string_view kPrefix = "SLUICE_";

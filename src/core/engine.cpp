@@ -62,6 +62,7 @@ Engine::Engine(std::unique_ptr<BootClient> boot) : boot_(std::move(boot)) {
   proto::Thresholds th;
   th.eager_limit = config_.get_size("EAGER_LIMIT");
   th.get_threshold = config_.get_size("RNDV_GET_THRESHOLD");
+  th.get_threshold_chosen = config_.is_set("RNDV_GET_THRESHOLD");
   th.get_max = config_.get_size("RNDV_GET_MAX");
   th.get_max_chosen = config_.is_set("RNDV_GET_MAX");
   th.push_max = config_.get_size("RNDV_PUSH_MAX");

@@ -188,6 +188,14 @@ void Engine::wire_up(proto::Thresholds th, const proto::RegOptions& reg) {
   // One driver besides the loopback: waits block in it (doorbell, epoll, ppoll); with
   // several, short sleeps.
   if (drivers_.size() == 2) blocking_driver_ = drivers_.back().get();
+  // Nothing wakes a nap early: a wait shorter than the longest nap (a rendezvous whose peer
+  // copies 1 MiB, ~80 us, beyond the default 50 us spin) would oversleep by up to a nap and
+  // the timer's slack (the reply found 70-80 us late on a libfabric provider without a wait
+  // object). Spin for as long as the longest nap instead, while each rank has a CPU of its
+  // own.
+  if (blocking_driver_ && blocking_driver_->caps().naps && yield_rounds_ == 0 &&
+      !config_.is_set("SPIN_TIME"))
+    spin_ns_ = std::max(spin_ns_, max_sleep_ns_);
   peer_failed_.assign(static_cast<std::size_t>(size_), false);
   start_progress_thread(static_cast<int>(local_.size()));
 }
@@ -221,6 +229,7 @@ std::unique_ptr<drivers::Driver> Engine::make_reliable(
       1000000, static_cast<uint64_t>(config_.get_seconds("REL_PEER_TIMEOUT") * 1e9));
   rc.on_peer_dead = [this](int peer) { dead_pending_.push_back(peer); };
   rc.cork = ep.coalesces_runs();
+  rc.trust_intact_routes = config_.get_bool("REL_TRUST_LOOPBACK");
   try {
     auto rel = std::make_unique<proto::reliable::ReliableChannel>(std::move(rails), std::move(rc));
     rel_ = rel.get();

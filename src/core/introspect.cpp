@@ -164,8 +164,12 @@ std::vector<ProtocolChoice> protocols(const Session& s, int peer) {
   const proto::Thresholds& th = p2p.thresholds();
   const drivers::DriverCaps& caps = p2p.route(peer)->caps();
   // The choice only changes at the thresholds: evaluate each range once.
-  std::vector<std::size_t> edges = {0, th.eager_limit + 1, caps.inline_payload + 1,
-                                    th.get_threshold};
+  const std::size_t get_min = p2p.get_threshold(caps);
+  const std::string get_from = get_min == th.get_threshold
+                                   ? "SLUICE_RNDV_GET_THRESHOLD " + bytes(th.get_threshold)
+                                   : "the driver's get threshold " + bytes(get_min) +
+                                         " (SLUICE_RNDV_GET_THRESHOLD overrides it)";
+  std::vector<std::size_t> edges = {0, th.eager_limit + 1, caps.inline_payload + 1, get_min};
   if (th.push_max > 0) edges.push_back(th.push_max + 1);
   if (th.get_max != SIZE_MAX) edges.push_back(th.get_max + 1);
   std::sort(edges.begin(), edges.end());
@@ -190,10 +194,10 @@ std::vector<ProtocolChoice> protocols(const Session& s, int peer) {
         why = eager + "; the driver has one-sided get and " +
               (th.rndv == proto::Thresholds::RndvMode::get
                    ? std::string("SLUICE_RNDV_MODE=get")
-                   : "SLUICE_RNDV_MODE=auto takes get from SLUICE_RNDV_GET_THRESHOLD " +
-                         bytes(th.get_threshold) +
+                   : "SLUICE_RNDV_MODE=auto takes get from " + get_from +
                          (caps.get_any_size && !th.get_max_chosen
-                              ? std::string(" at every size (the driver's get copies on no CPU)")
+                              ? std::string(" at every size (the driver reads without a crossover "
+                                            "to the pipeline)")
                               : " up to SLUICE_RNDV_GET_MAX " + bytes(th.get_max)));
         break;
       case proto::Protocol::rndv_pipeline:
@@ -201,9 +205,8 @@ std::vector<ProtocolChoice> protocols(const Session& s, int peer) {
               (!caps.rdma_get ? std::string("the driver has no one-sided get")
                : th.rndv == proto::Thresholds::RndvMode::pipeline
                    ? std::string("SLUICE_RNDV_MODE=pipeline")
-               : size < th.get_threshold
-                   ? "below SLUICE_RNDV_GET_THRESHOLD " + bytes(th.get_threshold)
-                   : "above SLUICE_RNDV_GET_MAX " + bytes(th.get_max));
+               : size < get_min ? "below " + get_from
+                                : "above SLUICE_RNDV_GET_MAX " + bytes(th.get_max));
         break;
       case proto::Protocol::none:
         why = "no driver";

@@ -62,6 +62,15 @@ struct DriverCaps {
   // behalf): rendezvous by get at every size from the get threshold; RNDV_GET_MAX, the size
   // where one CMA copy loses to the two-core pipeline, applies only when the user set it.
   bool get_any_size = false;
+  // The smallest rendezvous the driver wants moved by get, 0: the protocol's
+  // (SLUICE_RNDV_GET_THRESHOLD). A driver whose get is one local copy while its pipeline
+  // costs three (ofi over shm) asks for get from its eager limit up; the user's
+  // SLUICE_RNDV_GET_THRESHOLD still wins.
+  std::size_t get_threshold = 0;
+  // block() cannot sleep (no wait object: ofi over shm): a blocked rank naps instead, and a
+  // nap cannot be cut short by an arrival. The engine then spins up to SLUICE_BACKOFF_MAX
+  // before napping (unless SLUICE_SPIN_TIME is set or ranks outnumber CPUs).
+  bool naps = false;
 };
 
 enum class IoStatus {
@@ -155,6 +164,12 @@ class Driver {
   // rather than copy it as send() does. A layer that batches copied packets (the reliability
   // layer's GSO runs) asks first, so a payload the driver would copy anyway keeps the batch.
   virtual bool lends(int peer, std::size_t bytes) const { return caps().lends_payload; }
+  // Whether every packet between this process and `peer` arrives exactly as sent or not at
+  // all: a route that moves packets memory to memory (a loopback address), on which the
+  // kernel checks no checksum of its own either. The reliability layer then skips its
+  // payload CRC32C for copied payloads to that peer (as the kernel skips UDP's and TCP's
+  // checksums on loopback). A driver that may damage packets (fault injection) says no.
+  virtual bool intact(int peer) const { return false; }
   // Sends `packets` to `peer` in order, each as send() would (the buffers may be reused on
   // return); `sent` tells how many went out, a prefix. Returns done when all did, else the
   // status of the first that did not. A driver may coalesce them (udp: one GSO sendmsg).

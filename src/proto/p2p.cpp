@@ -125,7 +125,7 @@ Protocol PointToPoint::choose(int peer, std::size_t size) const {
 Protocol PointToPoint::pull_protocol(const drivers::DriverCaps& caps, std::size_t size) const {
   if (!caps.rdma_get || th_.rndv == Thresholds::RndvMode::pipeline) return Protocol::rndv_pipeline;
   const bool below_max = size <= th_.get_max || (caps.get_any_size && !th_.get_max_chosen);
-  if (th_.rndv == Thresholds::RndvMode::get || (size >= th_.get_threshold && below_max))
+  if (th_.rndv == Thresholds::RndvMode::get || (size >= get_threshold(caps) && below_max))
     return Protocol::rndv_get;
   return Protocol::rndv_pipeline;
 }
@@ -174,8 +174,8 @@ void PointToPoint::start_send(Transfer& t) {
   // Collectives: every rank copies, so the pipeline's two copies cost twice the CPU of one
   // get (the ping-pong reason for get_max, both cores copying in parallel, does not hold).
   if (t.coll && t.protocol == Protocol::rndv_pipeline && t.len <= th_.coll_get_max &&
-      t.len >= th_.get_threshold && th_.rndv == Thresholds::RndvMode::automatic &&
-      route(t.peer)->caps().rdma_get)
+      t.len >= get_threshold(route(t.peer)->caps()) &&
+      th_.rndv == Thresholds::RndvMode::automatic && route(t.peer)->caps().rdma_get)
     t.protocol = Protocol::rndv_get;
   t.offset = 0;
   t.lent = 0;

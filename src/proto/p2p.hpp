@@ -117,6 +117,7 @@ struct ProtoStats {
 struct Thresholds {
   std::size_t eager_limit = 4096;
   std::size_t get_threshold = 32768;  // automatic: rendezvous at or above this uses get
+  bool get_threshold_chosen = false;  // set by the user (else DriverCaps::get_threshold wins)
   std::size_t get_max = SIZE_MAX;     // ... and up to this size (inclusive)
   bool get_max_chosen = false;   // get_max set by the user (else DriverCaps::get_any_size wins)
   std::size_t push_max = 0;      // caps().takes_push: non-sync rendezvous up to this size is pushed
@@ -242,6 +243,11 @@ class PointToPoint final : public drivers::PacketSink {
 
   // Which protocol a message of `size` bytes to `peer` uses.
   Protocol choose(int peer, std::size_t size) const;
+  // Where automatic rendezvous switches to get on a route with these caps.
+  std::size_t get_threshold(const drivers::DriverCaps& caps) const {
+    return caps.get_threshold != 0 && !th_.get_threshold_chosen ? caps.get_threshold
+                                                                : th_.get_threshold;
+  }
   // Which of the cost model's protocols the registration strategy runs for such a message
   // (copy on a route that registers nothing), and why (reg_pipeline.cpp).
   CostProtocol planned(int peer, std::size_t size, std::string& why) const;

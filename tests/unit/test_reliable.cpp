@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -300,6 +301,13 @@ TEST(ReliableWire, ParserRejectsMalformedHeaders) {
               h.payload_len = 0;
             }),
             ParseResult::bad_flags);
+  // unchecked (no payload CRC computed): only with split_crc, whose 4 bytes it leaves zero.
+  EXPECT_EQ(mutate([](RelHeader& h) { h.flags = rel_flags::unchecked; }), ParseResult::bad_flags);
+  EXPECT_EQ(mutate([](RelHeader& h) {
+              h.flags = rel_flags::split_crc | rel_flags::unchecked;
+              h.upper_header_len = 0;
+            }),
+            ParseResult::ok);
   RelHeader split = good;
   split.flags = rel_flags::split_crc;
   split.upper_header_len = 0;
@@ -706,6 +714,123 @@ TEST(Reliable, LentPayloadsAreResentFromTheCallersMemoryAndCompleteOnAck) {
   const ReliableStats& st = pair.ch[0]->stats();
   EXPECT_GT(st.retransmit_fast + st.retransmit_timeout + st.tail_probes, 0u);
   EXPECT_GT(counter(*pair.ch[1], "rel.corrupt"), 0u);
+}
+
+// A route that declares itself intact (Driver::intact: loopback) or not, forwarding the rest.
+class IntactRoute final : public Driver {
+ public:
+  IntactRoute(std::unique_ptr<Driver> inner, bool intact)
+      : inner_(std::move(inner)), intact_(intact) {}
+  std::string_view name() const override { return "intact-route"; }
+  const sluice::drivers::DriverCaps& caps() const override { return inner_->caps(); }
+  bool reaches(int peer) const override { return inner_->reaches(peer); }
+  bool intact(int) const override { return intact_; }
+  IoStatus send(int peer, std::span<const std::byte> header,
+                std::span<const std::byte> payload) override {
+    return inner_->send(peer, header, payload);
+  }
+  int poll(PacketSink& sink, int budget) override { return inner_->poll(sink, budget); }
+
+ private:
+  std::unique_ptr<Driver> inner_;
+  bool intact_;
+};
+
+// Rank 0 sends `count` lent messages to rank 1 over routes that are intact or not, as each
+// side says; every one must arrive once, in order, with its bytes.
+struct LentRun {
+  std::uint64_t clock = 1'000'000;
+  std::unique_ptr<ReliableChannel> ch[2];
+};
+// `trusts[r]`: rank r's trust_intact_routes (SLUICE_REL_TRUST_LOOPBACK).
+void lend_over_routes(bool sender_intact, bool receiver_intact, const FaultConfig& f,
+                      std::uint32_t count, LentRun& run,
+                      std::array<bool, 2> trusts = {true, true}) {
+  LoopbackWire wire(2);
+  for (int r = 0; r < 2; ++r) {
+    ReliableConfig c = test_config();
+    c.clock = [&run] { return run.clock; };
+    c.trust_intact_routes = trusts[static_cast<std::size_t>(r)];
+    FaultConfig fc = f;
+    fc.seed = f.seed * 2 + static_cast<std::uint64_t>(r);
+    auto route = std::make_unique<IntactRoute>(std::make_unique<FaultDriver>(wire.endpoint(r), fc),
+                                               r == 0 ? sender_intact : receiver_intact);
+    run.ch[r] = std::make_unique<ReliableChannel>(std::move(route), c);
+  }
+  ReliableChannel& tx = *run.ch[0];
+  ReliableChannel& rx = *run.ch[1];
+  const std::size_t max_header = 64, max_payload = tx.caps().max_packet;
+  std::vector<Message> lent;  // the callers' buffers: alive until acknowledged
+  lent.reserve(count);
+  Checker receiver(max_header, max_payload);
+  CountingSink sender;
+  std::uint32_t sent = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while ((receiver.next < count || !tx.quiescent()) &&
+         std::chrono::steady_clock::now() - start < kWallLimit) {
+    while (sent < count) {
+      if (lent.size() == sent) lent.push_back(make_message(0, sent, max_header, max_payload));
+      const sluice::drivers::CompletionToken token{sent + 1u, sluice::drivers::ProtocolId::p2p};
+      const IoStatus s = tx.send_tracked(1, lent[sent].header, lent[sent].payload, {}, token);
+      if (s == IoStatus::again) break;
+      ASSERT_EQ(s, IoStatus::posted);
+      ++sent;
+    }
+    rx.poll(receiver, 8);
+    tx.poll(sender, 8);
+    if (::testing::Test::HasFatalFailure()) return;
+    run.clock += 5'000;
+  }
+  ASSERT_EQ(receiver.next, count) << sluice::test::stats_text(rx);
+  ASSERT_TRUE(tx.quiescent()) << sluice::test::stats_text(tx);
+}
+
+TEST(Reliable, IntactRoutesCarryLentPayloadsWithoutTheirCrc) {
+  LentRun run;
+  lend_over_routes(true, true, FaultConfig{}, 300, run);
+  if (HasFatalFailure()) return;
+  ReliableChannel* ch[2] = {run.ch[0].get(), run.ch[1].get()};
+  EXPECT_GT(counter(*ch[0], "rel.payload_unchecked"), 0u);
+  EXPECT_EQ(counter(*ch[1], "rel.unchecked_refused"), 0u);
+  EXPECT_EQ(counter(*ch[1], "rel.corrupt"), 0u);
+}
+
+TEST(Reliable, RoutesThatMayDamagePacketsKeepThePayloadCrc) {
+  // Neither side intact, with corruption: every lent payload carries its CRC and the
+  // damaged ones are caught.
+  LentRun run;
+  lend_over_routes(false, false, faults(17, 0.02, 0.0, 0.0, 0.1), 300, run);
+  if (HasFatalFailure()) return;
+  ReliableChannel* ch[2] = {run.ch[0].get(), run.ch[1].get()};
+  EXPECT_EQ(counter(*ch[0], "rel.payload_unchecked"), 0u);
+  EXPECT_GT(counter(*ch[1], "rel.corrupt"), 0u);
+}
+
+TEST(Reliable, UncheckedPayloadsToAReceiverThatDoesNotTrustItsRouteAreResentWithTheirCrc) {
+  LentRun run;
+  lend_over_routes(true, false, FaultConfig{}, 200, run);
+  if (HasFatalFailure()) return;
+  ReliableChannel* ch[2] = {run.ch[0].get(), run.ch[1].get()};
+  EXPECT_GT(counter(*ch[0], "rel.payload_unchecked"), 0u);
+  EXPECT_GT(counter(*ch[1], "rel.unchecked_refused"), 0u);
+  const ReliableStats& st = ch[0]->stats();
+  EXPECT_GT(st.retransmit_fast + st.retransmit_timeout + st.tail_probes, 0u);
+}
+
+TEST(Reliable, ASenderThatDistrustsIntactRoutesKeepsThePayloadCrc) {
+  LentRun run;
+  lend_over_routes(true, true, FaultConfig{}, 200, run, {false, true});
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(counter(*run.ch[0], "rel.payload_unchecked"), 0u);
+  EXPECT_EQ(counter(*run.ch[1], "rel.unchecked_refused"), 0u);
+}
+
+TEST(Reliable, AReceiverThatDistrustsIntactRoutesRefusesUncheckedPayloadsAndGetsThemResent) {
+  LentRun run;
+  lend_over_routes(true, true, FaultConfig{}, 200, run, {true, false});
+  if (HasFatalFailure()) return;
+  EXPECT_GT(counter(*run.ch[0], "rel.payload_unchecked"), 0u);
+  EXPECT_GT(counter(*run.ch[1], "rel.unchecked_refused"), 0u);
 }
 
 TEST(Reliable, ThreeRanksAllToAllUnderFaults) {

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
         if (const std::string prov = is::attribute(s, "ofi.provider"); !prov.empty()) {
           std::printf("  ofi: provider %s", prov.c_str());
           for (const char* a : {"fabric", "endpoint", "inject_size", "max_message", "rma",
-                                "mr_mode", "progress", "wait"})
+                                "mr_mode", "progress", "wait", "thresholds"})
             std::printf(", %s %s", a, is::attribute(s, std::string("ofi.") + a).c_str());
           std::printf("\n");
         }

@@ -67,6 +67,13 @@ constexpr util::ConfigKey kKeys[] = {
      "rendezvous reads the sender's buffer with fi_read (user memory registered by fi_mr_reg "
      "under Sluice's registration cache); off = messages only (the pipelined rendezvous)",
      "auto|off"},
+    {"OFI_EAGER_MAX",
+     T::size,
+     "0",
+     {"64", "16M", true},
+     "largest eager payload over ofi (capped by OFI_MAX_PACKET and SLUICE_EAGER_LIMIT); 0 = "
+     "from the provider's caps: what fi_inject carries on a host-local provider with FI_RMA "
+     "(shm, which then reads every larger message with fi_read), else the protocol's limit"},
     {"OFI_FAULT",
      T::string,
      "",
@@ -170,6 +177,7 @@ std::unique_ptr<Endpoint> open_ofi(WireupServices& w, std::span<const int> peers
   p.job_key = w.job_key();
   p.single_host = static_cast<int>(w.local_ranks().size()) == w.size();
   p.max_packet = c.get_size("OFI_MAX_PACKET");
+  p.eager_max = c.get_size("OFI_EAGER_MAX");
   p.rx_buffers = static_cast<std::size_t>(c.get_int("OFI_RX_BUFFERS"));
   p.tx_buffers = static_cast<std::size_t>(c.get_int("OFI_TX_BUFFERS"));
   p.on_peer_dead = [&w](int peer) { w.peer_dead(peer); };

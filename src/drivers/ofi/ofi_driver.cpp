@@ -389,6 +389,9 @@ void OfiDriver::open_resources() {
   connected_type_ = info->ep_attr->type == FI_EP_MSG;
   caps_.reliable = caps_.ordered = info->ep_attr->type != FI_EP_DGRAM;
   slot_bytes_ = (sizeof(OfiHeader) + caps_.max_header + caps_.max_packet + 63) & ~std::size_t{63};
+  // Whole messages (driver header included) up to the provider's inject size go by
+  // fi_inject: no send buffer, no completion.
+  inject_limit_ = std::min(info->tx_attr->inject_size, slot_bytes_);
 
   // On msg the receive pools belong to the connections (Link); the driver's pool holds
   // the send buffers only.
@@ -410,6 +413,7 @@ void OfiDriver::open_resources() {
   fids_->cq.reset(cq);
   if (cq_attr.wait_obj == FI_WAIT_FD && fi_control(&cq->fid, FI_GETWAIT, &wait_fd_) != 0)
     wait_fd_ = -1;
+  caps_.naps = wait_fd_ < 0;
 
   fid_ep* ep = nullptr;
   if (!connected_type_) {
@@ -477,8 +481,8 @@ void OfiDriver::open_resources() {
   note_tx();
   for (std::size_t i = 0; i < nrx; ++i)
     if (!post_rx(slots_[i])) throw std::runtime_error("fi_recv: cannot post the receive pool");
-  inject_limit_ = std::min(info->tx_attr->inject_size, slot_bytes_);
   inject_buf_.resize(inject_limit_);
+  derive_thresholds(info);
 
   peers_.assign(static_cast<std::size_t>(params_.size), FI_ADDR_NOTAVAIL);
   peer_hex_.assign(static_cast<std::size_t>(params_.size), {});
@@ -512,6 +516,53 @@ void OfiDriver::open_resources() {
   desc_.progress = std::string("data ") + progress_text(info->domain_attr->data_progress) +
                    ", control " + progress_text(info->domain_attr->control_progress);
   desc_.wait = wait_fd_ >= 0 ? "fd" : "none (polled)";
+}
+
+namespace {
+// Whether the provider of `chosen` offers FI_REMOTE_COMM on its endpoint type: fi_getinfo
+// reports the bit only when asked for it (shm offers no such entry).
+bool reaches_other_hosts(const fi_info* chosen) {
+  InfoPtr hints(ofi::allocinfo());
+  if (!hints) return true;
+  hints->caps = FI_MSG | FI_REMOTE_COMM;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->ep_attr->type = chosen->ep_attr->type;
+  hints->domain_attr->mr_mode = chosen->domain_attr->mr_mode;
+  hints->fabric_attr->prov_name = strdup(chosen->fabric_attr->prov_name);
+  fi_info* list = nullptr;
+  if (ofi::getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) != 0) return false;
+  InfoPtr owner(list);
+  return list != nullptr;
+}
+}  // namespace
+
+void OfiDriver::derive_thresholds(const fi_info* info) {
+  // Room left by fi_inject for the protocol's eager header (16 B, 24 B synchronous) and
+  // the payload.
+  constexpr std::size_t kEagerHeaderRoom = 64;
+  const std::size_t inject_packet =
+      inject_limit_ > sizeof(OfiHeader) ? inject_limit_ - sizeof(OfiHeader) : 0;
+  // A provider without FI_REMOTE_COMM reaches this host only (shm): its fi_read is one CPU
+  // copy (CMA), and a message above its inject size moves by that same copy into our
+  // receive buffer, then ours out of it. So past the inject size an eager message costs
+  // three copies and the pipeline as many per fragment, a rendezvous by fi_read one: eager
+  // up to what fi_inject carries, fi_read for every larger message. Across hosts (tcp,
+  // verbs, efa, cxi) a get costs a network round trip more than an eager message: the
+  // protocol's limits (SLUICE_EAGER_LIMIT, SLUICE_RNDV_GET_THRESHOLD) apply, capped by the
+  // largest message (max_packet: max_msg_size on dgram).
+  desc_.host_local = rma_domain_ && !reaches_other_hosts(info);
+  desc_.thresholds_why = "max_msg_size";
+  if (params_.eager_max != 0) {
+    caps_.inline_payload = std::min(params_.eager_max, caps_.max_packet);
+    desc_.thresholds_why = "SLUICE_OFI_EAGER_MAX";
+  } else if (rma_domain_ && desc_.host_local && inject_packet >= 2 * kEagerHeaderRoom) {
+    caps_.inline_payload = std::min(inject_packet - kEagerHeaderRoom, caps_.max_packet);
+    desc_.thresholds_why = "inject_size, host-local FI_RMA";
+  }
+  if (rma_domain_ && desc_.host_local) caps_.get_threshold = caps_.inline_payload + 1;
+  desc_.inject_limit = inject_packet;
+  desc_.eager_max = caps_.inline_payload;
+  desc_.get_threshold = caps_.get_threshold;
 }
 
 void OfiDriver::open_passive() {
@@ -1250,6 +1301,29 @@ void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
       "FI_RMA: whether rendezvous and one-sided operations use fi_read / fi_write");
   reg.add_info(
       c, "mr_mode", [this] { return desc_.mr_mode; }, "memory registration mode bits");
+  reg.add_info(
+      c, "thresholds",
+      [this] {
+        return "inject " + std::to_string(desc_.inject_limit) + " B, eager " +
+               std::to_string(desc_.eager_max) + " B, get from " +
+               (desc_.get_threshold ? std::to_string(desc_.get_threshold) + " B"
+                                    : std::string("the protocol's")) +
+               " (" + desc_.thresholds_why + ")";
+      },
+      "from the caps: protocol header + payload sent by fi_inject, largest eager payload, "
+      "smallest rendezvous by fi_read");
+  reg.add(
+      c, "inject_limit", Unit::bytes, [this] { return static_cast<uint64_t>(desc_.inject_limit); },
+      "protocol header + payload bytes a packet may have to go by fi_inject");
+  reg.add(
+      c, "eager_max", Unit::bytes, [this] { return static_cast<uint64_t>(desc_.eager_max); },
+      "largest eager payload the driver takes (its inline payload)");
+  reg.add(
+      c, "get_threshold", Unit::bytes,
+      [this] { return static_cast<uint64_t>(desc_.get_threshold); },
+      "smallest rendezvous the driver wants moved by fi_read (0: the protocol's)");
+  for (const char* k : {"inject_limit", "eager_max", "get_threshold"})
+    reg.set_kind(std::string(c) + "." + k, util::Kind::level);
   reg.add_info(
       c, "progress", [this] { return desc_.progress; }, "progress model");
   reg.add_info(

@@ -50,6 +50,8 @@ struct OfiParams {
   // Rendezvous by fi_read (and posted get / put) where the rdm endpoint offers FI_RMA
   // (SLUICE_OFI_RMA=auto); false: messages only (the pipelined protocol), as without FI_RMA.
   bool rma = true;
+  // Largest eager payload (SLUICE_OFI_EAGER_MAX); 0: derived from the provider's caps.
+  std::size_t eager_max = 0;
   std::string job_key;  // 32 hex digits (may be empty): msg connections carry and check it
   std::function<void(int)> on_peer_dead;  // a send to the peer failed in the provider
 };
@@ -63,6 +65,12 @@ struct OfiDescription {
   bool rma_used = false;  // ... and the driver reads / writes through it
   std::string rma_why;    // why not, when offered and not used
   bool tagged = false;
+  bool host_local = false;  // no FI_REMOTE_COMM: the provider reaches this host only (shm)
+  // The thresholds derived from the caps above: protocol header + payload bytes sent by
+  // fi_inject, the largest eager payload (DriverCaps::inline_payload), the driver's get
+  // threshold (DriverCaps::get_threshold, 0: the protocol's), and why.
+  std::size_t inject_limit = 0, eager_max = 0, get_threshold = 0;
+  std::string thresholds_why;
 };
 
 struct OfiStats {
@@ -136,6 +144,8 @@ class OfiDriver final : public Driver {
   void choose_rma(fi_info* chosen, int mr_mode);
   void open_resources();
   void open_passive();
+  // The eager limit and get threshold from the provider's caps (or SLUICE_OFI_EAGER_MAX).
+  void derive_thresholds(const fi_info* info);
   Slot* take_tx();
   bool post_rx(Slot& s);
   // msg: the connection to `peer` is not up: start it, or see how it goes.

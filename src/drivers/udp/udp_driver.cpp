@@ -316,6 +316,10 @@ bool UdpDriver::lends(int peer, std::size_t bytes) const {
          zc_peers_[static_cast<std::size_t>(peer)].on;
 }
 
+bool UdpDriver::intact(int peer) const {
+  return reaches(peer) && loopback_address(peers_[static_cast<std::size_t>(peer)]);
+}
+
 IoStatus UdpDriver::send_tracked(int peer, std::span<const std::byte> header,
                                  std::span<const std::byte> payload, const mem::Registration& reg,
                                  CompletionToken token) {

@@ -137,6 +137,8 @@ class UdpDriver final : public Driver {
                         CompletionToken token) override;
   // Under the zero-copy minimum, without io_uring, or for a peer `auto` switched off: no.
   bool lends(int peer, std::size_t bytes) const override;
+  // A peer on a loopback address: datagrams go memory to memory.
+  bool intact(int peer) const override;
   mem::Domain& memory_domain() override;
   int poll(PacketSink& sink, int budget) override;
   bool block(uint64_t timeout_ns) override;

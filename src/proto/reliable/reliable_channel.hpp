@@ -64,6 +64,10 @@ struct ReliableConfig {
   // send_batch() (datagram sockets: one GSO sendmsg) when the run is long enough, a smaller packet
   // or another peer's comes, or at the next poll / timer query; false: one send() each.
   bool cork = true;
+  // Copied payloads to a peer whose every rail is intact (Driver::intact: a datagram driver to a
+  // loopback address) go without their CRC32C, and such packets are accepted; false: every payload
+  // carries its CRC and packets without one are refused (resent with it).
+  bool trust_intact_routes = true;
   // Monotonic nanoseconds; empty means std::chrono::steady_clock. Tests pass a fake clock.
   std::function<std::uint64_t()> clock;
   // Called once per peer when it is declared dead (from inside poll or send).
@@ -92,6 +96,8 @@ struct ReliableStats {
   std::uint64_t drained = 0;             // packets read before a resend timer fired (poll)
   std::uint64_t duplicates = 0;          // data packets already received, dropped
   std::uint64_t corrupt = 0;             // CRC mismatch, dropped
+  std::uint64_t payload_unchecked = 0;   // lent packets sent without payload CRC (intact route)
+  std::uint64_t unchecked_refused = 0;   // such packets over a route not intact here, dropped
   std::uint64_t bad_key = 0;             // intact packet with another job's key, dropped
   std::uint64_t malformed = 0;           // structurally invalid, dropped
   std::uint64_t beyond_window = 0;       // seq past the receive buffer, dropped
@@ -346,7 +352,9 @@ class ReliableChannel final : public drivers::Driver {
   void lent_done(const Peer& p, const TxPacket& t);       // acknowledged: complete, or hold
   void zc_released(std::uint64_t id);                     // the rail let go of a transmission
   void seal(Peer& p, TxPacket& pkt, std::uint8_t flags);  // ack fields + CRC into the header
-  void went_out(Peer& p, TxPacket& pkt, int rail);        // bookkeeping of a transmission
+  // Every rail's route to `rank` is intact (Driver::intact): payload CRCs may be skipped.
+  bool route_intact(int rank) const;
+  void went_out(Peer& p, TxPacket& pkt, int rail);  // bookkeeping of a transmission
   void flush_corked(int except = -1);  // hands every corked run (but `except`'s) to a rail
   void flush_peer(Peer& p);            // hands p's corked run to a rail
   void grow_ring(Peer& p, std::uint32_t offset);

@@ -39,6 +39,8 @@ ParseResult parse_header(std::span<const std::byte> header, std::size_t payload_
     return ParseResult::bad_type;
   if ((out.flags & ~rel_flags::known) != 0 || out.reserved != 0) return ParseResult::bad_flags;
   std::size_t trailer = 0;
+  if ((out.flags & rel_flags::unchecked) && !(out.flags & rel_flags::split_crc))
+    return ParseResult::bad_flags;
   if (out.flags & rel_flags::split_crc) {
     if (out.type != RelType::data) return ParseResult::bad_flags;
     trailer = kPayloadCrcBytes;

@@ -69,6 +69,14 @@
 //                straight in its destination (PacketSink::placement); a bad payload is then
 //                caught by the payload CRC. Used for lent packets (send_tracked: pipelined
 //                fragments), whose retransmissions then re-checksum only the header.
+//   unchecked    (0x10, data with split_crc only) the payload CRC was not computed (its 4
+//                bytes are zero): the sender's route to the receiver is intact
+//                (Driver::intact: loopback, memory to memory), and the payload was copied,
+//                not sent zero-copy from a registration. A receiver accepts it only if its
+//                own route from the sender is intact too (else it drops it, counted as
+//                unchecked_refused, keeping its ack fields); a
+//                retransmission always carries the payload CRC, so a mismatched pair still
+//                gets every packet through.
 //   dup          (0x04, ack only) a D-SACK: data packet `seq` arrived again after it had
 //                been received. A sender that resent that packet on a timeout or a fast
 //                retransmission learns the resend was probably spurious (the original
@@ -157,7 +165,8 @@ inline constexpr std::uint8_t nack = 0x01;
 inline constexpr std::uint8_t ack_request = 0x02;
 inline constexpr std::uint8_t dup = 0x04;
 inline constexpr std::uint8_t split_crc = 0x08;
-inline constexpr std::uint8_t known = nack | ack_request | dup | split_crc;
+inline constexpr std::uint8_t unchecked = 0x10;
+inline constexpr std::uint8_t known = nack | ack_request | dup | split_crc | unchecked;
 }  // namespace rel_flags
 
 struct RelHeader {
