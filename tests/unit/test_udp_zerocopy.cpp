@@ -213,12 +213,17 @@ TEST(UdpZeroCopy, ResendsAreCopiedAndCompletionWaitsForTheAck) {
   ASSERT_EQ(pr.ch[0]->memory_domain().register_memory(buf, reg), Errc::ok);
   const std::size_t n = pr.send(buf, reg, 100, false);
   // The receiver is silent: timeouts and tail probes resend (copied), and nothing completes
-  // (nothing was acknowledged).
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
-  while (std::chrono::steady_clock::now() < until) pr.ch[0]->poll(pr.sink[0], 64);
+  // (nothing was acknowledged). Poll until a resend has gone out (at least 30 ms, at most 20 s:
+  // on a loaded machine 30 ms may hold too few polls for the first timeout to fire).
+  const auto resends = [&] {
+    return counter(*pr.ch[0], "rel.retransmits_timeout") + counter(*pr.ch[0], "rel.tail_probes");
+  };
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < start + std::chrono::milliseconds(30) ||
+         (resends() == 0 && std::chrono::steady_clock::now() < start + std::chrono::seconds(20)))
+    pr.ch[0]->poll(pr.sink[0], 64);
   EXPECT_TRUE(pr.sink[0].completions.empty());
-  EXPECT_GT(counter(*pr.ch[0], "rel.retransmits_timeout") + counter(*pr.ch[0], "rel.tail_probes"),
-            0u);
+  EXPECT_GT(resends(), 0u);
   EXPECT_EQ(counter(*pr.ch[0], "udp.zerocopy.sends"), pr.big) << "only first transmissions";
   ASSERT_TRUE(pr.poll_until([&] { return pr.sink[0].completions.size() == n; }));
   EXPECT_TRUE(matches(pr.received(0), kLen, 2));
