@@ -322,6 +322,12 @@ SLUICE_PREDEFINED int sluice_mpi_weights_empty_marker;
 #define MPI_COMBINER_F90_REAL 14
 #define MPI_COMBINER_F90_COMPLEX 15
 #define MPI_COMBINER_F90_INTEGER 16
+/* The combiners of the MPI-1 Fortran constructors (MPI-2.2; removed in MPI-3.0, kept by
+ * MPICH and Open MPI for old Fortran code): never returned, as those constructors are not
+ * bound. */
+#define MPI_COMBINER_HVECTOR_INTEGER 17
+#define MPI_COMBINER_HINDEXED_INTEGER 18
+#define MPI_COMBINER_STRUCT_INTEGER 19
 
 /* MPI_Type_create_darray distributions (MPI-3.1 §4.1.4) */
 #define MPI_DISTRIBUTE_BLOCK 121

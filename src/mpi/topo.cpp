@@ -594,9 +594,15 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
       color = color * t.dims[d] + c[d];
     }
   }
+  // No dimension left (or a zero-dimensional grid already): the result is a zero-dimensional
+  // grid, whose size is the empty product, 1. As MPI_Cart_create with ndims = 0, it holds
+  // the first process only and the others get MPI_COMM_NULL (MPICH's answer; Open MPI gives
+  // every process its own one-process grid).
+  if (dims.empty()) color = comm->rank == 0 ? 0 : MPI_UNDEFINED;
   MPI_Comm sub = MPI_COMM_NULL;
   if (int rc = PMPI_Comm_split(comm, color, comm->rank, &sub)) return rc;
-  sub->topo = make_cart(static_cast<int>(dims.size()), dims.data(), periods.data());
+  if (sub != MPI_COMM_NULL)
+    sub->topo = make_cart(static_cast<int>(dims.size()), dims.data(), periods.data());
   *newcomm = sub;
   return MPI_SUCCESS;
 }

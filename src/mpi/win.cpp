@@ -864,7 +864,8 @@ struct WinKeyval {
   MPI_Win_copy_attr_function* copy;
   MPI_Win_delete_attr_function* del;
   void* extra;
-  int refs;
+  int refs;            // the user's handle (until freed) + every attribute set with it
+  bool freed = false;  // the user's handle is gone (freed once)
 };
 std::map<int, WinKeyval> g_win_keyvals;
 int g_next_win_keyval = 0x20000;
@@ -1679,16 +1680,23 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
   SLUICE_MPI_CALL;
   if (!win_keyval) return raise(nullptr, MPI_ERR_ARG, "MPI_Win_create_keyval", "keyval is NULL");
   const int key = g_next_win_keyval++;
-  g_win_keyvals[key] = {win_copy_attr_fn, win_delete_attr_fn, extra_state, 1};
+  g_win_keyvals[key] = {win_copy_attr_fn, win_delete_attr_fn, extra_state, 1, false};
   *win_keyval = key;
   return MPI_SUCCESS;
 }
 
 int PMPI_Win_free_keyval(int* win_keyval) {
   SLUICE_MPI_CALL;
-  if (!win_keyval || !g_win_keyvals.count(*win_keyval))
+  auto it = win_keyval ? g_win_keyvals.find(*win_keyval) : g_win_keyvals.end();
+  if (it == g_win_keyvals.end())
     return raise(nullptr, MPI_ERR_KEYVAL, "MPI_Win_free_keyval", "invalid window keyval");
-  win_keyval_release(*win_keyval);
+  // Freeing it again (through a copy of the handle, or from a delete callback) while
+  // attributes keep it alive is erroneous but harmless, as for communicator keyvals
+  // (attr.cpp): MPICH and Open MPI ignore it. Only the first free drops the handle's reference.
+  if (!it->second.freed) {
+    it->second.freed = true;
+    win_keyval_release(*win_keyval);
+  }
   *win_keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }

@@ -252,17 +252,32 @@ static void grid(int periodic0, int periodic1) {
   int keep_none[2] = {0, 0};
   MPI_Comm point;
   MPI_Cart_sub(cart, keep_none, &point);
-#ifndef SLUICE_MPI
-  /* MPICH 4.0.2 gives MPI_COMM_NULL instead of a 0-dimensional grid on all but one rank */
-  if (point == MPI_COMM_NULL) {
-    MPI_Comm_free(&cart);
-    return;
+  /* a zero-dimensional grid has one process: the grid's rank 0; the others get
+   * MPI_COMM_NULL, as from MPI_Cart_create with ndims = 0 */
+  if (crank != 0) {
+    CHECK(point == MPI_COMM_NULL, "keep-none sub: grid rank %d got a communicator", crank);
+  } else {
+    CHECK(point != MPI_COMM_NULL, "keep-none sub: grid rank 0 got MPI_COMM_NULL");
+    MPI_Comm_size(point, &rsize);
+    MPI_Cartdim_get(point, &nd);
+    CHECK(rsize == 1 && nd == 0, "keep-none sub: size %d ndims %d", rsize, nd);
+    int result = -1;
+    MPI_Comm_compare(MPI_COMM_SELF, point, &result);
+    CHECK(result == MPI_CONGRUENT, "keep-none sub vs MPI_COMM_SELF: %d", result);
+    MPI_Topo_test(point, &kind);
+    CHECK(kind == MPI_CART, "keep-none sub Topo_test %d", kind);
+    /* a sub-grid of a zero-dimensional grid is zero-dimensional again */
+    MPI_Comm again;
+    MPI_Cart_sub(point, keep_none, &again);
+    CHECK(again != MPI_COMM_NULL, "Cart_sub of a 0-d grid gave MPI_COMM_NULL");
+    if (again != MPI_COMM_NULL) {
+      MPI_Cartdim_get(again, &nd);
+      MPI_Comm_size(again, &rsize);
+      CHECK(rsize == 1 && nd == 0, "0-d sub of 0-d: size %d ndims %d", rsize, nd);
+      MPI_Comm_free(&again);
+    }
+    MPI_Comm_free(&point);
   }
-#endif
-  MPI_Comm_size(point, &rsize);
-  MPI_Cartdim_get(point, &nd);
-  CHECK(rsize == 1 && nd == 0, "keep-none sub: size %d ndims %d", rsize, nd);
-  MPI_Comm_free(&point);
   MPI_Comm_free(&cart);
 }
 

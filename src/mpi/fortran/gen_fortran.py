@@ -118,6 +118,24 @@ MANUAL = {
         external :: comm_errhandler_fn
         integer :: errhandler, ierror
       end subroutine""",
+    "MPI_Win_create_errhandler": """
+      subroutine MPI_WIN_CREATE_ERRHANDLER(win_errhandler_fn, errhandler, ierror)
+        external :: win_errhandler_fn
+        integer :: errhandler, ierror
+      end subroutine""",
+    "MPI_Grequest_start": """
+      subroutine MPI_GREQUEST_START(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+        import :: MPI_ADDRESS_KIND
+        external :: query_fn, free_fn, cancel_fn
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        integer :: request, ierror
+      end subroutine""",
+    "MPI_Info_get_string": """
+      subroutine MPI_INFO_GET_STRING(info, key, buflen, value, flag, ierror)
+        integer :: info, buflen, ierror
+        character(len=*) :: key, value
+        logical :: flag
+      end subroutine""",
     "MPI_Comm_get_attr": """
       subroutine MPI_COMM_GET_ATTR(comm, comm_keyval, attribute_val, flag, ierror)
         import :: MPI_ADDRESS_KIND
@@ -155,6 +173,61 @@ MANUAL = {
         external :: session_errhandler_fn
         integer :: errhandler, ierror
       end subroutine""",
+    "MPI_Type_create_keyval": """
+      subroutine MPI_TYPE_CREATE_KEYVAL(type_copy_attr_fn, type_delete_attr_fn, type_keyval, &
+                                        extra_state, ierror)
+        import :: MPI_ADDRESS_KIND
+        external :: type_copy_attr_fn, type_delete_attr_fn
+        integer :: type_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      end subroutine""",
+    "MPI_Type_set_attr": """
+      subroutine MPI_TYPE_SET_ATTR(datatype, type_keyval, attribute_val, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: datatype, type_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+      end subroutine""",
+    "MPI_Type_get_attr": """
+      subroutine MPI_TYPE_GET_ATTR(datatype, type_keyval, attribute_val, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: datatype, type_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+        logical :: flag
+      end subroutine""",
+    "MPI_Win_create_keyval": """
+      subroutine MPI_WIN_CREATE_KEYVAL(win_copy_attr_fn, win_delete_attr_fn, win_keyval, &
+                                       extra_state, ierror)
+        import :: MPI_ADDRESS_KIND
+        external :: win_copy_attr_fn, win_delete_attr_fn
+        integer :: win_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      end subroutine""",
+    "MPI_Win_set_attr": """
+      subroutine MPI_WIN_SET_ATTR(win, win_keyval, attribute_val, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: win, win_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+      end subroutine""",
+    "MPI_Win_get_attr": """
+      subroutine MPI_WIN_GET_ATTR(win, win_keyval, attribute_val, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: win, win_keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+        logical :: flag
+      end subroutine""",
+    "MPI_Keyval_create": """
+      subroutine MPI_KEYVAL_CREATE(copy_fn, delete_fn, keyval, extra_state, ierror)
+        external :: copy_fn, delete_fn
+        integer :: keyval, extra_state, ierror
+      end subroutine""",
+    "MPI_Attr_put": """
+      subroutine MPI_ATTR_PUT(comm, keyval, attribute_val, ierror)
+        integer :: comm, keyval, attribute_val, ierror
+      end subroutine""",
+    "MPI_Info_create_env": """
+      subroutine MPI_INFO_CREATE_ENV(info, ierror)
+        integer :: info, ierror
+      end subroutine""",
     "MPI_Pcontrol": """
       subroutine MPI_PCONTROL(level)
         integer :: level
@@ -180,14 +253,63 @@ ATTR_CALLBACKS = """
         import :: MPI_ADDRESS_KIND
         integer :: comm, comm_keyval, ierror
         integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+      end subroutine
+      subroutine MPI_TYPE_NULL_COPY_FN(old, keyval, extra_state, attribute_val_in, &
+                                       attribute_val_out, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: old, keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+        logical :: flag
+      end subroutine
+      subroutine MPI_TYPE_DUP_FN(old, keyval, extra_state, attribute_val_in, &
+                                 attribute_val_out, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: old, keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+        logical :: flag
+      end subroutine
+      subroutine MPI_TYPE_NULL_DELETE_FN(h, keyval, attribute_val, extra_state, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: h, keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+      end subroutine
+      subroutine MPI_WIN_NULL_COPY_FN(old, keyval, extra_state, attribute_val_in, &
+                                       attribute_val_out, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: old, keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+        logical :: flag
+      end subroutine
+      subroutine MPI_WIN_DUP_FN(old, keyval, extra_state, attribute_val_in, &
+                                 attribute_val_out, flag, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: old, keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+        logical :: flag
+      end subroutine
+      subroutine MPI_WIN_NULL_DELETE_FN(h, keyval, attribute_val, extra_state, ierror)
+        import :: MPI_ADDRESS_KIND
+        integer :: h, keyval, ierror
+        integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+      end subroutine
+      subroutine MPI_NULL_COPY_FN(oldcomm, keyval, extra_state, attribute_val_in, &
+                                  attribute_val_out, flag, ierror)
+        integer :: oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, ierror
+        logical :: flag
+      end subroutine
+      subroutine MPI_DUP_FN(oldcomm, keyval, extra_state, attribute_val_in, &
+                            attribute_val_out, flag, ierror)
+        integer :: oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, ierror
+        logical :: flag
+      end subroutine
+      subroutine MPI_NULL_DELETE_FN(comm, keyval, attribute_val, extra_state, ierror)
+        integer :: comm, keyval, attribute_val, extra_state, ierror
       end subroutine"""
 
 # C functions with no Fortran binding of this form, and why.
 NOT_FORTRAN = {
     "MPI_Comm_idup": "completes later into the C handle: needs a Fortran-side completion hook",
     "MPI_Comm_idup_with_info": "completes later into the C handle (as MPI_Comm_idup)",
-    "MPI_Keyval_create": "MPI-1 Fortran copy/delete callbacks (INTEGER values) not bound yet",
-    "MPI_Attr_put": "needs the MPI-1 Fortran keyval callbacks (MPI_Keyval_create)",
     "MPI_Address": "an MPI-1 function MPI-3.0 removed: C only",
     "MPI_Type_hvector": "an MPI-1 function MPI-3.0 removed: C only",
     "MPI_Type_hindexed": "an MPI-1 function MPI-3.0 removed: C only",
@@ -464,6 +586,12 @@ def classify(fname, p, params):
         a.call = "sluice_fortran_buf(%s)" % n
         a.fattr = n
         a.fdecl = "type(*), dimension(*) :: %s" % n
+    elif base == "char" and dims == "[]" and p.const:  # datarep of the external32 routines
+        a.cparam = "const char* %s" % n
+        a.hidden = "size_t %s_len" % n
+        a.fdecl = "character(len=*) :: %s" % n
+        a.pre.append("const sluice::fortran::InString s_%s(%s, %s_len);" % (n, n, n))
+        a.call = "s_%s.c_str()" % n
     elif base == "char*" and not dims:
         a.cparam = "%schar* %s" % (cconst, n)
         a.hidden = "size_t %s_len" % n
@@ -474,7 +602,10 @@ def classify(fname, p, params):
         else:
             a.pre.append("sluice::fortran::OutString s_%s(%s, %s_len);" % (n, n, n))
             a.call = "s_%s.data()" % n
-            a.post.append("s_%s.copy_out();" % n)
+            if "flag" in [q.name for q in params]:  # MPI_Info_get: VALUE unchanged if not set
+                a.post.append("if (rc == MPI_SUCCESS && *flag) s_%s.copy_out();" % n)
+            else:
+                a.post.append("s_%s.copy_out();" % n)
     else:
         return None, "argument type '%s' (%s)" % (p.text, n)
     return a, None
@@ -510,7 +641,12 @@ def generate(mpi_h, outdir):
             "      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF",
             "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF",
             "      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN",
-            "      EXTERNAL MPI_COMM_NULL_DELETE_FN"]
+            "      EXTERNAL MPI_COMM_NULL_DELETE_FN",
+            "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN",
+            "      EXTERNAL MPI_TYPE_NULL_DELETE_FN",
+            "      EXTERNAL MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN",
+            "      EXTERNAL MPI_WIN_NULL_DELETE_FN",
+            "      EXTERNAL MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN"]
     open(outdir + "/mpif.h", "w").write(fixed_form(mpif))
 
     # predefined tables for libmpi
