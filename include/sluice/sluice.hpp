@@ -104,6 +104,12 @@ class Session {
   Errc waitall(std::span<Request> reqs, std::span<Status> statuses = {});
   // Index of a completed request, or -1 when none is valid.
   int waitany(std::span<Request> reqs, Status* status = nullptr);
+  // Cancels a receive not yet matched (true; it completes with Status::cancelled). For a
+  // send, true when cancellation is done or under way: withdrawn at once if nothing is on
+  // the wire yet, or, when its receiver has not answered its rendezvous request (or
+  // synchronous eager message), withdrawn if still unmatched there; wait() tells
+  // (Status::cancelled, or a normal completion). False when it can no longer be cancelled
+  // (an eager message that is out, a pushed or streaming rendezvous): it completes normally.
   bool cancel(Request& req);
 
   Errc barrier();

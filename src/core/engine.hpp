@@ -144,7 +144,15 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
     drop_needless_ring();
     return s;
   }
+  // A receive not yet matched: cancelled now (true). False for anything else (sends too:
+  // callers that fail a collective rely on it; cancel_send is the send's).
   bool cancel(RequestImpl* r);
+  // A send (MPI-3.1 §3.8.4): withdrawn now if its first packet has not left; if it waits for
+  // the receiver's answer (an rts or a synchronous eager message), the receiver is asked to
+  // drop it while unmatched, and the send completes later, cancelled (Status::cancelled) or
+  // normally (true: cancellation under way). False when it cannot be cancelled (complete,
+  // eager and out, streaming, pushed, not a send): it completes normally.
+  bool cancel_send(RequestImpl* r);
   void release(RequestImpl* r);  // the user dropped the handle
   // For a collective that fails because a member died: a send that waits for its peer's
   // answer (a rendezvous whose receive the live peer cancelled when its own collective
@@ -244,6 +252,8 @@ class Engine final : public proto::Upcalls, public util::Sleeper, private driver
   // proto::Upcalls
   void on_incoming(const proto::Incoming& msg) override;
   void transfer_complete(proto::Transfer& t, Errc err) override;
+  void transfer_cancelled(proto::Transfer& t) override;
+  bool withdraw_incoming(int src, uint32_t ctx, int32_t tag, uint64_t sender_req) override;
 
  private:
   // The process exits without finalize (exit(), a return from main with MPI initialized):

@@ -301,6 +301,33 @@ bool Engine::test(RequestImpl* r, Status* st) {
   return true;
 }
 
+void Engine::transfer_cancelled(proto::Transfer& t) {
+  RequestImpl* r = reinterpret_cast<RequestImpl*>(&t);
+  r->status.cancelled = true;
+  complete_request(r, Errc::ok);
+}
+
+bool Engine::withdraw_incoming(int src, uint32_t ctx, int32_t tag, uint64_t sender_req) {
+  // Only the messages whose sender waits for an answer carry its id: an rts that is not
+  // pushed, or a synchronous eager message. One taken by MPI_Mprobe is matched: not here.
+  MatchEntry* e = unexpected_.find_exact_if(ctx, src, tag, [sender_req](const MatchEntry& m) {
+    const proto::Incoming& in = static_cast<const UnexpectedMsg*>(m.owner)->info;
+    return in.sender_req == sender_req &&
+           ((in.type == proto::PacketType::rts && in.path != proto::RndvPath::push) || in.sync);
+  });
+  if (!e) return false;
+  unexpected_.remove(*e);
+  recycle(take_stored(e));
+  return true;
+}
+
+bool Engine::cancel_send(RequestImpl* r) {
+  if (r->state != RequestState::active || r->xfer.role != proto::Transfer::Role::send) return false;
+  const auto outcome = p2p_->cancel_send(r->xfer);
+  note_work();  // the answer needs progress (a parked progress thread wakes)
+  return outcome != proto::PointToPoint::CancelOutcome::too_late;
+}
+
 bool Engine::cancel(RequestImpl* r) {
   if (r->state != RequestState::active || !r->posted) return false;
   posted_.remove(r->match);

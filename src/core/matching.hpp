@@ -68,6 +68,15 @@ class UnexpectedQueue {
   MatchEntry* find(uint32_t ctx, int32_t src, int32_t tag) const;
   // Same, removed.
   MatchEntry* take(uint32_t ctx, int32_t src, int32_t tag);
+  // The earliest entry of the concrete key (ctx, src, tag) for which pred(entry) holds; not
+  // removed. Walks that key's entries in arrival order (a key's bin is linked by
+  // prev/next): for a sender's cancel request, which names its message by more than the key.
+  template <class Pred>
+  MatchEntry* find_exact_if(uint32_t ctx, int32_t src, int32_t tag, Pred pred) const {
+    for (MatchEntry* e = find(ctx, src, tag); e; e = e->next)
+      if (pred(*e)) return e;
+    return nullptr;
+  }
   void remove(MatchEntry& e);
   // Inline: the engine asks on every receive and arrival.
   std::size_t size() const { return *size_; }

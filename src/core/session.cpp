@@ -178,7 +178,9 @@ int Session::waitany(std::span<Request> reqs, Status* status) {
 
 bool Session::cancel(Request& req) {
   detail::EngineGuard guard;
-  return req.impl_ && engine_->cancel(req.impl_);
+  if (!req.impl_) return false;
+  return req.impl_->xfer.role == proto::Transfer::Role::send ? engine_->cancel_send(req.impl_)
+                                                             : engine_->cancel(req.impl_);
 }
 
 Errc Session::barrier() {

@@ -329,8 +329,9 @@ int PMPI_Get_version(int* version, int* subversion) {
 int PMPI_Get_library_version(char* version, int* resultlen) {
   SLUICE_MPI_CALL;
   std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                "Sluice 0.1.0 (MPI %d.%d C bindings, up to MPI_THREAD_MULTIPLE)", MPI_VERSION,
-                MPI_SUBVERSION);
+                "Sluice 0.1.0 (MPI %d.%d, parts of MPI-4.0; C, mpif.h and mpi module bindings; "
+                "up to MPI_THREAD_MULTIPLE)",
+                MPI_VERSION, MPI_SUBVERSION);
   *resultlen = static_cast<int>(std::strlen(version));
   return MPI_SUCCESS;
 }

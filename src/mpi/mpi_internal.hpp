@@ -128,6 +128,7 @@ struct sluice_request_s {
   int peer = 0;  // comm rank, MPI_ANY_SOURCE or MPI_PROC_NULL
   int tag = 0;
   sluice::mpi::SendMode mode = sluice::mpi::SendMode::standard;
+  uint64_t bsend_id = 0;  // buffered sends: the attached-buffer segment it started (MPI_Cancel)
   MPI_Status status{};
   sluice_request_s* next_free = nullptr;  // p2p.cpp's free list
 };

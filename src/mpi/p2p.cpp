@@ -30,17 +30,49 @@ using detail::RequestState;
 // ---- buffered sends ---------------------------------------------------------------------
 // The attached buffer is carved into segments, one per pending buffered send (its packed
 // data plus MPI_BSEND_OVERHEAD of accounting), first fit; a segment is freed when its
-// engine send completes.
+// engine send completes. MPI_Cancel of the buffered send hands the engine send to its MPI
+// request (`owner`), whose completion then reports cancelled or not and frees the segment.
 struct BsendSegment {
   std::size_t offset;
   std::size_t length;
   RequestImpl* req;
+  uint64_t id;                  // sluice_request_s::bsend_id of the request that started it
+  MPI_Request owner = nullptr;  // set by MPI_Cancel: that request completes `req`
 };
 struct BsendBuffer {
   std::byte* base = nullptr;
   std::size_t size = 0;
   std::list<BsendSegment> segments;  // sorted by offset
+  uint64_t last_id = 0;
 } g_bsend;
+
+// Every buffered message has left: no segment but those whose cancelled send is complete and
+// waits for its request's completion (which frees the segment).
+bool bsend_drained() {
+  return std::all_of(g_bsend.segments.begin(), g_bsend.segments.end(), [](const BsendSegment& s) {
+    return s.owner && s.req->state == RequestState::complete;
+  });
+}
+
+// MPI_Cancel of a buffered send (complete for MPI, its copy maybe still unsent): the engine
+// send is cancelled if it can be, and the request, complete again once the outcome is known,
+// reports it.
+void cancel_bsend(MPI_Request r) {
+  for (BsendSegment& s : g_bsend.segments) {
+    if (s.id != r->bsend_id) continue;
+    if (s.owner || s.req->state != RequestState::active || !engine().cancel_send(s.req)) return;
+    s.owner = r;
+    r->impl = s.req;
+    r->done = false;
+    return;
+  }
+  // Sent and reaped already: not cancelled.
+}
+
+// A request that took over its buffered send's segment (cancel_bsend) completed.
+void release_bsend(MPI_Request r) {
+  std::erase_if(g_bsend.segments, [r](const BsendSegment& s) { return s.owner == r; });
+}
 
 void delete_request(MPI_Request r);
 
@@ -65,7 +97,7 @@ bool progress_background() {
 bool reap_bsends() {
   bool any = false;
   for (auto it = g_bsend.segments.begin(); it != g_bsend.segments.end();) {
-    if (it->req->state == RequestState::complete) {
+    if (!it->owner && it->req->state == RequestState::complete) {
       engine().test(it->req, nullptr);
       it = g_bsend.segments.erase(it);
       any = true;
@@ -210,7 +242,8 @@ int start_send(MPI_Request r, const char* function) {
     RequestImpl* impl = engine().isend({copy, bytes}, dest, r->tag, r->comm->p2p_ctx, false, err);
     auto pos = std::find_if(g_bsend.segments.begin(), g_bsend.segments.end(),
                             [&](const BsendSegment& s) { return s.offset > at; });
-    g_bsend.segments.insert(pos, BsendSegment{at, need, impl});
+    r->bsend_id = ++g_bsend.last_id;
+    g_bsend.segments.insert(pos, BsendSegment{at, need, impl, r->bsend_id});
     // The user's buffer is free again: the buffered send is complete for MPI.
     r->done = true;
     r->status.MPI_ERROR = MPI_SUCCESS;
@@ -588,6 +621,8 @@ void complete_from(MPI_Request r, const Status& s) {
   r->status.sluice_count = static_cast<MPI_Count>(s.cancelled ? 0 : received);
   r->status.sluice_cancelled = s.cancelled ? 1 : 0;
   if (s.error == Errc::truncated) r->status.sluice_count = static_cast<MPI_Count>(s.size);
+  if (r->mode == SendMode::buffered) [[unlikely]]
+    release_bsend(r);  // its cancelled (or not) buffered send: the segment is free
   if (!r->staging.empty()) [[unlikely]] {
     if (r->kind == sluice_request_s::Kind::recv && !s.cancelled)
       dt_unpack(r->type, r->staging.data(), received, r->buf, r->count);
@@ -626,9 +661,9 @@ void finalize_p2p() {
   block_until([] {
     if (!g_bsend.segments.empty()) reap_bsends();
     if (!g_detached.empty()) reap_detached();
-    return g_bsend.segments.empty() &&
-           std::none_of(g_detached.begin(), g_detached.end(),
-                        [](MPI_Request r) { return r->kind == sluice_request_s::Kind::send; });
+    return bsend_drained() && std::none_of(g_detached.begin(), g_detached.end(), [](MPI_Request r) {
+             return r->kind == sluice_request_s::Kind::send;
+           });
   });
   for (MPI_Request r : g_detached) {
     if (r->impl) engine().cancel(r->impl);
@@ -693,7 +728,7 @@ static int buffer_detach(void* buffer_addr, MPI_Count* size, const char* fn) {
   if (!buffer_addr || !size) return raise(nullptr, MPI_ERR_ARG, fn, "buffer_addr or size is NULL");
   block_until([] {
     reap_bsends();
-    return g_bsend.segments.empty();
+    return bsend_drained();
   });
   *static_cast<void**>(buffer_addr) = g_bsend.base;
   *size = static_cast<MPI_Count>(g_bsend.size);
@@ -1316,10 +1351,22 @@ int PMPI_Cancel(MPI_Request* request) {
     return raise(r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
                  "nonblocking collective and communicator operations cannot be cancelled");
   }
-  if (!r->active || r->done) return MPI_SUCCESS;
-  // Receives not yet matched are cancelled; a send cannot be recalled once started, so
-  // it completes normally and MPI_Test_cancelled reports false (MPI-3.1 §3.8.4 allows it).
-  if (r->kind == sluice_request_s::Kind::recv && r->impl) engine().cancel(r->impl);
+  if (!r->active) return MPI_SUCCESS;
+  // A buffered send is complete for MPI once copied; its copy may still be withdrawn.
+  if (r->done) {
+    if (r->kind == sluice_request_s::Kind::send && r->mode == SendMode::buffered && r->bsend_id)
+      cancel_bsend(r);
+    return MPI_SUCCESS;
+  }
+  // Receives not yet matched are cancelled now. Sends (Engine::cancel): withdrawn now when
+  // nothing is on the wire; an rts or synchronous eager message the receiver has not
+  // answered is withdrawn if still unmatched there (the completion says which); an eager
+  // message that is out cannot be recalled and completes normally (MPI-3.1 §3.8.4).
+  if (!r->impl) return MPI_SUCCESS;
+  if (r->kind == sluice_request_s::Kind::send)
+    engine().cancel_send(r->impl);
+  else
+    engine().cancel(r->impl);
   return MPI_SUCCESS;
 }
 

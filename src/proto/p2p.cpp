@@ -549,6 +549,69 @@ bool PointToPoint::progress_outbound() {
   return moved;
 }
 
+PointToPoint::CancelOutcome PointToPoint::cancel_send(Transfer& t) {
+  if (t.role != Transfer::Role::send) return CancelOutcome::too_late;
+  if (t.cancel != Transfer::Cancel::none) return CancelOutcome::asked;  // asked before
+  if (t.queued) {  // nothing on the wire yet: withdrawn here
+    std::erase(queues_[static_cast<std::size_t>(t.peer)].waiting, &t);
+    t.queued = false;
+    ++stats_.cancelled_local;
+    finish_cancelled(t);
+    return CancelOutcome::cancelled;
+  }
+  // Out, and the receiver has not answered: a synchronous eager message (no sync_ack yet), a
+  // get rendezvous (no fin yet; the receiver may be reading) or a pipelined one before its
+  // cts. The receiver still holds it unmatched, or has answered already (its answer is on
+  // the way, before ours). A pushed send completes without the receiver (its bytes follow
+  // the rts unasked) and a pipelined one after its cts streams: too late for both.
+  const bool awaiting_receiver = (t.protocol == Protocol::eager && t.sync) ||
+                                 t.protocol == Protocol::rndv_get ||
+                                 (t.protocol == Protocol::rndv_pipeline && t.remote_id == 0);
+  if (!awaiting_receiver) return CancelOutcome::too_late;
+  CancelHeader c{PacketType::cancel_req, {}, t.ctx, t.tag, 0, id_of(t)};
+  t.cancel = Transfer::Cancel::asked;
+  ++stats_.cancel_requests;
+  // A dead peer never answers: the core fails the send with it (as any send waiting for it).
+  send_control(t.peer, &c, sizeof c);
+  return CancelOutcome::asked;
+}
+
+bool PointToPoint::hold_for_cancel(Transfer& t, Errc err) {
+  // A failed peer will not answer; anything else completes with the answer.
+  if (t.cancel != Transfer::Cancel::asked || err == Errc::peer_dead) return false;
+  t.cancel = Transfer::Cancel::held;
+  t.held_err = static_cast<uint8_t>(err);
+  return true;
+}
+
+void PointToPoint::on_cancel_answer(uint64_t sender_req, bool withdrawn) {
+  Transfer& t = transfer_from_id(sender_req);
+  if (t.cancel == Transfer::Cancel::none) {  // no request of ours waits for it
+    ++stats_.unknown_packets;
+    return;
+  }
+  const bool held = t.cancel == Transfer::Cancel::held;
+  t.cancel = Transfer::Cancel::none;
+  // Withdrawn means nothing matched it, so nothing completed it: no cts, fin or sync_ack
+  // comes. Held means it matched (the receiver cannot have withdrawn it then).
+  if (withdrawn && !held) {
+    ++stats_.cancelled_remote;
+    finish_cancelled(t);
+    return;
+  }
+  ++stats_.cancel_too_late;
+  if (held) complete(t, static_cast<Errc>(t.held_err));
+  // else its cts or fin is still to come and completes it as usual
+}
+
+void PointToPoint::finish_cancelled(Transfer& t) {
+  t.cancel = Transfer::Cancel::none;
+  t.adaptive_arm = kNoAdaptiveArm;  // no time to observe
+  if (t.pipe) end_pipe(t);
+  t.reg.reset();
+  up_.transfer_cancelled(t);
+}
+
 void PointToPoint::deliver(Transfer& r, const Incoming& m) {
   r.role = Transfer::Role::recv;
   r.peer = m.src;
@@ -754,6 +817,19 @@ void PointToPoint::on_packet(int src, std::span<const std::byte> header,
     case PacketType::sync_ack: {
       auto h = read_header<FinHeader>(header);
       complete(transfer_from_id(h.sender_req), Errc::ok);
+      return;
+    }
+    case PacketType::cancel_req: {
+      auto h = read_header<CancelHeader>(header);
+      const bool withdrawn = up_.withdraw_incoming(src, h.ctx, h.tag, h.sender_req);
+      if (withdrawn) ++stats_.withdrawn;
+      FinHeader a{PacketType::cancel_ack, {static_cast<uint8_t>(withdrawn)}, h.sender_req};
+      send_control(src, &a, sizeof a);
+      return;
+    }
+    case PacketType::cancel_ack: {
+      auto h = read_header<FinHeader>(header);
+      on_cancel_answer(h.sender_req, h.pad[0] != 0);
       return;
     }
   }

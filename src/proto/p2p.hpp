@@ -45,6 +45,11 @@ struct Transfer {
   bool sync = false;    // send completes only once matched (MPI_Ssend)
   bool queued = false;  // first packet still waiting for room in the driver
   bool coll = false;    // a collective schedule's send (Thresholds::coll_get_max)
+  // A send whose cancellation was asked of the receiver (cancel_send): its answer names this
+  // transfer, so a completion that comes first is held (with its error) until the answer.
+  enum class Cancel : uint8_t { none, asked, held };
+  Cancel cancel = Cancel::none;
+  uint8_t held_err = 0;  // the held completion's Errc
   int peer = -1;
   uint32_t ctx = 0;
   int32_t tag = 0;
@@ -99,6 +104,14 @@ struct ProtoStats {
   uint64_t local_completions = 0;  // lent fragments the driver reported free
   uint64_t unknown_packets = 0;    // packets of a type p2p does not know: rejected
   uint64_t sync_acks = 0;          // eager synchronous messages received and acknowledged
+  // Send cancellation (MPI_Cancel): sends withdrawn before their first packet left, cancel
+  // requests sent, answered "withdrawn" and answered "too late"; on the receiving side,
+  // messages withdrawn from the unexpected queue.
+  uint64_t cancelled_local = 0;
+  uint64_t cancel_requests = 0;
+  uint64_t cancelled_remote = 0;
+  uint64_t cancel_too_late = 0;
+  uint64_t withdrawn = 0;
 };
 
 struct Thresholds {
@@ -196,6 +209,14 @@ class Upcalls {
  public:
   virtual void on_incoming(const Incoming& msg) = 0;
   virtual void transfer_complete(Transfer& t, Errc err) = 0;
+  // A send withdrawn by cancel_send: the receiver never sees it.
+  virtual void transfer_cancelled(Transfer& t) { transfer_complete(t, Errc::cancelled); }
+  // The sender `src` withdraws its message `sender_req` (sent with ctx, tag): true when it
+  // was still unmatched here and is now removed (no receive or probe will see it).
+  virtual bool withdraw_incoming(int /*src*/, uint32_t /*ctx*/, int32_t /*tag*/,
+                                 uint64_t /*sender_req*/) {
+    return false;
+  }
 
  protected:
   ~Upcalls() = default;
@@ -254,6 +275,14 @@ class PointToPoint final : public drivers::PacketSink {
     }
     return s;
   }
+  // Cancellation of a started send (MPI_Cancel, MPI-3.1 §3.8.4).
+  enum class CancelOutcome : uint8_t {
+    cancelled,  // withdrawn here (its first packet had not left): complete, cancelled
+    asked,      // the receiver decides (an unanswered rts or eager_sync): completes later,
+                // cancelled or normally
+    too_late,   // out and not withdrawable (eager, pushed, streaming): completes normally
+  };
+  CancelOutcome cancel_send(Transfer& t);
   // Feed a matched receive with the message it matched.
   void deliver(Transfer& recv, const Incoming& msg);
 
@@ -316,11 +345,17 @@ class PointToPoint final : public drivers::PacketSink {
 
   drivers::IoStatus send_first_packet(Transfer& t);
   void complete(Transfer& t, Errc err) {
+    if (t.cancel != Transfer::Cancel::none) [[unlikely]]
+      if (hold_for_cancel(t, err)) return;
     if (t.adaptive_arm != kNoAdaptiveArm) adaptive_done(t, err);
     if (t.pipe) end_pipe(t);
     t.reg.reset();  // a pinning domain unpins here, not when the request is reused
     up_.transfer_complete(t, err);
   }
+  // A completion of a send whose cancel request is unanswered: held (true) until the answer.
+  bool hold_for_cancel(Transfer& t, Errc err);
+  void on_cancel_answer(uint64_t sender_req, bool withdrawn);
+  void finish_cancelled(Transfer& t);  // releases what the send holds, then the upcall
   Protocol pull_protocol(const drivers::DriverCaps& caps, std::size_t size) const;
   void send_control(int peer, const void* hdr, std::size_t len);
   bool push_fragments(Transfer& t);  // true when every fragment is out

@@ -34,6 +34,16 @@ void PointToPoint::register_stats(util::StatsRegistry& reg) const {
   }
   reg.add("p2p", "eager.sync_acks", Unit::count, &stats_.sync_acks,
           "synchronous eager messages received and acknowledged (MPI_Ssend)");
+  reg.add("p2p", "cancel.local", Unit::count, &stats_.cancelled_local,
+          "sends cancelled before their first packet left (MPI_Cancel)");
+  reg.add("p2p", "cancel.requests", Unit::count, &stats_.cancel_requests,
+          "cancel requests sent for sends whose rts or synchronous eager message was out");
+  reg.add("p2p", "cancel.withdrawn", Unit::count, &stats_.cancelled_remote,
+          "... that the receiver answered withdrawn (the send is cancelled)");
+  reg.add("p2p", "cancel.too_late", Unit::count, &stats_.cancel_too_late,
+          "... that the receiver answered too late (the message had matched)");
+  reg.add("p2p", "cancel.removed", Unit::count, &stats_.withdrawn,
+          "unexpected messages this rank removed at their sender's cancel request");
   reg.add("p2p", "fragments_sent", Unit::count, &stats_.fragments,
           "pipelined rendezvous data packets sent");
   reg.add("p2p", "get_bytes", Unit::bytes, &stats_.get_bytes, "bytes pulled by one-sided get");

@@ -15,6 +15,11 @@
 //               rendezvous: the sender streams the message right after its rts
 //               (path push) without waiting for a cts; the receiver places or stashes it
 //   sync_ack    FinHeader: eager_sync matched — sender done
+//   cancel_req  CancelHeader: the sender withdraws a message whose rts (or eager_sync) is out
+//               and not yet answered (MPI_Cancel of a send); the receiver removes it from its
+//               unexpected messages if no receive has matched it ([MPICH]'s send cancel)
+//   cancel_ack  FinHeader, pad[0] = 1 when the message was withdrawn, 0 when too late (it
+//               matched: its cts, fin or sync_ack went out before this answer, same order)
 //
 // A pipelined send over a lending driver (the reliability layer) completes on the local
 // completions of its fragments (their acknowledgements), not on a packet from the receiver.
@@ -27,6 +32,7 @@
 //                32 RemoteKey of the receiver's buffer (zero: none)                   = 56
 //   DataHeader   0 type | 1 pad(7) | 8 receiver_req (push_data: sender's id) | 16 offset = 24
 //   FinHeader    0 type | 1 pad(7) | 8 sender_req                                     = 16
+//   CancelHeader 0 type | 1 pad(3) | 4 ctx | 8 tag | 12 pad(4) | 16 sender_req          = 24
 // 56 bytes is what the tightest driver leaves the protocol: a 1500-byte-MTU datagram
 // driver gives 112 header bytes, the reliability header and payload CRC take 48 + 4 (60
 // left). The remote key must fit there.
@@ -41,7 +47,18 @@
 
 namespace sluice::proto {
 
-enum class PacketType : uint8_t { eager = 1, eager_sync, rts, cts, data, fin, sync_ack, push_data };
+enum class PacketType : uint8_t {
+  eager = 1,
+  eager_sync,
+  rts,
+  cts,
+  data,
+  fin,
+  sync_ack,
+  push_data,
+  cancel_req,
+  cancel_ack,
+};
 
 struct MatchHeader {
   PacketType type;
@@ -87,5 +104,15 @@ struct FinHeader {
   uint64_t sender_req;
 };
 static_assert(sizeof(FinHeader) == 16);
+
+struct CancelHeader {
+  PacketType type;
+  uint8_t pad[3];
+  uint32_t ctx;  // the withdrawn message's match key, so that the receiver looks in one bin
+  int32_t tag;
+  uint32_t pad2;
+  uint64_t sender_req;
+};
+static_assert(sizeof(CancelHeader) == 24);
 
 }  // namespace sluice::proto

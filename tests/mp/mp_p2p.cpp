@@ -1,6 +1,6 @@
 // Multi-process point-to-point tests, run under sluicerun with 1..8 ranks:
 //   mp_p2p <case>   (ordering | wildcards | outstanding | integrity | truncation | probe |
-//                    ssend | self | badargs | all), or several cases comma-separated
+//                    ssend | cancel | self | badargs | all), or several cases comma-separated
 // Each case checks its results and exits non-zero on the first mismatch, naming it.
 #include <unistd.h>
 
@@ -359,6 +359,95 @@ void test_ssend(Session& s) {
   }
 }
 
+// Send cancellation (Session::cancel of a send): rank 0 to rank 1, the others idle.
+//  - a 2 MiB rendezvous and an 8 B synchronous send, both unmatched: cancelled (withdrawn by
+//    the receiver, or locally when still queued); a later message on the same tag is the
+//    first the receiver sees there, and its count of removed messages grew by the sender's
+//    count of withdrawn ones;
+//  - a 2 MiB rendezvous into a receive posted before: too late, received intact;
+//  - an 8 B eager send: out at once, not cancellable, received.
+void test_cancel(Session& s) {
+  const int n = s.size(), me = s.rank();
+  if (n < 2) return;
+  constexpr std::size_t kBig = 2u << 20;
+  // A pushed rendezvous completes without the receiver: not cancellable (SHM_PUSH_MAX set
+  // above 2 MiB), so the unmatched 2 MiB round needs a pull.
+  const bool big_pushed = counter(s, "p2p.threshold.push_max") >= kBig;
+  // Totals since here (a barrier's progress may remove a message before a round starts).
+  const uint64_t local0 = counter(s, "p2p.cancel.local");
+  const uint64_t withdrawn0 = counter(s, "p2p.cancel.withdrawn");
+  const uint64_t removed0 = counter(s, "p2p.cancel.removed");
+  uint64_t cancelled = 0;
+  s.barrier();
+  for (int round = big_pushed ? 1 : 0; round < 2; ++round) {
+    const std::size_t sz = round == 0 ? kBig : 8;
+    const int tag = 31 + round;
+    if (me == 0) {
+      std::vector<uint8_t> b(sz);
+      fill(b, 0, 1, tag);
+      Request r = round == 0 ? s.isend(cbytes(b.data(), sz), 1, tag)
+                             : s.issend(cbytes(b.data(), sz), 1, tag);
+      CHECK(s.cancel(r), "cancel of an unmatched %zu B send refused", sz);
+      Status st;
+      CHECK(s.wait(r, &st) == Errc::ok && st.cancelled, "%zu B send not cancelled", sz);
+      const uint64_t deltas[2] = {counter(s, "p2p.cancel.local") - local0,
+                                  counter(s, "p2p.cancel.withdrawn") - withdrawn0};
+      ++cancelled;
+      CHECK(deltas[0] + deltas[1] == cancelled, "cancel counters: local +%llu, withdrawn +%llu",
+            (unsigned long long)deltas[0], (unsigned long long)deltas[1]);
+      CHECK(s.send(cbytes(deltas, sizeof deltas), 1, 30) == Errc::ok, "send counters");
+      const uint64_t marker = 0x5eed0000u + static_cast<unsigned>(tag);
+      CHECK(s.send(cbytes(&marker, 8), 1, tag) == Errc::ok, "send the later message");
+    } else if (me == 1) {
+      uint64_t deltas[2] = {};
+      CHECK(s.recv(wbytes(deltas, sizeof deltas), 0, 30) == Errc::ok, "recv counters");
+      std::vector<uint8_t> b(kBig);
+      Status st;
+      CHECK(s.recv(wbytes(b.data(), kBig), 0, tag, &st) == Errc::ok, "recv on the tag");
+      uint64_t got = 0;
+      std::memcpy(&got, b.data(), 8);
+      CHECK(st.size == 8 && got == 0x5eed0000u + static_cast<unsigned>(tag),
+            "round %d: the first message on the tag is not the later one (%zu B)", round, st.size);
+      CHECK(counter(s, "p2p.cancel.removed") - removed0 == deltas[1],
+            "round %d: removed +%llu, the sender's withdrawn +%llu", round,
+            (unsigned long long)(counter(s, "p2p.cancel.removed") - removed0),
+            (unsigned long long)deltas[1]);
+    }
+    s.barrier();
+  }
+  // Too late: matched on arrival. Then an eager message, out at once.
+  for (int round = 0; round < 2; ++round) {
+    const std::size_t sz = round == 0 ? kBig : 8;
+    const int tag = 33 + round;
+    std::vector<uint8_t> b(sz);
+    Request rr;
+    if (me == 1 && round == 0) rr = s.irecv(wbytes(b.data(), sz), 0, tag);
+    s.barrier();
+    if (me == 0) {
+      fill(b, 0, 1, tag);
+      const uint64_t local_before = counter(s, "p2p.cancel.local");
+      Request r = s.isend(cbytes(b.data(), sz), 1, tag);
+      const bool asked = s.cancel(r);
+      CHECK(round == 0 || !asked, "cancel of an eager send that is out accepted");
+      Status st;
+      CHECK(s.wait(r, &st) == Errc::ok, "%zu B send", sz);
+      if (st.cancelled) {
+        // Allowed only before anything left (a connection still being set up, a full
+        // driver): the receive still waits, so the message goes again.
+        CHECK(counter(s, "p2p.cancel.local") == local_before + 1,
+              "%zu B send matched on arrival, yet cancelled", sz);
+        CHECK(s.send(cbytes(b.data(), sz), 1, tag) == Errc::ok, "resend");
+      }
+    } else if (me == 1) {
+      Status st;
+      const Errc e = round == 0 ? s.wait(rr, &st) : s.recv(wbytes(b.data(), sz), 0, tag, &st);
+      CHECK(e == Errc::ok && st.size == sz && first_mismatch(b, sz, 0, 1, tag) == SIZE_MAX,
+            "%zu B message not cancelled arrived wrong", sz);
+    }
+    s.barrier();
+  }
+}
+
 void test_self(Session& s) {
   const int me = s.rank();
   for (std::size_t sz : {0u, 8u, 5000u, 1u << 20}) {
@@ -398,6 +487,7 @@ int main(int argc, char** argv) {
       {"truncation", test_truncation},
       {"probe", test_probe},
       {"ssend", test_ssend},
+      {"cancel", test_cancel},
       {"self", test_self},
       {"badargs", test_badargs}};
   int passed = 0;

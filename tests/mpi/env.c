@@ -122,6 +122,15 @@ int main(int argc, char** argv) {
   int len = -1;
   MPI_Get_library_version(lib, &len);
   CHECK(len > 0 && (int)strlen(lib) == len, "library version length %d", len);
+#ifdef SLUICE_MPI
+  {
+    /* The library names the standard version MPI_Get_version gives (MPI-4.0 only once it
+       is complete: docs/MPI.md). */
+    char want[32];
+    snprintf(want, sizeof want, "(MPI %d.%d,", version, subversion);
+    CHECK(strstr(lib, want) != NULL, "library version \"%s\" does not say %s", lib, want);
+  }
+#endif
   char host[MPI_MAX_PROCESSOR_NAME];
   MPI_Get_processor_name(host, &len);
   CHECK(len > 0 && (int)strlen(host) == len, "processor name length %d", len);

@@ -36,7 +36,8 @@ constexpr int kTrampolines = 64;
 std::mutex g_bind_mutex;
 std::array<FortranOpFn, kTrampolines> g_op_fns{};
 std::array<FortranErrhFn, kTrampolines> g_errh_fns{};
-std::array<FortranErrhFn, kTrampolines> g_win_errh_fns{};  // window error handlers
+std::array<FortranErrhFn, kTrampolines> g_session_errh_fns{};  // SUBROUTINE (SESSION, CODE)
+std::array<FortranErrhFn, kTrampolines> g_win_errh_fns{};      // window error handlers
 
 template <int I>
 void op_trampoline(void* in, void* inout, int* len, MPI_Datatype* type) {
@@ -48,6 +49,12 @@ template <int I>
 void errh_trampoline(MPI_Comm* comm, int* code, ...) {
   MPI_Fint fcomm = sluice_fortran_c2f_borrow(SLUICE_FH_COMM, *comm);
   g_errh_fns[I](&fcomm, code);
+}
+
+template <int I>
+void session_errh_trampoline(MPI_Session* session, int* code, ...) {
+  MPI_Fint fsession = sluice_fortran_c2f_borrow(SLUICE_FH_SESSION, *session);
+  g_session_errh_fns[I](&fsession, code);
 }
 
 template <int I>
@@ -66,6 +73,11 @@ constexpr std::array<MPI_Comm_errhandler_function*, kTrampolines> errh_trampolin
   return {&errh_trampoline<I>...};
 }
 template <size_t... I>
+constexpr std::array<MPI_Session_errhandler_function*, kTrampolines> session_errh_trampolines(
+    std::index_sequence<I...>) {
+  return {&session_errh_trampoline<I>...};
+}
+template <size_t... I>
 constexpr std::array<MPI_Win_errhandler_function*, kTrampolines> win_errh_trampolines(
     std::index_sequence<I...>) {
   return {&win_errh_trampoline<I>...};
@@ -73,6 +85,8 @@ constexpr std::array<MPI_Win_errhandler_function*, kTrampolines> win_errh_trampo
 constexpr auto kWinErrhTrampolines = win_errh_trampolines(std::make_index_sequence<kTrampolines>());
 constexpr auto kOpTrampolines = op_trampolines(std::make_index_sequence<kTrampolines>());
 constexpr auto kErrhTrampolines = errh_trampolines(std::make_index_sequence<kTrampolines>());
+constexpr auto kSessionErrhTrampolines =
+    session_errh_trampolines(std::make_index_sequence<kTrampolines>());
 
 // The trampoline bound to `fn` (binding a free one), or -1 when all are taken.
 template <typename Fn>
@@ -344,6 +358,20 @@ void pmpi_win_create_errhandler_(FortranErrhFn fn, MPI_Fint* errhandler, MPI_Fin
   if (*ierror == MPI_SUCCESS) *errhandler = sluice_fortran_c2f(SLUICE_FH_ERRHANDLER, c_errh);
 }
 SLUICE_FORTRAN_ALIASES(void, win_create_errhandler, MPI_WIN_CREATE_ERRHANDLER,
+                       (FortranErrhFn, MPI_Fint*, MPI_Fint*))
+
+void pmpi_session_create_errhandler_(FortranErrhFn fn, MPI_Fint* errhandler, MPI_Fint* ierror) {
+  const int slot = bind(g_session_errh_fns, fn);
+  if (slot < 0) {
+    MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER);
+    *ierror = MPI_ERR_OTHER;
+    return;
+  }
+  MPI_Errhandler c_errh = MPI_ERRHANDLER_NULL;
+  *ierror = MPI_Session_create_errhandler(kSessionErrhTrampolines[slot], &c_errh);
+  if (*ierror == MPI_SUCCESS) *errhandler = sluice_fortran_c2f(SLUICE_FH_ERRHANDLER, c_errh);
+}
+SLUICE_FORTRAN_ALIASES(void, session_create_errhandler, MPI_SESSION_CREATE_ERRHANDLER,
                        (FortranErrhFn, MPI_Fint*, MPI_Fint*))
 
 // ---- attributes ---------------------------------------------------------------------------

@@ -38,6 +38,7 @@ HANDLE_TYPES = {
     "MPI_Info": "SLUICE_FH_INFO",
     "MPI_Message": "SLUICE_FH_MESSAGE",
     "MPI_Win": "SLUICE_FH_WIN",
+    "MPI_Session": "SLUICE_FH_SESSION",
 }
 STRUCT_KIND = {
     "sluice_comm_s": "MPI_Comm",
@@ -49,6 +50,7 @@ STRUCT_KIND = {
     "sluice_info_s": "MPI_Info",
     "sluice_message_s": "MPI_Message",
     "sluice_win_s": "MPI_Win",
+    "sluice_session_s": "MPI_Session",
 }
 TABLE_NAME = {
     "MPI_Comm": "kPredefinedComm",
@@ -60,6 +62,7 @@ TABLE_NAME = {
     "MPI_Info": "kPredefinedInfo",
     "MPI_Message": "kPredefinedMessage",
     "MPI_Win": "kPredefinedWin",
+    "MPI_Session": "kPredefinedSession",
 }
 
 # Arguments that are LOGICAL in Fortran (int or int* / int[] in C).
@@ -75,6 +78,7 @@ INOUT_HANDLES = {
     "MPI_Imrecv": {"message"},
     "MPI_Type_commit": {"datatype"},
     "MPI_Win_free": {"win"},
+    "MPI_Session_finalize": {"session"},
 }
 # Routines whose Fortran form is written by hand (fortran_manual.cpp): callbacks, strings
 # of arguments, functions returning a value, attribute values of address size.
@@ -163,6 +167,11 @@ MANUAL = {
         import :: MPI_ADDRESS_KIND
         integer :: comm, comm_keyval, ierror
         integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+      end subroutine""",
+    "MPI_Session_create_errhandler": """
+      subroutine MPI_SESSION_CREATE_ERRHANDLER(session_errhandler_fn, errhandler, ierror)
+        external :: session_errhandler_fn
+        integer :: errhandler, ierror
       end subroutine""",
     "MPI_Type_create_keyval": """
       subroutine MPI_TYPE_CREATE_KEYVAL(type_copy_attr_fn, type_delete_attr_fn, type_keyval, &

@@ -117,6 +117,7 @@ HandleTable& table(int kind) {
       {kPredefinedInfo, std::size(kPredefinedInfo)},
       {kPredefinedMessage, std::size(kPredefinedMessage)},
       {kPredefinedWin, std::size(kPredefinedWin)},
+      {kPredefinedSession, std::size(kPredefinedSession)},
   };
   return tables[kind];
 }
