@@ -193,8 +193,12 @@ std::byte pattern(std::size_t i, int from, std::size_t size) {
 // offers FI_RMA and nothing forces packets).
 bool ofi_one_sided(Session& s, int peer) {
   const char* path = std::getenv("SLUICE_RMA_PATH");
+  // The shm provider gives no wait object: the engine naps there, and one-sided operations
+  // stay packets (RmaProtocol::registered_path).
+  const char* provider = std::getenv("SLUICE_OFI_PROVIDER");
   return s.driver_name(peer) == "ofi" && s.counter("ofi.rma_enabled").value_or(0) == 1 &&
-         !(path && std::string_view(path) == "packets");
+         !(path && std::string_view(path) == "packets") &&
+         !(provider && std::string_view(provider) == "shm");
 }
 
 // Puts to the next rank and gets from the previous one's window, 8 B to several MiB

@@ -1297,6 +1297,11 @@ void OfiDriver::register_stats(util::StatsRegistry& reg, std::string_view c) con
   reg.add_info(
       c, "rma",
       [this] {
+        // Without a wait object (shm) one-sided operations stay messages: see
+        // RmaProtocol::registered_path.
+        if (desc_.rma_used && caps_.naps)
+          return std::string(
+              "fi_read/fi_write (rendezvous; put/get and atomics as messages: no wait object)");
         return std::string(desc_.rma_used
                                ? "fi_read/fi_write (rendezvous, put/get; atomics as messages)"
                            : desc_.rma ? "offered, not used (" + desc_.rma_why + ")"
