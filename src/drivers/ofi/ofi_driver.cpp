@@ -2,12 +2,14 @@
 #include "drivers/ofi/ofi_driver.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -36,6 +38,22 @@ static_assert(sizeof(OfiHeader) == 12);
 constexpr uint16_t kMagic = 0x0f1c;
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
+
+// libfabric's shm provider names its shared-memory region after the process id
+// (/dev/shm/<pid>:<endpoint>:<n>) and creates it exclusively; a process killed by a signal
+// leaves its region behind, and a later process given the same (recycled) id then fails in
+// fi_enable with "Device or resource busy". A region named after this process's own id
+// belongs to no live process, so it is removed before the endpoint is enabled.
+void remove_stale_shm_regions() {
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return;
+  const std::string prefix = std::to_string(getpid()) + ":";
+  while (const dirent* e = readdir(dir)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+      unlinkat(dirfd(dir), e->d_name, 0);
+  }
+  closedir(dir);
+}
 
 // A msg connection request's private data: who asks, for which job.
 struct CmData {
@@ -450,6 +468,7 @@ void OfiDriver::open_resources() {
     }
     mr_desc_ = fi_mr_desc(mr);
   }
+  if (ep && std::strcmp(info->fabric_attr->prov_name, "shm") == 0) remove_stale_shm_regions();
   if (ep && (rc = fi_enable(ep)) != 0) throw std::runtime_error(fi_error("fi_enable", rc));
   // One-sided operations: the user's memory is registered through the ofi domain (under the
   // protocol's registration cache), and fi_read / fi_write complete on the queue.
