@@ -1,5 +1,5 @@
 #!/bin/bash
-cd /work/wt-docs
+cd "$(git rev-parse --show-toplevel)"
 P=docs/data/reg-figures/tune-68,200.profile
 for round in 1 2; do
  for s in register cache; do

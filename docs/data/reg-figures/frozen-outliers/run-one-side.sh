@@ -1,5 +1,5 @@
 #!/bin/bash
-cd /work/wt-docs
+cd "$(git rev-parse --show-toplevel)"
 P=docs/data/reg-figures/tune-off.profile
 for round in 1 2; do
  for v in none X_RECV_CACHE X_SEND_CACHE "X_RECV_CACHE X_SEND_CACHE"; do

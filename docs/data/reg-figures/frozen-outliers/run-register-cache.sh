@@ -1,6 +1,6 @@
 #!/bin/bash
 # args: drv emu tag
-cd /work/wt-docs
+cd "$(git rev-parse --show-toplevel)"
 P=docs/data/reg-figures/tune-68,200.profile
 for round in 1 2; do
 for emu in 68,200 off; do

@@ -1,5 +1,5 @@
 #!/bin/bash
-cd /work/wt-docs
+cd "$(git rev-parse --show-toplevel)"
 for P in docs/data/reg-figures/tune-off.profile; do
 for round in 1 2; do
   echo "== udp round $round"
