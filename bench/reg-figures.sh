@@ -17,9 +17,11 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
-build="${BUILD:-$repo/build}"
-out="${OUT:-$repo/docs/data/reg-figures}"
-img="${IMG:-$repo/docs/img}"
+# Paths relative to the repository: they end up in the outputs (profiles named in model runs).
+cd "$repo"
+build="${BUILD:-build}"
+out="${OUT:-docs/data/reg-figures}"
+img="${IMG:-docs/img}"
 nic="${NIC:-1.5,12500,1}"
 quiet=()
 [ "${1:-}" = --quiet ] && quiet=("$here/quiet.sh" --freeze --idle-wait 10 --)
@@ -27,7 +29,8 @@ bin="$build/bin"
 [ -x "$bin/sluice-bench" ] && [ -x "$bin/sluice-tune" ] || { echo "build Sluice first" >&2; exit 1; }
 command -v gnuplot >/dev/null || echo "no gnuplot: JSON and tables only, no PNG" >&2
 mkdir -p "$out" "$img"
-rm -f "$out"/*.jsonl
+# Only this script's own outputs (the folder also keeps earlier runs' data).
+rm -f "$out"/{firsttouch,pipeline,model,is,regcost}.jsonl "$out"/nic100-*.jsonl
 strategies="copy,register,cache,ondemand,superpipeline,pipeline,adaptive"
 sizes="64K,256K,1M,4M,16M"
 load() { cut -d' ' -f1 /proc/loadavg; }
