@@ -414,7 +414,7 @@ void RmaProtocol::issue_get(Op* op) {
 
 bool RmaProtocol::registered_path(const drivers::Driver* d) const {
   const drivers::DriverCaps& c = d->caps();
-  // Not over a driver that naps (no wait object: libfabric's shm provider). Its provider
+  // Not over a driver that naps (no wait object, as a libfabric provider may lack). Its provider
   // carries out a fi_write at the target only when the target's engine polls, and that work
   // produces no completion the engine sees, so a target blocked in a wait naps through it:
   // an 8 B put + flush took ~1 ms against ~0.5 us as packets (which wake the target's loop).
