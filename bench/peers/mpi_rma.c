@@ -163,7 +163,8 @@ static void op_lat(window* w, char* buf, size_t size, int iters, int put) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void put_bw(window* w, char* buf, size_t size, int iters) {
+/* put-bw / get-bw: windows of WINDOW puts (gets) of `size` bytes, then a flush. */
+static void window_bw(window* w, char* buf, size_t size, int iters, int put) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     double t0 = 0;
@@ -171,32 +172,17 @@ static void put_bw(window* w, char* buf, size_t size, int iters) {
     int warm = iters / 10 ? iters / 10 : 1;
     for (int i = 0; i < iters + warm; ++i) {
       if (i == warm) t0 = MPI_Wtime();
-      for (int k = 0; k < WINDOW; ++k)
-        MPI_Put(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, w->win);
+      for (int k = 0; k < WINDOW; ++k) {
+        if (put)
+          MPI_Put(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, w->win);
+        else
+          MPI_Get(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, w->win);
+      }
       MPI_Win_flush(1, w->win);
     }
     double t = MPI_Wtime() - t0;
     MPI_Win_unlock_all(w->win);
-    emit("put-bw", size, (double)size * WINDOW * iters / t / 1e6, "MB/s");
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
-static void get_bw(window* w, char* buf, size_t size, int iters) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) {
-    double t0 = 0;
-    MPI_Win_lock_all(0, w->win);
-    int warm = iters / 10 ? iters / 10 : 1;
-    for (int i = 0; i < iters + warm; ++i) {
-      if (i == warm) t0 = MPI_Wtime();
-      for (int k = 0; k < WINDOW; ++k)
-        MPI_Get(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, w->win);
-      MPI_Win_flush(1, w->win);
-    }
-    double t = MPI_Wtime() - t0;
-    MPI_Win_unlock_all(w->win);
-    emit("get-bw", size, (double)size * WINDOW * iters / t / 1e6, "MB/s");
+    emit(put ? "put-bw" : "get-bw", size, (double)size * WINDOW * iters / t / 1e6, "MB/s");
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -270,9 +256,9 @@ int main(int argc, char** argv) {
     int iters = (int)((256u << 20) / per);
     if (iters < 5) iters = 5;
     if (per_size && iters > 2000) iters = 2000; /* small sizes: ~128 K ops, not millions */
-    get_bw(&w, origin, size, iters);
+    window_bw(&w, origin, size, iters, 0);
     if (per_size) {
-      put_bw(&w, origin, size, iters);
+      window_bw(&w, origin, size, iters, 1);
       int lat = (int)((64u << 20) / size);
       if (lat > lat_iters) lat = lat_iters;
       if (lat < 20) lat = 20;
